@@ -1,0 +1,35 @@
+import type { CommandModule } from 'yargs';
+import { usageError } from '../../core/errors.js';
+import { userPath } from '../../core/paths.js';
+import { warehouseOption, type GlobalArgs } from '../options.js';
+
+interface SqlArgs extends GlobalArgs {
+  db: string;
+  query?: string;
+  file?: string;
+  format: 'table' | 'csv' | 'json' | 'md';
+}
+
+export const sqlCommand: CommandModule<GlobalArgs, SqlArgs> = {
+  command: 'sql [query]',
+  describe: 'Run SQL against the warehouse (read-only) and print the result',
+  builder: (y) =>
+    warehouseOption(y)
+      .positional('query', { type: 'string', describe: 'SQL text; several statements run in order and the last one is printed' })
+      .option('file', { alias: 'f', type: 'string', describe: 'Read the SQL from a file' })
+      .option('format', { choices: ['table', 'csv', 'json', 'md'] as const, default: 'table' as const, describe: 'Output format' })
+      .example('$0 sql "select count(*) from scenarios"', '')
+      .example('$0 sql -f notebooks/my-query.sql --format csv > out.csv', ''),
+  handler: async (args) => {
+    if (!args.query === !args.file) throw usageError('give either a query or --file, not both or neither');
+    const { querySql, readSqlFile } = await import('../../warehouse/query.js');
+    const { renderTable } = await import('../../tables/render.js');
+    const file = args.file ? userPath(args.file) : undefined;
+    const sql = file ? await readSqlFile(file) : args.query!;
+    const table = await querySql(userPath(args.db), sql, file);
+    // --json means the machine-readable rows; same as --format json.
+    const format = args.json ? 'json' : args.format;
+    if (format === 'json') process.stdout.write(JSON.stringify(table.rows, null, 2) + '\n');
+    else if (!args.quiet) process.stdout.write(renderTable(table, format) + '\n');
+  },
+};

@@ -1,0 +1,30 @@
+import type { CommandModule } from 'yargs';
+import { userPath } from '../../core/paths.js';
+import { printResult, warehouseOption, workspaceOf, type GlobalArgs } from '../options.js';
+
+interface WarehouseArgs extends GlobalArgs {
+  db: string;
+  'sql-dir'?: string;
+  'dry-run': boolean;
+}
+
+export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
+  command: 'warehouse',
+  describe: "Build the DuckDB warehouse from the workspace's Parquet and the SQL files in warehouse/",
+  builder: (y) =>
+    warehouseOption(y)
+      .option('sql-dir', { type: 'string', describe: 'Folder of .sql files to run (default: the package warehouse/)' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'Check every SQL file against the inputs without loading data or writing' })
+      .example('$0 warehouse', 'build warehouse/plens.duckdb from ./out')
+      .example('$0 warehouse --db /tmp/run.duckdb -w /data/run1', 'another workspace and database'),
+  handler: async (args) => {
+    const { buildWarehouse, formatWarehouseSummary } = await import('../../warehouse/build.js');
+    const summary = await buildWarehouse({
+      workspace: workspaceOf(args),
+      dbPath: userPath(args.db),
+      ...(args['sql-dir'] ? { sqlDir: userPath(args['sql-dir']) } : {}),
+      dryRun: args['dry-run'],
+    });
+    printResult(args, summary, () => formatWarehouseSummary(summary));
+  },
+};

@@ -1,0 +1,213 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LIST, VARCHAR, type DuckDBAppender } from '@duckdb/node-api';
+import { pMapIterable } from 'p-map';
+import { replaceDirectoryAtomic } from '../core/atomic.js';
+import { createProgress } from '../core/progress.js';
+import { plensVersion } from '../core/version.js';
+import type { Workspace } from '../core/workspace.js';
+import { Database, sqlString } from '../db/database.js';
+import type { Normalisation } from './domains.js';
+import { DATASET_TABLES, DATASET_TABLE_NAMES, type DatasetTable } from './tables.js';
+import { locateUpstream } from './upstream/layout.js';
+import { PreferenceSchema } from './upstream/preference-schema.js';
+import { readTaskDefinitions } from './upstream/task-definitions.js';
+import { readUser, type UserRecord } from './upstream/user-reader.js';
+
+export interface ImportOptions {
+  from: string;
+  schema?: string;
+  workspace: Workspace;
+  progress?: boolean;
+  /** Validate and count, write nothing. */
+  dryRun?: boolean;
+}
+
+export interface ImportSummary {
+  dry_run: boolean;
+  source: { data_dir: string; schema_file: string };
+  dataset_dir: string;
+  users: number;
+  tasks: { sd: number; md: number };
+  scenarios: { sd: number; md: number };
+  tables: Record<string, { file: string; rows: number }>;
+  normalisations: Normalisation[];
+  warnings: string[];
+  elapsed_ms: number;
+}
+
+const STRING_LIST = LIST(VARCHAR);
+// Reading is I/O plus JSON.parse; a few users in flight hide the I/O without holding much memory.
+const USERS_IN_FLIGHT = 8;
+
+/**
+ * Reads the upstream PersonaLens layout as a stream of users, validates each file,
+ * and writes the normalised dataset tables as Parquet. Any invalid input aborts the
+ * whole import and leaves the workspace as it was.
+ */
+export async function runImport(options: ImportOptions): Promise<ImportSummary> {
+  const started = performance.now();
+  const layout = await locateUpstream(options.from, options.schema);
+  const schema = await PreferenceSchema.read(layout.schemaFile);
+  const tasks = await readTaskDefinitions(layout.taskDir, schema);
+  const taskById = new Map(tasks.map((t) => [t.task_id, t]));
+
+  const db = await Database.open(':memory:', { threads: 2 });
+  try {
+    for (const name of DATASET_TABLE_NAMES) await db.run(`CREATE TABLE ${name} (${DATASET_TABLES[name]})`);
+    await appendSchemaAndTasks(db, schema, tasks);
+
+    const appenders = {
+      users: await db.appender('users'),
+      interests: await db.appender('interests'),
+      affinities: await db.appender('affinities'),
+      interactions: await db.appender('interactions'),
+      scenario_pool: await db.appender('scenario_pool'),
+    };
+    const normalisations: Normalisation[] = [];
+    const warnings: string[] = [];
+    const scenarios = { sd: 0, md: 0 };
+    const progress = createProgress({ label: 'import', total: layout.users.length, unit: 'users', enabled: options.progress });
+    try {
+      const records = pMapIterable(layout.users, (user) => readUser(user, { schema, tasks: taskById }), { concurrency: USERS_IN_FLIGHT });
+      for await (const record of records) {
+        appendUser(appenders, record);
+        normalisations.push(...record.normalisations);
+        warnings.push(...record.warnings);
+        for (const s of record.scenarios) scenarios[s.kind === 'SD' ? 'sd' : 'md']++;
+        progress.increment();
+      }
+    } finally {
+      progress.stop();
+    }
+    for (const appender of Object.values(appenders)) appender.closeSync();
+
+    const tables: ImportSummary['tables'] = {};
+    for (const name of DATASET_TABLE_NAMES) {
+      const [row] = await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${name}`);
+      tables[name] = { file: `${name}.parquet`, rows: row!.n };
+    }
+    if (!options.dryRun) await replaceDirectoryAtomic(options.workspace.datasetDir, async (staging) => {
+      for (const name of DATASET_TABLE_NAMES) {
+        const file = join(staging, `${name}.parquet`);
+        await db.run(`COPY ${name} TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+      }
+      const manifest = {
+        stage: 'import',
+        plens_version: plensVersion,
+        created_at: new Date().toISOString(),
+        source: { data_dir: layout.dataDir, schema_file: layout.schemaFile },
+        tables,
+        normalisations,
+        warnings,
+      };
+      await writeFile(join(staging, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+    });
+
+    return {
+      dry_run: Boolean(options.dryRun),
+      source: { data_dir: layout.dataDir, schema_file: layout.schemaFile },
+      dataset_dir: options.workspace.datasetDir,
+      users: layout.users.length,
+      tasks: { sd: tasks.filter((t) => t.kind === 'SD').length, md: tasks.filter((t) => t.kind === 'MD').length },
+      scenarios,
+      tables: Object.fromEntries(Object.entries(tables).map(([k, v]) => [k, { file: join(options.workspace.datasetDir, v.file), rows: v.rows }])),
+      normalisations,
+      warnings,
+      elapsed_ms: Math.round(performance.now() - started),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+async function appendSchemaAndTasks(db: Database, schema: PreferenceSchema, tasks: Awaited<ReturnType<typeof readTaskDefinitions>>): Promise<void> {
+  const domains = await db.appender('domains');
+  const prefs = await db.appender('preference_schema');
+  schema.domains.forEach((d, i) => {
+    domains.appendVarchar(d.domain);
+    domains.appendInteger(i);
+    appendNullable(domains, d.description);
+    domains.endRow();
+    d.affinities.forEach((a, j) => {
+      prefs.appendVarchar(d.domain);
+      prefs.appendVarchar(a.name);
+      prefs.appendInteger(j);
+      appendNullable(prefs, a.description);
+      prefs.appendBoolean(a.is_categorical);
+      prefs.appendBoolean(a.has_multiple_values);
+      prefs.appendList(a.possible_values, STRING_LIST);
+      prefs.appendInteger(a.possible_values.length);
+      prefs.endRow();
+    });
+  });
+  domains.closeSync();
+  prefs.closeSync();
+
+  const out = await db.appender('tasks');
+  for (const t of tasks) {
+    out.appendVarchar(t.task_id);
+    out.appendVarchar(t.kind);
+    out.appendInteger(t.task_number);
+    appendNullable(out, t.domain);
+    out.appendVarchar(t.description);
+    out.appendVarchar(t.user_intent);
+    out.appendVarchar(t.goal);
+    out.appendList(t.relevant_domains, STRING_LIST);
+    out.appendList(t.relevant_preference_types, STRING_LIST);
+    out.endRow();
+  }
+  out.closeSync();
+}
+
+function appendUser(a: Record<'users' | 'interests' | 'affinities' | 'interactions' | 'scenario_pool', DuckDBAppender>, r: UserRecord): void {
+  const d = r.demographics;
+  a.users.appendVarchar(d.user_id);
+  a.users.appendInteger(r.index);
+  for (const v of [d.age, d.gender, d.employment_status, d.education, d.marital_status, d.english_proficiency, d.ethnicity, d.religion, d.birth_country, d.reside_country]) {
+    a.users.appendVarchar(v);
+  }
+  a.users.endRow();
+  for (const i of r.interests) {
+    a.interests.appendVarchar(d.user_id);
+    a.interests.appendVarchar(i.domain);
+    a.interests.appendBoolean(i.interested);
+    a.interests.endRow();
+  }
+  for (const f of r.affinities) {
+    a.affinities.appendVarchar(d.user_id);
+    a.affinities.appendVarchar(f.domain);
+    a.affinities.appendVarchar(f.preference_type);
+    appendNullable(a.affinities, f.value);
+    if (f.position === null) a.affinities.appendNull();
+    else a.affinities.appendInteger(f.position);
+    a.affinities.appendBoolean(f.is_list);
+    a.affinities.endRow();
+  }
+  for (const x of r.interactions) {
+    a.interactions.appendVarchar(d.user_id);
+    a.interactions.appendVarchar(x.domain);
+    a.interactions.appendVarchar(x.summary);
+    a.interactions.endRow();
+  }
+  for (const s of r.scenarios) {
+    const p = a.scenario_pool;
+    p.appendVarchar(s.scenario_id);
+    p.appendVarchar(d.user_id);
+    p.appendInteger(r.index);
+    p.appendVarchar(s.task_id);
+    p.appendVarchar(s.kind);
+    p.appendVarchar(s.task_key);
+    p.appendList(s.relevant_domains, STRING_LIST);
+    p.appendList(s.relevant_preference_types, STRING_LIST);
+    for (const v of [s.location, s.device, s.time_of_day, s.day_of_week, s.environment]) p.appendVarchar(v);
+    p.endRow();
+  }
+}
+
+function appendNullable(appender: DuckDBAppender, value: string | null | undefined): void {
+  if (value === null || value === undefined) appender.appendNull();
+  else appender.appendVarchar(value);
+}
+
+export type { DatasetTable };

@@ -1,0 +1,22 @@
+/**
+ * The normalised dataset tables `plens import` writes, one Parquet file each in
+ * <workspace>/dataset/. Column order here is the order of the Parquet files.
+ */
+export const DATASET_TABLES = {
+  domains: `domain VARCHAR, position INTEGER, description VARCHAR`,
+  preference_schema: `domain VARCHAR, preference_type VARCHAR, position INTEGER, description VARCHAR, is_categorical BOOLEAN,
+    has_multiple_values BOOLEAN, possible_values VARCHAR[], n_possible INTEGER`,
+  tasks: `task_id VARCHAR, kind VARCHAR, task_number INTEGER, domain VARCHAR, description VARCHAR, user_intent VARCHAR, goal VARCHAR,
+    relevant_domains VARCHAR[], relevant_preference_types VARCHAR[]`,
+  users: `user_id VARCHAR, user_index INTEGER, age VARCHAR, gender VARCHAR, employment_status VARCHAR, education VARCHAR,
+    marital_status VARCHAR, english_proficiency VARCHAR, ethnicity VARCHAR, religion VARCHAR, birth_country VARCHAR, reside_country VARCHAR`,
+  interests: `user_id VARCHAR, domain VARCHAR, interested BOOLEAN`,
+  affinities: `user_id VARCHAR, domain VARCHAR, preference_type VARCHAR, value VARCHAR, position INTEGER, is_list BOOLEAN`,
+  interactions: `user_id VARCHAR, domain VARCHAR, summary VARCHAR`,
+  scenario_pool: `scenario_id VARCHAR, user_id VARCHAR, user_index INTEGER, task_id VARCHAR, kind VARCHAR, task_key VARCHAR,
+    relevant_domains VARCHAR[], relevant_preference_types VARCHAR[], location VARCHAR, device VARCHAR, time_of_day VARCHAR,
+    day_of_week VARCHAR, environment VARCHAR`,
+} as const;
+
+export type DatasetTable = keyof typeof DATASET_TABLES;
+export const DATASET_TABLE_NAMES = Object.keys(DATASET_TABLES) as DatasetTable[];

@@ -1,0 +1,95 @@
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import { PlensError } from '../core/errors.js';
+
+export interface OpenOptions {
+  readOnly?: boolean;
+  /** DuckDB threads; the default follows the machine. */
+  threads?: number;
+  /** e.g. '512MB'; keeps peak memory honest on small machines. */
+  memoryLimit?: string;
+}
+
+/** A DuckDB database and one connection: the only way plens code talks to DuckDB. */
+export class Database {
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly connection: DuckDBConnection,
+    readonly path: string,
+  ) {}
+
+  static async open(path: string, options: OpenOptions = {}): Promise<Database> {
+    const config: Record<string, string> = {};
+    if (options.readOnly) config['access_mode'] = 'READ_ONLY';
+    if (options.threads) config['threads'] = String(options.threads);
+    if (options.memoryLimit) config['memory_limit'] = options.memoryLimit;
+    let instance: DuckDBInstance;
+    try {
+      instance = await DuckDBInstance.create(path, config);
+    } catch (error) {
+      throw new PlensError('E_PREREQUISITE', `cannot open DuckDB database: ${(error as Error).message}`, { location: { file: path }, cause: error });
+    }
+    return new Database(instance, await instance.connect(), path);
+  }
+
+  /** Runs one or more statements; errors become E_SQL with DuckDB's message. */
+  async run(sql: string, context?: { file?: string }): Promise<void> {
+    try {
+      await this.connection.run(sql);
+    } catch (error) {
+      throw sqlError(error, context);
+    }
+  }
+
+  /** Runs a query and returns its rows as JSON-safe objects (BIGINT as number where safe). */
+  async all<T = Record<string, unknown>>(sql: string, context?: { file?: string }): Promise<T[]> {
+    return (await this.query(sql, context)).rows as T[];
+  }
+
+  async query(sql: string, context?: { file?: string }): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
+    try {
+      const reader = await this.connection.runAndReadAll(sql);
+      const columns = reader.columnNames();
+      const types = reader.columnTypes().map((t) => t.toString());
+      const rows = reader.getRowObjectsJS().map((row) => normaliseRow(row));
+      return { columns, types, rows };
+    } catch (error) {
+      throw sqlError(error, context);
+    }
+  }
+
+  async appender(table: string): Promise<DuckDBAppender> {
+    return this.connection.createAppender(table);
+  }
+
+  close(): void {
+    this.connection.closeSync();
+    this.instance.closeSync();
+  }
+}
+
+function sqlError(error: unknown, context?: { file?: string }): PlensError {
+  return new PlensError('E_SQL', (error as Error).message, { location: context?.file ? { file: context.file } : {}, cause: error });
+}
+
+/** BIGINT/HUGEINT come back as bigint; numbers are what tables and JSON want when they fit. */
+function normaliseRow(row: Record<string, unknown>): Record<string, unknown> {
+  for (const key of Object.keys(row)) row[key] = normaliseValue(row[key]);
+  return row;
+}
+
+function normaliseValue(value: unknown): unknown {
+  if (typeof value === 'bigint') return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(value) : value.toString();
+  if (Array.isArray(value)) return value.map(normaliseValue);
+  if (value instanceof Date) return value.toISOString();
+  if (value !== null && typeof value === 'object' && value.constructor === Object) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = normaliseValue(v);
+    return out;
+  }
+  return value;
+}
+
+/** A SQL string literal. */
+export function sqlString(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}

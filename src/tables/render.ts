@@ -1,0 +1,170 @@
+import Table from 'cli-table3';
+import { stringify } from 'csv-stringify/sync';
+import { markdownTable } from 'markdown-table';
+
+export const TABLE_FORMATS = ['table', 'md', 'csv', 'tex', 'json'] as const;
+export type TableFormat = (typeof TABLE_FORMATS)[number];
+
+export type ColumnFormat = 'text' | 'int' | 'float2' | 'float3' | 'float4' | 'percent2' | 'yesno' | 'auto';
+
+export interface ColumnSpec {
+  key: string;
+  label: string;
+  format?: ColumnFormat;
+  /** Blank a value that repeats the row above (grouped attributes), in md/tex/table only. */
+  group?: boolean;
+  /** Printed for NULL, e.g. "-" for a count that does not apply. */
+  nullText?: string;
+}
+
+export interface RenderableTable {
+  name: string;
+  title?: string;
+  caption?: string;
+  columns: ColumnSpec[];
+  rows: Record<string, unknown>[];
+  notes?: string[];
+}
+
+/** Columns for an arbitrary query result: numbers right-aligned, formatted automatically. */
+export function columnsOf(names: string[]): ColumnSpec[] {
+  return names.map((key) => ({ key, label: key, format: 'auto' }));
+}
+
+export function renderTable(table: RenderableTable, format: TableFormat): string {
+  switch (format) {
+    case 'json':
+      return JSON.stringify({ name: table.name, title: table.title, columns: table.columns.map((c) => c.key), rows: table.rows, notes: table.notes ?? [] }, null, 2);
+    case 'csv':
+      // CSV carries raw values at full precision: it is for other tools, not for eyes.
+      return stringify(
+        table.rows.map((r) => table.columns.map((c) => csvValue(r[c.key]))),
+        { header: true, columns: table.columns.map((c) => c.key) },
+      ).trimEnd();
+    case 'md':
+      return renderMarkdown(table);
+    case 'tex':
+      return renderLatex(table);
+    case 'table':
+      return renderTerminal(table);
+  }
+}
+
+function isNumeric(spec: ColumnSpec, rows: Record<string, unknown>[]): boolean {
+  if (spec.format && spec.format !== 'auto' && spec.format !== 'text' && spec.format !== 'yesno') return true;
+  if (spec.format === 'auto') return rows.some((r) => typeof r[spec.key] === 'number') && rows.every((r) => r[spec.key] === null || typeof r[spec.key] === 'number');
+  return false;
+}
+
+export function formatCell(value: unknown, spec: ColumnSpec, thousands: string): string {
+  if (value === null || value === undefined) return spec.nullText ?? '';
+  const fmt = spec.format ?? 'auto';
+  if (fmt === 'yesno') return value === true ? 'Yes' : value === false ? 'No' : String(value);
+  if (typeof value === 'number') {
+    switch (fmt) {
+      case 'int':
+        return groupThousands(Math.round(value).toString(), thousands);
+      case 'float2':
+      case 'percent2':
+        return value.toFixed(2);
+      case 'float3':
+        return value.toFixed(3);
+      case 'float4':
+        return value.toFixed(4);
+      default:
+        return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(6)));
+    }
+  }
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+function groupThousands(digits: string, sep: string): string {
+  if (!sep) return digits;
+  return digits.replace(/\B(?=(\d{3})+(?!\d))/g, sep);
+}
+
+function csvValue(value: unknown): unknown {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return value;
+}
+
+/** Cells as displayed, with grouped columns blanked where they repeat. */
+function displayRows(table: RenderableTable, thousands: string, escape: (s: string) => string = (s) => s): string[][] {
+  const previous: Record<string, unknown> = {};
+  return table.rows.map((row) =>
+    table.columns.map((c) => {
+      const value = row[c.key];
+      const repeat = c.group && previous[c.key] === value;
+      previous[c.key] = value;
+      return repeat ? '' : escape(formatCell(value, c, thousands));
+    }),
+  );
+}
+
+function renderMarkdown(table: RenderableTable): string {
+  const align = table.columns.map((c) => (isNumeric(c, table.rows) ? 'r' : 'l'));
+  const escapePipes = (s: string) => s.replace(/\|/g, '\\|');
+  const body = markdownTable([table.columns.map((c) => escapePipes(c.label)), ...displayRows(table, ',', escapePipes)], { align });
+  const head = table.title ? `### ${table.title}\n\n` : '';
+  const notes = (table.notes ?? []).map((n) => `\n> ${n}`).join('');
+  const caption = table.caption ? `\n\n${table.caption}` : '';
+  return `${head}${body}${caption}${notes ? '\n' + notes : ''}`;
+}
+
+const TEX_SPECIAL: Record<string, string> = {
+  '\\': '\\textbackslash{}',
+  '&': '\\&',
+  '%': '\\%',
+  $: '\\$',
+  '#': '\\#',
+  _: '\\_',
+  '{': '\\{',
+  '}': '\\}',
+  '~': '\\textasciitilde{}',
+  '^': '\\textasciicircum{}',
+};
+
+export function escapeLatex(text: string): string {
+  return text.replace(/[\\&%$#_{}~^]/g, (ch) => TEX_SPECIAL[ch]!);
+}
+
+function renderLatex(table: RenderableTable): string {
+  const spec = table.columns.map((c) => (isNumeric(c, table.rows) ? 'r' : 'l')).join('');
+  const lines = [
+    `% ${table.name}: generated by plens; needs \\usepackage{booktabs}`,
+    '\\begin{table}[t]',
+    '\\centering',
+    '\\small',
+  ];
+  if (table.title) lines.push(`\\caption{${escapeLatex(table.caption ? `${table.title}. ${table.caption}` : table.title)}}`);
+  lines.push(`\\label{tab:${table.name.replace(/_/g, '-')}}`);
+  lines.push(`\\begin{tabular}{${spec}}`, '\\toprule');
+  lines.push(table.columns.map((c) => escapeLatex(c.label)).join(' & ') + ' \\\\', '\\midrule');
+  const previousGroup: { value?: unknown } = {};
+  const groupKey = table.columns.find((c) => c.group)?.key;
+  displayRows(table, '{,}', escapeLatex).forEach((cells, i) => {
+    if (groupKey !== undefined) {
+      const value = table.rows[i]![groupKey];
+      if (i > 0 && value !== previousGroup.value) lines.push('\\midrule');
+      previousGroup.value = value;
+    }
+    lines.push(cells.join(' & ') + ' \\\\');
+  });
+  lines.push('\\bottomrule', '\\end{tabular}', '\\end{table}');
+  for (const n of table.notes ?? []) lines.push(`% note: ${n}`);
+  return lines.join('\n');
+}
+
+function renderTerminal(table: RenderableTable): string {
+  const t = new Table({
+    head: table.columns.map((c) => c.label),
+    colAligns: table.columns.map((c) => (isNumeric(c, table.rows) ? 'right' : 'left')),
+    style: { head: [], border: [] },
+  });
+  for (const row of displayRows(table, ',')) t.push(row);
+  const head = table.title ? `${table.title}\n` : '';
+  const notes = (table.notes ?? []).map((n) => `\nnote: ${n}`).join('');
+  return `${head}${t.toString()}\n(${table.rows.length} row${table.rows.length === 1 ? '' : 's'})${notes}`;
+}

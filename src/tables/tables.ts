@@ -1,0 +1,78 @@
+import { join } from 'node:path';
+import { writeFileAtomic } from '../core/atomic.js';
+import { PlensError, usageError } from '../core/errors.js';
+import { Database } from '../db/database.js';
+import { requireWarehouse } from '../warehouse/build.js';
+import { PAPER_TABLES } from './catalog.js';
+import { renderTable, type RenderableTable, type TableFormat } from './render.js';
+
+export interface TablesOptions {
+  dbPath: string;
+  only?: string[];
+  format: TableFormat;
+  outDir?: string;
+}
+
+export interface TablesResult {
+  tables: RenderableTable[];
+  missing: Array<{ name: string; reason: string }>;
+  files: string[];
+  warnings: string[];
+}
+
+const EXTENSION: Record<TableFormat, string> = { table: 'txt', md: 'md', csv: 'csv', tex: 'tex', json: 'json' };
+
+/** Reads the paper's tables from the warehouse views; renders and optionally writes one file per table. */
+export async function collectTables(options: TablesOptions): Promise<TablesResult> {
+  requireWarehouse(options.dbPath);
+  const known = new Set(PAPER_TABLES.map((t) => t.name));
+  for (const name of options.only ?? []) {
+    if (!known.has(name)) throw usageError(`--only: unknown table "${name}"`, `known tables: ${[...known].join(', ')}`);
+  }
+  const db = await Database.open(options.dbPath, { readOnly: true });
+  try {
+    const views = new Set((await db.all<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map((r) => r.name));
+    const wanted = PAPER_TABLES.filter((t) => !options.only || options.only.includes(t.name));
+    const tables: RenderableTable[] = [];
+    const missing: TablesResult['missing'] = [];
+    const warnings: string[] = [];
+    for (const t of wanted) {
+      if (!views.has(t.name)) {
+        missing.push({ name: t.name, reason: 'not in the warehouse (its inputs are not built yet; see `plens warehouse`)' });
+        continue;
+      }
+      const rows = await db.all(`SELECT * FROM ${t.name}`);
+      const notes: string[] = [];
+      if (t.name === 'table6_7' && views.has('unmapped_birth_countries')) {
+        const unmapped = await db.all<{ birth_country: string; users: number }>('SELECT * FROM unmapped_birth_countries');
+        for (const u of unmapped) notes.push(`birth country "${u.birth_country}" (${u.users} users) has no region; shown as "Unmapped: ${u.birth_country}"`);
+      }
+      warnings.push(...notes);
+      tables.push({ name: t.name, title: t.title, caption: t.caption, columns: t.columns, rows, notes });
+    }
+    if (options.only && missing.length > 0 && tables.length === 0) {
+      throw new PlensError('E_PREREQUISITE', `${missing.map((m) => m.name).join(', ')}: ${missing[0]!.reason}`);
+    }
+    const files: string[] = [];
+    if (options.outDir) {
+      for (const t of tables) {
+        const file = join(options.outDir, `${t.name}.${EXTENSION[options.format]}`);
+        await writeFileAtomic(file, renderTable(t, options.format) + '\n');
+        files.push(file);
+      }
+    }
+    return { tables, missing, files, warnings };
+  } finally {
+    db.close();
+  }
+}
+
+export function formatTables(result: TablesResult, format: TableFormat): string {
+  if (result.files.length > 0) {
+    return [`Wrote ${result.files.length} table(s):`, ...result.files.map((f) => `  ${f}`), ...result.missing.map((m) => `  (${m.name}: ${m.reason})`)].join('\n');
+  }
+  const separator = format === 'csv' ? '\n\n' : '\n\n';
+  const body = result.tables.map((t) => (format === 'csv' ? `# ${t.name}\n${renderTable(t, format)}` : renderTable(t, format))).join(separator);
+  const missing = result.missing.map((m) => `(${m.name}: ${m.reason})`).join('\n');
+  return missing ? `${body}\n\n${missing}` : body;
+}

@@ -1,0 +1,98 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { PlensError, type InputLocation } from '../core/errors.js';
+import { schemasDir } from '../core/paths.js';
+
+export type SchemaId =
+  | 'plens:upstream-profile'
+  | 'plens:upstream-user-tasks'
+  | 'plens:upstream-situations'
+  | 'plens:upstream-task-definition'
+  | 'plens:upstream-preference-schema'
+  | 'plens:scenario'
+  | 'plens:scenario-selection'
+  | 'plens:manifest';
+
+let ajv: Ajv2020.default | undefined;
+const compiled = new Map<SchemaId, ValidateFunction>();
+
+function instance(): Ajv2020.default {
+  if (ajv) return ajv;
+  // allErrors off: the first error is the one we report, and validation stays fast on 122k records.
+  ajv = new Ajv2020.default({ allErrors: false, strict: true, allowUnionTypes: true });
+  for (const name of readdirSync(schemasDir).filter((f) => f.endsWith('.schema.json')).sort()) {
+    ajv.addSchema(JSON.parse(readFileSync(join(schemasDir, name), 'utf8')));
+  }
+  return ajv;
+}
+
+export function validatorFor(id: SchemaId): ValidateFunction {
+  let fn = compiled.get(id);
+  if (!fn) {
+    fn = instance().getSchema(id);
+    if (!fn) throw new PlensError('E_INTERNAL', `schema ${id} is missing from ${schemasDir}`);
+    compiled.set(id, fn);
+  }
+  return fn;
+}
+
+/** What the first ajv error expected, in words a user can act on. */
+export function describeSchemaError(error: ErrorObject, data: unknown): string {
+  const actual = valueAt(data, error.instancePath);
+  const got = actual === undefined ? '' : ` (got ${describeValue(actual)})`;
+  switch (error.keyword) {
+    case 'required':
+      return `missing required field "${(error.params as { missingProperty: string }).missingProperty}"`;
+    case 'additionalProperties':
+      return `unexpected field "${(error.params as { additionalProperty: string }).additionalProperty}"`;
+    case 'type':
+      return `expected ${(error.params as { type: string }).type}${got}`;
+    case 'enum':
+      return `expected one of ${JSON.stringify((error.params as { allowedValues: unknown[] }).allowedValues)}${got}`;
+    case 'pattern':
+      return `expected a string matching ${(error.params as { pattern: string }).pattern}${got}`;
+    case 'propertyNames':
+      return `invalid key "${(error.params as { propertyName: string }).propertyName}"`;
+    case 'anyOf':
+      return `expected a string or a list of strings${got}`;
+    default:
+      return `${error.message ?? 'invalid'}${got}`;
+  }
+}
+
+export function assertValid<T>(id: SchemaId, data: unknown, location: InputLocation): asserts data is T {
+  const validate = validatorFor(id);
+  if (validate(data)) return;
+  const errors = validate.errors ?? [];
+  // For propertyNames the offending key is the useful pointer, not its parent object.
+  const first = errors.find((e) => e.keyword !== 'propertyNames' || e.params) ?? errors[0]!;
+  let pointer = first.instancePath === '' ? '/' : first.instancePath;
+  if (first.keyword === 'propertyNames') pointer = `${first.instancePath}/${escapePointer(String((first.params as { propertyName: string }).propertyName))}`;
+  throw new PlensError('E_INPUT_SCHEMA', describeSchemaError(first, data), {
+    location: { ...location, pointer: location.pointer ? location.pointer + (pointer === '/' ? '' : pointer) : pointer },
+  });
+}
+
+export function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function valueAt(data: unknown, pointer: string): unknown {
+  if (pointer === '') return data;
+  let cur: unknown = data;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  const text = JSON.stringify(value);
+  return `${typeof value} ${text.length > 40 ? text.slice(0, 37) + '...' : text}`;
+}

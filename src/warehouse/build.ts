@@ -1,0 +1,119 @@
+import { existsSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { tempSibling } from '../core/atomic.js';
+import { PlensError } from '../core/errors.js';
+import { packageRoot } from '../core/paths.js';
+import { plensVersion } from '../core/version.js';
+import type { Workspace } from '../core/workspace.js';
+import { Database, sqlString } from '../db/database.js';
+import { readWarehouseSqlFiles } from './sql-files.js';
+
+export interface WarehouseOptions {
+  workspace: Workspace;
+  dbPath: string;
+  /** Folder of .sql files; default: the package's warehouse/. */
+  sqlDir?: string;
+  dryRun?: boolean;
+}
+
+export interface WarehouseSummary {
+  dry_run: boolean;
+  db: string;
+  workspace: string;
+  ran: string[];
+  skipped: Array<{ file: string; reason: string }>;
+  relations: Array<{ name: string; type: 'table' | 'view'; rows: number | null }>;
+  elapsed_ms: number;
+}
+
+export const defaultSqlDir = join(packageRoot, 'warehouse');
+
+/**
+ * Builds the warehouse into a temp file next to the target and renames it into place,
+ * so readers never see a half-built database and a failed build keeps the old one.
+ */
+export async function buildWarehouse(options: WarehouseOptions): Promise<WarehouseSummary> {
+  const started = performance.now();
+  options.workspace.requireDataset();
+  const files = await readWarehouseSqlFiles(options.sqlDir ?? defaultSqlDir);
+  await mkdir(dirname(options.dbPath), { recursive: true });
+  const tmp = options.dryRun ? ':memory:' : tempSibling(options.dbPath);
+  const ran: string[] = [];
+  const skipped: WarehouseSummary['skipped'] = [];
+  let relations: WarehouseSummary['relations'] = [];
+  const db = await Database.open(tmp, { threads: 2 });
+  try {
+    await db.run(`SET VARIABLE workspace = ${sqlString(options.workspace.root)}`);
+    for (const file of files) {
+      const missingFile = file.requiresFiles.find((f) => !existsSync(join(options.workspace.root, f)));
+      const existing = new Set((await db.all<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map((r) => r.name));
+      const missingRelation = file.requiresRelations.find((r) => !existing.has(r));
+      if (missingFile || missingRelation) {
+        skipped.push({ file: file.name, reason: missingFile ? `needs ${missingFile} in the workspace` : `needs ${missingRelation}` });
+        continue;
+      }
+      if (options.dryRun && file.requiresFiles.length > 0) {
+        // A dry run checks the SQL without loading data: the data-loading files only need their inputs to exist.
+        ran.push(file.name);
+        await db.run(file.sql.replace(/CREATE OR REPLACE TABLE (\w+) AS SELECT \* FROM (read_parquet\([^;]+\));/g, 'CREATE OR REPLACE TABLE $1 AS SELECT * FROM $2 LIMIT 0;'), { file: file.path });
+        continue;
+      }
+      await db.run(file.sql, { file: file.path });
+      ran.push(file.name);
+    }
+    await db.run(`CREATE OR REPLACE TABLE plens_build AS SELECT ${sqlString(plensVersion)} AS plens_version, now() AS built_at, ${sqlString(options.workspace.root)} AS workspace`);
+    relations = await listRelations(db);
+  } catch (error) {
+    db.close();
+    if (!options.dryRun) await rm(tmp, { force: true });
+    throw error;
+  }
+  db.close();
+  if (!options.dryRun) {
+    await rm(`${options.dbPath}.wal`, { force: true });
+    await rename(tmp, options.dbPath);
+  }
+  return {
+    dry_run: Boolean(options.dryRun),
+    db: options.dbPath,
+    workspace: options.workspace.root,
+    ran,
+    skipped,
+    relations,
+    elapsed_ms: Math.round(performance.now() - started),
+  };
+}
+
+async function listRelations(db: Database): Promise<WarehouseSummary['relations']> {
+  const rows = await db.all<{ name: string; type: string }>(
+    `SELECT table_name AS name, CASE table_type WHEN 'VIEW' THEN 'view' ELSE 'table' END AS type
+     FROM information_schema.tables WHERE table_schema = 'main' ORDER BY type, name`,
+  );
+  const out: WarehouseSummary['relations'] = [];
+  for (const r of rows) {
+    // Views are computed on query; counting them here would run every view at build time.
+    const rows = r.type === 'table' ? (await db.all<{ n: number }>(`SELECT count(*)::BIGINT AS n FROM "${r.name}"`))[0]!.n : null;
+    out.push({ name: r.name, type: r.type as 'table' | 'view', rows });
+  }
+  return out;
+}
+
+export function formatWarehouseSummary(s: WarehouseSummary): string {
+  const lines = [`${s.dry_run ? 'Checked (dry run)' : 'Built'} warehouse ${s.db}`, `  from workspace ${s.workspace}`];
+  lines.push(`  ran      ${s.ran.join(', ')}`);
+  for (const k of s.skipped) lines.push(`  skipped  ${k.file}: ${k.reason}`);
+  const tables = s.relations.filter((r) => r.type === 'table');
+  const views = s.relations.filter((r) => r.type === 'view');
+  lines.push(`  tables   ${tables.map((t) => `${t.name} (${t.rows})`).join(', ')}`);
+  lines.push(`  views    ${views.map((v) => v.name).join(', ')}`);
+  lines.push(`  took     ${(s.elapsed_ms / 1000).toFixed(1)} s`);
+  lines.push(`Query it: plens sql "select * from table1"`);
+  return lines.join('\n');
+}
+
+export function requireWarehouse(dbPath: string): void {
+  if (!existsSync(dbPath)) {
+    throw new PlensError('E_PREREQUISITE', `no warehouse at ${dbPath}`, { hint: 'run `plens warehouse` first (or pass --db)' });
+  }
+}

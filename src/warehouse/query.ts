@@ -1,0 +1,25 @@
+import { readFile } from 'node:fs/promises';
+import { PlensError } from '../core/errors.js';
+import { Database } from '../db/database.js';
+import { columnsOf, type RenderableTable } from '../tables/render.js';
+import { requireWarehouse } from './build.js';
+
+/** Runs SQL against the warehouse (read-only) and returns the last statement's result as a table. */
+export async function querySql(dbPath: string, sql: string, file?: string): Promise<RenderableTable> {
+  requireWarehouse(dbPath);
+  const db = await Database.open(dbPath, { readOnly: true });
+  try {
+    const result = await db.query(sql, file ? { file } : undefined);
+    return { name: 'query', columns: columnsOf(result.columns), rows: result.rows };
+  } finally {
+    db.close();
+  }
+}
+
+export async function readSqlFile(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    throw new PlensError('E_INPUT_NOT_FOUND', `cannot read SQL file: ${(error as NodeJS.ErrnoException).code}`, { location: { file } });
+  }
+}

@@ -1,0 +1,30 @@
+-- Regions of Tables 6-7, grouped from birth_country as the paper does (spellings as in the data).
+CREATE OR REPLACE TABLE birth_country_regions AS
+SELECT * FROM (VALUES
+  ('United States', 'US'),
+  ('United Kingdom', 'UK'),
+  ('Canada', 'Northern America'),
+  ('Spain', 'Europe'), ('Poland', 'Europe'), ('Ireland', 'Europe'), ('Belgium', 'Europe'), ('Hungary', 'Europe'),
+  ('Germany', 'Europe'), ('Latvia', 'Europe'), ('Norway', 'Europe'), ('Denmark', 'Europe'), ('Czechia', 'Europe'),
+  ('France', 'Europe'), ('Switzerland', 'Europe'), ('Italy', 'Europe'), ('Greece', 'Europe'), ('Finland', 'Europe'),
+  ('Austria', 'Europe'), ('Estonia', 'Europe'), ('Slovenia', 'Europe'), ('Netherlands', 'Europe'), ('Portugal', 'Europe'),
+  ('Romania', 'Europe'), ('Sweden', 'Europe'), ('Russian Federation', 'Europe'), ('Ukraine', 'Europe'), ('Iceland', 'Europe'),
+  ('Luxembourg', 'Europe'), ('Belarus', 'Europe'), ('Bosnia and Herzegovina', 'Europe'), ('Slovakia', 'Europe'),
+  ('Bulgaria', 'Europe'), ('Lithuania', 'Europe'),
+  ('Mexico', 'Latin America and the Caribbean'), ('Chile', 'Latin America and the Caribbean'),
+  ('Dominican Republic', 'Latin America and the Caribbean'), ('Venezuela, Bolivarian Republic of', 'Latin America and the Caribbean'),
+  ('Argentina', 'Latin America and the Caribbean'), ('Brazil', 'Latin America and the Caribbean'),
+  ('Jamaica', 'Latin America and the Caribbean'), ('Honduras', 'Latin America and the Caribbean'),
+  ('Colombia', 'Latin America and the Caribbean'), ('Guyana', 'Latin America and the Caribbean'),
+  ('Cuba', 'Latin America and the Caribbean'), ('Uruguay', 'Latin America and the Caribbean'),
+  ('Australia', 'Australia and New Zealand'), ('New Zealand', 'Australia and New Zealand'),
+  ('South Africa', 'Africa'), ('Nigeria', 'Africa'), ('Ghana', 'Africa'), ('Zambia', 'Africa'), ('Kenya', 'Africa'),
+  ('Sudan', 'Africa'), ('Côte d''Ivoire', 'Africa'), ('Malawi', 'Africa'), ('Lesotho', 'Africa'),
+  ('Tanzania, United Republic of', 'Africa'), ('Tanzania', 'Africa'),
+  ('Korea, Republic of', 'Asia'), ('Japan', 'Asia'), ('India', 'Asia'), ('Philippines', 'Asia'), ('China', 'Asia'),
+  ('Bangladesh', 'Asia'), ('Hong Kong', 'Asia'), ('Indonesia', 'Asia'), ('Pakistan', 'Asia'), ('Viet Nam', 'Asia'),
+  ('Kazakhstan', 'Asia'), ('Sri Lanka', 'Asia'), ('Afghanistan', 'Asia'), ('Nepal', 'Asia'), ('Malaysia', 'Asia'),
+  ('Israel', 'Middle East'), ('Türkiye', 'Middle East'), ('Kuwait', 'Middle East'),
+  ('Tonga', 'Oceania'),
+  ('Prefer not to say', 'Prefer not to say')
+) AS t(country, region);
