@@ -15,7 +15,7 @@ export function globalOptions(argv: Argv): Argv<GlobalArgs> {
     .option('workspace', {
       alias: 'w',
       type: 'string',
-      default: process.env['PLENS_WORKSPACE'] ?? 'out',
+      default: process.env['PLENS_WORKSPACE'] || 'out',
       describe: 'Folder for stage outputs (Parquet, manifests); env PLENS_WORKSPACE',
       global: true,
     })
@@ -24,7 +24,7 @@ export function globalOptions(argv: Argv): Argv<GlobalArgs> {
     .option('progress', { type: 'boolean', default: true, describe: 'Show progress bars on a terminal (--no-progress to hide)', global: true });
 }
 
-export const DEFAULT_WAREHOUSE = process.env['PLENS_WAREHOUSE'] ?? 'warehouse/plens.duckdb';
+export const DEFAULT_WAREHOUSE = process.env['PLENS_WAREHOUSE'] || 'warehouse/plens.duckdb';
 
 export function warehouseOption<T>(argv: Argv<T>) {
   return argv.option('db', {
