@@ -29,8 +29,12 @@ export function parseJsonText(text: string, file: string, lineOffset = 0): unkno
     const offset = first ? first.offset : text.length;
     const { line, column } = lineColumnOf(text, offset);
     const what = first ? describeParseError(printParseErrorCode(first.error)) : 'invalid JSON';
-    const truncated = text.trim().length === 0 ? 'the file is empty' : offset >= text.trimEnd().length ? 'the JSON ends early (truncated file?)' : what;
-    throw new PlensError('E_INPUT_JSON', `not valid JSON: ${truncated}`, {
+    // A cut-off file usually ends inside a string or an open object: the parser then
+    // reports something at the very end, whatever the first error was.
+    const end = text.trimEnd().length;
+    const truncated = errors.some((e) => e.offset + e.length >= end) || (first !== undefined && printParseErrorCode(first.error) === 'UnexpectedEndOfString');
+    const description = text.trim().length === 0 ? 'the file is empty' : truncated ? `the JSON ends early (truncated file?): ${what}` : what;
+    throw new PlensError('E_INPUT_JSON', `not valid JSON: ${description}`, {
       location: { file, line: line + lineOffset, column },
       cause: error,
     });

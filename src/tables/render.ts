@@ -98,7 +98,10 @@ function displayRows(table: RenderableTable, thousands: string, escape: (s: stri
       const value = row[c.key];
       const repeat = c.group && previous[c.key] === value;
       previous[c.key] = value;
-      return repeat ? '' : escape(formatCell(value, c, thousands));
+      if (repeat) return '';
+      const text = formatCell(value, c, thousands);
+      // Numbers carry markup of their own (e.g. TeX's {,} separator): escape only text.
+      return typeof value === 'number' ? text : escape(text);
     }),
   );
 }

@@ -65,13 +65,24 @@ export function assertValid<T>(id: SchemaId, data: unknown, location: InputLocat
   const validate = validatorFor(id);
   if (validate(data)) return;
   const errors = validate.errors ?? [];
-  // For propertyNames the offending key is the useful pointer, not its parent object.
-  const first = errors.find((e) => e.keyword !== 'propertyNames' || e.params) ?? errors[0]!;
-  let pointer = first.instancePath === '' ? '/' : first.instancePath;
-  if (first.keyword === 'propertyNames') pointer = `${first.instancePath}/${escapePointer(String((first.params as { propertyName: string }).propertyName))}`;
-  throw new PlensError('E_INPUT_SCHEMA', describeSchemaError(first, data), {
-    location: { ...location, pointer: location.pointer ? location.pointer + (pointer === '/' ? '' : pointer) : pointer },
+  const first = pickError(errors);
+  const key = (first as ErrorObject & { propertyName?: string }).propertyName;
+  // A bad key is reported at the key itself, not at the object holding it.
+  const pointer = key !== undefined ? `${first.instancePath}/${escapePointer(key)}` : first.instancePath;
+  const message = key !== undefined ? `invalid key "${key}": ${describeSchemaError({ ...first, instancePath: pointer }, data).replace(/ \(got .*\)$/, '')}` : describeSchemaError(first, data);
+  throw new PlensError('E_INPUT_SCHEMA', message, {
+    location: { ...location, pointer: (location.pointer ?? '') + pointer },
   });
+}
+
+/**
+ * ajv (allErrors off) lists the failures of each anyOf branch before the anyOf itself;
+ * the anyOf says what was really expected, so it wins at the same location.
+ */
+function pickError(errors: ErrorObject[]): ErrorObject {
+  const first = errors[0]!;
+  const anyOf = errors.find((e) => e.keyword === 'anyOf' && e.instancePath === first.instancePath);
+  return anyOf ?? first;
 }
 
 export function escapePointer(segment: string): string {
