@@ -1,0 +1,28 @@
+import { resolve } from 'node:path';
+import { packageRoot } from '../core/paths.js';
+import { benchDataset } from './dataset.js';
+import { formatBench, type BenchResult } from './report.js';
+
+/**
+ * `npm run bench [-- name...]`: runs the benchmarks, prints each figure with its bound,
+ * and exits non-zero when a bound is missed. Timings live here, never in unit tests.
+ */
+const BENCHES: Record<string, () => Promise<BenchResult>> = {
+  dataset: () => benchDataset(process.env['PLENS_BENCH_DATA'] ?? resolve(packageRoot, '..', 'shared', 'personalens', 'data')),
+};
+
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const unknown = wanted.filter((w) => !(w in BENCHES));
+if (unknown.length) {
+  process.stderr.write(`unknown bench(es): ${unknown.join(', ')}; available: ${Object.keys(BENCHES).join(', ')}\n`);
+  process.exitCode = 2;
+} else {
+  let allPassed = true;
+  process.stdout.write(`plens bench on ${process.version}, ${(await import('node:os')).cpus().length} CPUs\n`);
+  for (const name of wanted.length ? wanted : Object.keys(BENCHES)) {
+    const { text, passed } = formatBench(await BENCHES[name]!());
+    allPassed &&= passed;
+    process.stdout.write(text + '\n');
+  }
+  process.exitCode = allPassed ? 0 : 1;
+}
