@@ -1,6 +1,8 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { assertValid } from '../validation/validator.js';
 import { PlensError } from './errors.js';
+import { parseJsonText } from './json-input.js';
 
 /**
  * The workspace holds every stage's outputs (default ./out): dataset/ from import,
@@ -26,11 +28,23 @@ export class Workspace {
     return join(this.scenariosDir, 'scenarios.parquet');
   }
 
+  /** The import's manifest, checked: a stage never builds on a missing or damaged import. */
   requireDataset(): void {
-    if (!existsSync(join(this.datasetDir, 'manifest.json'))) {
+    const file = join(this.datasetDir, 'manifest.json');
+    if (!existsSync(file)) {
       throw new PlensError('E_PREREQUISITE', `no imported dataset in ${this.datasetDir}`, {
         hint: 'run `plens import --from <data dir>` first (or pass --workspace)',
       });
+    }
+    const manifest = parseJsonText(readFileSync(file, 'utf8'), file);
+    assertValid<{ tables: Record<string, { file: string }> }>('plens:manifest', manifest, { file });
+    for (const table of Object.values(manifest.tables)) {
+      if (!existsSync(join(this.datasetDir, table.file))) {
+        throw new PlensError('E_PREREQUISITE', `the import is incomplete: ${table.file} is missing`, {
+          location: { file },
+          hint: 'rerun `plens import`',
+        });
+      }
     }
   }
 }

@@ -179,7 +179,7 @@ export async function readUser(user: { userId: string; index: number; dir: strin
         if (task[field] !== defValue) record.warnings.push(`${file}#${base}/${field}: differs from the task definition of ${task.task_id}; the definition is used`);
       }
       const s = task.situations;
-      record.scenarios.push({
+      const scenario: UserRecord['scenarios'][number] = {
         scenario_id: `${user.userId}:${task.task_id}`,
         task_id: task.task_id,
         kind,
@@ -191,7 +191,10 @@ export async function readUser(user: { userId: string; index: number; dir: strin
         time_of_day: s['Time of Day'],
         day_of_week: s['Day of the Week'],
         environment: s.Environment,
-      });
+      };
+      // What we write is checked against our own scenario schema, too.
+      assertValid('plens:scenario', { ...scenario, user_id: user.userId, user_index: user.index }, { file, pointer: base });
+      record.scenarios.push(scenario);
     }
   }
   return record;
