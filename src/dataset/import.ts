@@ -1,11 +1,12 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LIST, VARCHAR, type DuckDBAppender } from '@duckdb/node-api';
+import type { DuckDBAppender } from '@duckdb/node-api';
 import { pMapIterable } from 'p-map';
 import { replaceDirectoryAtomic } from '../core/atomic.js';
 import { createProgress } from '../core/progress.js';
 import { plensVersion } from '../core/version.js';
 import type { Workspace } from '../core/workspace.js';
+import { appendRow } from '../db/append-row.js';
 import { Database, sqlString } from '../db/database.js';
 import type { Normalisation } from './domains.js';
 import { DATASET_TABLES, DATASET_TABLE_NAMES, type DatasetTable } from './tables.js';
@@ -36,7 +37,6 @@ export interface ImportSummary {
   elapsed_ms: number;
 }
 
-const STRING_LIST = LIST(VARCHAR);
 // Reading is I/O plus JSON.parse; a few users in flight hide the I/O without holding much memory.
 const USERS_IN_FLIGHT = 8;
 
@@ -125,89 +125,34 @@ async function appendSchemaAndTasks(db: Database, schema: PreferenceSchema, task
   const domains = await db.appender('domains');
   const prefs = await db.appender('preference_schema');
   schema.domains.forEach((d, i) => {
-    domains.appendVarchar(d.domain);
-    domains.appendInteger(i);
-    appendNullable(domains, d.description);
-    domains.endRow();
-    d.affinities.forEach((a, j) => {
-      prefs.appendVarchar(d.domain);
-      prefs.appendVarchar(a.name);
-      prefs.appendInteger(j);
-      appendNullable(prefs, a.description);
-      prefs.appendBoolean(a.is_categorical);
-      prefs.appendBoolean(a.has_multiple_values);
-      prefs.appendList(a.possible_values, STRING_LIST);
-      prefs.appendInteger(a.possible_values.length);
-      prefs.endRow();
-    });
+    appendRow(domains, [d.domain, i, d.description]);
+    d.affinities.forEach((a, j) =>
+      appendRow(prefs, [d.domain, a.name, j, a.description, a.is_categorical, a.has_multiple_values, a.possible_values, a.possible_values.length]),
+    );
   });
   domains.closeSync();
   prefs.closeSync();
 
   const out = await db.appender('tasks');
   for (const t of tasks) {
-    out.appendVarchar(t.task_id);
-    out.appendVarchar(t.kind);
-    out.appendInteger(t.task_number);
-    appendNullable(out, t.domain);
-    out.appendVarchar(t.description);
-    out.appendVarchar(t.user_intent);
-    out.appendVarchar(t.goal);
-    out.appendList(t.relevant_domains, STRING_LIST);
-    out.appendList(t.relevant_preference_types, STRING_LIST);
-    out.endRow();
+    appendRow(out, [t.task_id, t.kind, t.task_number, t.domain, t.description, t.user_intent, t.goal, t.relevant_domains, t.relevant_preference_types]);
   }
   out.closeSync();
 }
 
 function appendUser(a: Record<'users' | 'interests' | 'affinities' | 'interactions' | 'scenario_pool', DuckDBAppender>, r: UserRecord): void {
   const d = r.demographics;
-  a.users.appendVarchar(d.user_id);
-  a.users.appendInteger(r.index);
-  for (const v of [d.age, d.gender, d.employment_status, d.education, d.marital_status, d.english_proficiency, d.ethnicity, d.religion, d.birth_country, d.reside_country]) {
-    a.users.appendVarchar(v);
-  }
-  a.users.endRow();
-  for (const i of r.interests) {
-    a.interests.appendVarchar(d.user_id);
-    a.interests.appendVarchar(i.domain);
-    a.interests.appendBoolean(i.interested);
-    a.interests.endRow();
-  }
-  for (const f of r.affinities) {
-    a.affinities.appendVarchar(d.user_id);
-    a.affinities.appendVarchar(f.domain);
-    a.affinities.appendVarchar(f.preference_type);
-    appendNullable(a.affinities, f.value);
-    if (f.position === null) a.affinities.appendNull();
-    else a.affinities.appendInteger(f.position);
-    a.affinities.appendBoolean(f.is_list);
-    a.affinities.endRow();
-  }
-  for (const x of r.interactions) {
-    a.interactions.appendVarchar(d.user_id);
-    a.interactions.appendVarchar(x.domain);
-    a.interactions.appendVarchar(x.summary);
-    a.interactions.endRow();
-  }
+  const user = d.user_id;
+  appendRow(a.users, [user, r.index, d.age, d.gender, d.employment_status, d.education, d.marital_status, d.english_proficiency, d.ethnicity, d.religion, d.birth_country, d.reside_country]);
+  for (const i of r.interests) appendRow(a.interests, [user, i.domain, i.interested]);
+  for (const f of r.affinities) appendRow(a.affinities, [user, f.domain, f.preference_type, f.value, f.position, f.is_list]);
+  for (const x of r.interactions) appendRow(a.interactions, [user, x.domain, x.summary]);
   for (const s of r.scenarios) {
-    const p = a.scenario_pool;
-    p.appendVarchar(s.scenario_id);
-    p.appendVarchar(d.user_id);
-    p.appendInteger(r.index);
-    p.appendVarchar(s.task_id);
-    p.appendVarchar(s.kind);
-    p.appendVarchar(s.task_key);
-    p.appendList(s.relevant_domains, STRING_LIST);
-    p.appendList(s.relevant_preference_types, STRING_LIST);
-    for (const v of [s.location, s.device, s.time_of_day, s.day_of_week, s.environment]) p.appendVarchar(v);
-    p.endRow();
+    appendRow(a.scenario_pool, [
+      s.scenario_id, user, r.index, s.task_id, s.kind, s.task_key, s.relevant_domains, s.relevant_preference_types,
+      s.location, s.device, s.time_of_day, s.day_of_week, s.environment,
+    ]);
   }
-}
-
-function appendNullable(appender: DuckDBAppender, value: string | null | undefined): void {
-  if (value === null || value === undefined) appender.appendNull();
-  else appender.appendVarchar(value);
 }
 
 export type { DatasetTable };
