@@ -4,6 +4,7 @@ import { hideBin } from 'yargs/helpers';
 import { ExitCode, PlensError, usageError } from '../core/errors.js';
 import { plensVersion } from '../core/version.js';
 import { demoCommand } from './commands/demo.js';
+import { dialoguesCommand } from './commands/dialogues.js';
 import { importCommand } from './commands/import.js';
 import { scenariosCommand } from './commands/scenarios.js';
 import { sqlCommand } from './commands/sql.js';
@@ -17,6 +18,7 @@ export function buildCli(argv: string[]): Argv {
     .usage('$0 <command> [options]\n\nRuns the PersonaLens personalization benchmark as a pipeline of resumable stages:\nimport -> scenarios -> (dialogues -> judgments) -> warehouse -> tables.')
     .command(importCommand)
     .command(scenariosCommand)
+    .command(dialoguesCommand)
     .command(warehouseCommand)
     .command(sqlCommand)
     .command(tablesCommand)

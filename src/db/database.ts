@@ -1,4 +1,4 @@
-import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { PlensError } from '../core/errors.js';
 
 export interface OpenOptions {
@@ -41,13 +41,26 @@ export class Database {
   }
 
   /** Runs a query and returns its rows as JSON-safe objects (BIGINT as number where safe). */
-  async all<T = Record<string, unknown>>(sql: string, context?: { file?: string }): Promise<T[]> {
-    return (await this.query(sql, context)).rows as T[];
+  async all<T = Record<string, unknown>>(sql: string, context?: { file?: string }, params?: DuckDBValue[]): Promise<T[]> {
+    return (await this.query(sql, context, params)).rows as T[];
   }
 
-  async query(sql: string, context?: { file?: string }): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
+  /** Streams a query's rows in chunks, so large results never sit in memory at once. */
+  async *stream<T = Record<string, unknown>>(sql: string, params?: DuckDBValue[]): AsyncGenerator<T> {
+    let result;
     try {
-      const reader = await this.connection.runAndReadAll(sql);
+      result = await this.connection.stream(sql, params);
+    } catch (error) {
+      throw sqlError(error);
+    }
+    for await (const rows of result.yieldRowObjectJs()) {
+      for (const row of rows) yield normaliseRow(row) as T;
+    }
+  }
+
+  async query(sql: string, context?: { file?: string }, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
+    try {
+      const reader = await this.connection.runAndReadAll(sql, params);
       const columns = reader.columnNames();
       const types = reader.columnTypes().map((t) => t.toString());
       const rows = reader.getRowObjectsJS().map((row) => normaliseRow(row));

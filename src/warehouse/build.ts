@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { tempSibling } from '../core/atomic.js';
@@ -46,7 +46,7 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
   try {
     await db.run(`SET VARIABLE workspace = ${sqlString(options.workspace.root)}`);
     for (const file of files) {
-      const missingFile = file.requiresFiles.find((f) => !existsSync(join(options.workspace.root, f)));
+      const missingFile = file.requiresFiles.find((f) => !workspaceHas(options.workspace.root, f));
       const existing = new Set((await db.all<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map((r) => r.name));
       const missingRelation = file.requiresRelations.find((r) => !existing.has(r));
       if (missingFile || missingRelation) {
@@ -110,6 +110,22 @@ export function formatWarehouseSummary(s: WarehouseSummary): string {
   lines.push(`  took     ${(s.elapsed_ms / 1000).toFixed(1)} s`);
   lines.push(`Query it: plens sql "select * from table1"`);
   return lines.join('\n');
+}
+
+/** Whether a workspace-relative path exists; a `*` segment matches any one folder name. */
+export function workspaceHas(root: string, pattern: string): boolean {
+  const [head, ...rest] = pattern.split('/');
+  if (head === undefined || head === '') return true;
+  if (head === '*') {
+    let names: string[];
+    try {
+      names = readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    } catch {
+      return false;
+    }
+    return names.some((n) => workspaceHas(join(root, n), rest.join('/')));
+  }
+  return rest.length === 0 ? existsSync(join(root, head)) : workspaceHas(join(root, head), rest.join('/'));
 }
 
 export function requireWarehouse(dbPath: string): void {

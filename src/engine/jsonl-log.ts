@@ -1,0 +1,72 @@
+import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
+import { dirname } from 'node:path';
+import { createInterface } from 'node:readline';
+import { PlensError } from '../core/errors.js';
+
+/**
+ * An append-only JSON Lines file. Each record is one write(2) of one whole line, so a killed
+ * process leaves at most one torn last line, which `open` cuts off before appending again.
+ */
+export class JsonlLog {
+  private constructor(
+    readonly path: string,
+    private fd: number,
+    /** Bytes cut from a torn tail when the log was opened. */
+    readonly repairedBytes: number,
+  ) {}
+
+  static open(path: string): JsonlLog {
+    mkdirSync(dirname(path), { recursive: true });
+    const fd = openSync(path, 'a+');
+    const repaired = repairTornTail(fd);
+    return new JsonlLog(path, fd, repaired);
+  }
+
+  append(record: unknown): void {
+    writeSync(this.fd, JSON.stringify(record) + '\n');
+  }
+
+  close(): void {
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+  }
+}
+
+/** Cuts everything after the last newline; returns how many bytes were cut. */
+function repairTornTail(fd: number): number {
+  const size = fstatSync(fd).size;
+  if (size === 0) return 0;
+  const chunk = Buffer.alloc(Math.min(size, 1 << 20));
+  let end = size;
+  // Scan backwards for the last newline.
+  while (end > 0) {
+    const start = Math.max(0, end - chunk.length);
+    const n = readSync(fd, chunk, 0, end - start, start);
+    const i = chunk.subarray(0, n).lastIndexOf(10);
+    if (i >= 0) {
+      const keep = start + i + 1;
+      if (keep < size) ftruncateSync(fd, keep);
+      return size - keep;
+    }
+    end = start;
+  }
+  ftruncateSync(fd, 0);
+  return size;
+}
+
+/** Reads every record of a log. A line that does not parse is an error naming file and line. */
+export async function* readJsonl<T>(path: string): AsyncGenerator<T> {
+  if (!existsSync(path)) return;
+  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  let n = 0;
+  for await (const line of lines) {
+    n++;
+    if (line.trim() === '') continue;
+    try {
+      yield JSON.parse(line) as T;
+    } catch (error) {
+      throw new PlensError('E_INPUT_JSON', 'a record in this log is not valid JSON (edited by hand?)', { location: { file: path, line: n }, cause: error });
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import type { Dispatcher } from 'undici';
+import { LlmCallError } from './errors.js';
+import { postJson, type HttpTimeouts } from './http.js';
+import type { ChatRequest, ChatResponse, Provider } from './types.js';
+
+interface AnthropicResponse {
+  content?: Array<{ type: string; text?: string }>;
+  stop_reason?: string | null;
+  usage?: { input_tokens?: number; output_tokens?: number };
+}
+
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/** The Anthropic Messages API (POST /v1/messages). */
+export class AnthropicProvider implements Provider {
+  constructor(
+    private readonly model: string,
+    private readonly baseUrl: string,
+    private readonly apiKey: string | undefined,
+    private readonly dispatcher: Dispatcher,
+    private readonly timeouts: HttpTimeouts,
+  ) {}
+
+  async complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
+    const body = {
+      model: this.model,
+      system: request.system,
+      messages: request.messages,
+      temperature: request.params.temperature,
+      max_tokens: request.params.maxTokens,
+    };
+    const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
+    if (this.apiKey) headers['x-api-key'] = this.apiKey;
+    const json = (await postJson(this.dispatcher, `${this.baseUrl.replace(/\/$/, '')}/v1/messages`, headers, body, this.timeouts, signal)) as AnthropicResponse;
+    const blocks = (json.content ?? []).filter((b) => b.type === 'text' && typeof b.text === 'string');
+    if (blocks.length === 0) throw new LlmCallError('bad_response', 'Anthropic response has no text content block', { retryable: true });
+    return {
+      text: blocks.map((b) => b.text).join(''),
+      usage: { inputTokens: json.usage?.input_tokens ?? 0, outputTokens: json.usage?.output_tokens ?? 0 },
+      finishReason: json.stop_reason ?? null,
+    };
+  }
+
+  async close(): Promise<void> {}
+}

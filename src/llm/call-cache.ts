@@ -1,0 +1,74 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { open, type RootDatabase } from 'lmdb';
+import { usageError } from '../core/errors.js';
+import type { ChatRequest, ChatResponse } from './types.js';
+
+/**
+ * on      serve hits, record misses (default)
+ * off     neither read nor write
+ * read    serve hits, record nothing
+ * write   always call the endpoint, record the answer (refreshes entries)
+ * replay  serve hits; a miss is an error (exact reproduction of a finished run)
+ */
+export const CACHE_MODES = ['on', 'off', 'read', 'write', 'replay'] as const;
+export type CacheMode = (typeof CACHE_MODES)[number];
+
+export interface CachedCall {
+  response: ChatResponse;
+  /** The original call's latency, so a replayed run reports what the endpoint took. */
+  latencyMs: number;
+}
+
+/** Everything that decides an answer, and nothing else: no endpoint URL, no key, no headers. */
+export function callKey(provider: string, model: string, request: ChatRequest): string {
+  const identity = JSON.stringify([
+    'plens-call-v1',
+    provider,
+    model,
+    request.params.temperature,
+    request.params.maxTokens,
+    request.purpose,
+    request.promptVersion,
+    request.replicate,
+    request.system,
+    request.messages.map((m) => [m.role, m.content]),
+  ]);
+  return createHash('sha256').update(identity).digest('hex');
+}
+
+/** A content-addressed record of every LLM call, in an LMDB environment shared by all stages (and shards). */
+export class CallCache {
+  private constructor(
+    readonly mode: CacheMode,
+    private readonly db: RootDatabase<CachedCall, string> | undefined,
+  ) {}
+
+  static open(dir: string, mode: CacheMode): CallCache {
+    if (!CACHE_MODES.includes(mode)) throw usageError(`--cache: unknown mode "${mode}"; use ${CACHE_MODES.join(', ')}`);
+    if (mode === 'off') return new CallCache(mode, undefined);
+    mkdirSync(dir, { recursive: true });
+    // readOnly would fail on a cache that does not exist yet; read/replay simply never write.
+    return new CallCache(mode, open<CachedCall, string>({ path: dir, compression: true }));
+  }
+
+  get reads(): boolean {
+    return this.mode === 'on' || this.mode === 'read' || this.mode === 'replay';
+  }
+
+  get writes(): boolean {
+    return this.mode === 'on' || this.mode === 'write';
+  }
+
+  get(key: string): CachedCall | undefined {
+    return this.reads ? this.db!.get(key) : undefined;
+  }
+
+  async put(key: string, value: CachedCall): Promise<void> {
+    if (this.writes) await this.db!.put(key, value);
+  }
+
+  async close(): Promise<void> {
+    await this.db?.close();
+  }
+}

@@ -1,0 +1,116 @@
+import type { Dispatcher } from 'undici';
+import { usageError } from '../core/errors.js';
+import { AnthropicProvider } from './anthropic.js';
+import { callKey, type CallCache } from './call-cache.js';
+import { LlmCallError } from './errors.js';
+import { createDispatcher, DEFAULT_TIMEOUTS, type HttpTimeouts } from './http.js';
+import { modelId, type ModelSpec } from './model-spec.js';
+import { OpenAiProvider } from './openai.js';
+import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.js';
+import { SimProvider } from './sim.js';
+import { RateLimiter } from './token-bucket.js';
+import type { ChatRequest, ChatResponse, Provider, SamplingParams } from './types.js';
+
+export interface ClientOptions {
+  cache: CallCache;
+  retry?: RetryPolicy;
+  timeouts?: HttpTimeouts;
+  /** Upper bound on simultaneous connections to the endpoint. */
+  connections?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface CallOutcome {
+  response: ChatResponse;
+  cached: boolean;
+  attempts: number;
+  /** The endpoint's time for the successful attempt (from the cache on a hit). */
+  latencyMs: number;
+  costUsd: number;
+}
+
+/** Calls one model: cache, then rate limits, then the single retry layer around one provider call. */
+export class LlmClient {
+  readonly id: string;
+  private readonly limiter: RateLimiter;
+
+  private constructor(
+    readonly spec: ModelSpec,
+    private readonly provider: Provider,
+    private readonly dispatcher: Dispatcher | undefined,
+    private readonly options: ClientOptions,
+  ) {
+    this.id = modelId(spec);
+    this.limiter = new RateLimiter({ ...(spec.rpm ? { rpm: spec.rpm } : {}), ...(spec.tpm ? { tpm: spec.tpm } : {}) });
+  }
+
+  static create(spec: ModelSpec, options: ClientOptions): LlmClient {
+    const env = options.env ?? process.env;
+    const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
+    if (spec.provider === 'sim') return new LlmClient(spec, new SimProvider(), undefined, options);
+    const dispatcher = createDispatcher(timeouts, options.connections ?? 64);
+    if (spec.provider === 'openai') {
+      const baseUrl = spec.baseUrl ?? env['OPENAI_BASE_URL'] ?? 'https://api.openai.com/v1';
+      const key = env[spec.keyEnv ?? 'OPENAI_API_KEY'];
+      requireKey(spec, baseUrl, key, 'api.openai.com', spec.keyEnv ?? 'OPENAI_API_KEY');
+      return new LlmClient(spec, new OpenAiProvider(spec.model, baseUrl, key, dispatcher, timeouts), dispatcher, options);
+    }
+    const baseUrl = spec.baseUrl ?? env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com';
+    const key = env[spec.keyEnv ?? 'ANTHROPIC_API_KEY'];
+    requireKey(spec, baseUrl, key, 'api.anthropic.com', spec.keyEnv ?? 'ANTHROPIC_API_KEY');
+    return new LlmClient(spec, new AnthropicProvider(spec.model, baseUrl, key, dispatcher, timeouts), dispatcher, options);
+  }
+
+  /** The agent's defaults (the paper's), overridden by what the model spec sets. */
+  params(defaults: SamplingParams): SamplingParams {
+    return { temperature: this.spec.temperature ?? defaults.temperature, maxTokens: this.spec.maxTokens ?? defaults.maxTokens };
+  }
+
+  costOf(usage: { inputTokens: number; outputTokens: number }): number {
+    return (usage.inputTokens * (this.spec.priceIn ?? 0) + usage.outputTokens * (this.spec.priceOut ?? 0)) / 1e6;
+  }
+
+  async call(request: ChatRequest, signal: AbortSignal): Promise<CallOutcome> {
+    // The simulator is instant and deterministic: caching it would only cost disk.
+    const cache = this.spec.provider === 'sim' ? undefined : this.options.cache;
+    const key = cache ? callKey(this.spec.provider, this.spec.model, request) : '';
+    const hit = cache?.get(key);
+    if (hit) return { response: hit.response, cached: true, attempts: 0, latencyMs: hit.latencyMs, costUsd: this.costOf(hit.response.usage) };
+    if (cache?.mode === 'replay') {
+      throw new LlmCallError('cache_miss', `--cache replay: no recorded answer for this ${request.purpose} call to ${this.id} (key ${key.slice(0, 12)})`, { retryable: false });
+    }
+    const promptChars = request.system.length + request.messages.reduce((n, m) => n + m.content.length, 0);
+    const reserved = await this.limiter.acquire(Math.ceil(promptChars / 4) + request.params.maxTokens, signal);
+    let latencyMs = 0;
+    let response: ChatResponse | undefined;
+    try {
+      const { value, attempts } = await withRetry(
+        async () => {
+          const t0 = performance.now();
+          const r = await this.provider.complete(request, signal);
+          // The simulator has no latency worth recording; 0 keeps its dialogues byte-stable.
+          latencyMs = this.spec.provider === 'sim' ? 0 : Math.round(performance.now() - t0);
+          return r;
+        },
+        this.options.retry ?? DEFAULT_RETRY,
+        signal,
+      );
+      response = value;
+      if (cache) await cache.put(key, { response, latencyMs });
+      return { response, cached: false, attempts, latencyMs, costUsd: this.costOf(response.usage) };
+    } finally {
+      this.limiter.settle(reserved, response ? response.usage.inputTokens + response.usage.outputTokens : undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.provider.close();
+    await this.dispatcher?.close();
+  }
+}
+
+function requireKey(spec: ModelSpec, baseUrl: string, key: string | undefined, officialHost: string, envName: string): void {
+  if (!key && baseUrl.includes(officialHost)) {
+    throw usageError(`${modelId(spec)}: no API key; set ${envName} (or key_env=VAR in the model spec)`, 'for a local or self-hosted endpoint, set base_url=... in the spec or OPENAI_BASE_URL / ANTHROPIC_BASE_URL');
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The mock LLM server as a process, for benchmarks:
+ *
+ *   node dist/llm/mock-server-main.js --port 0 --latency 50 [--terminate-after 2] [--no-keep] [--require-auth]
+ *
+ * Prints exactly one line, `listening <url>`, on stdout once ready; exits cleanly on SIGTERM/SIGINT.
+ * Requests are never kept in memory (keepRequests is always off here; --no-keep is accepted for clarity).
+ */
+import { parseArgs } from 'node:util';
+import { startMockLlm } from './mock-server.js';
+
+function usage(message: string): never {
+  process.stderr.write(`mock-server: ${message}\nusage: mock-server-main --port <n> --latency <ms> [--terminate-after <n>] [--no-keep] [--require-auth]\n`);
+  process.exit(2);
+}
+
+function integer(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) usage(`--${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+let values: { port?: string; latency?: string; 'terminate-after'?: string; 'no-keep'?: boolean; 'require-auth'?: boolean };
+try {
+  ({ values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      port: { type: 'string' },
+      latency: { type: 'string' },
+      'terminate-after': { type: 'string' },
+      'no-keep': { type: 'boolean' },
+      'require-auth': { type: 'boolean' },
+    },
+    strict: true,
+    allowPositionals: false,
+  }));
+} catch (error) {
+  usage((error as Error).message);
+}
+
+const port = integer('port', values.port, 0);
+if (port > 65535) usage(`--port must be at most 65535, got ${port}`);
+
+const server = await startMockLlm({
+  port,
+  latencyMs: integer('latency', values.latency, 0),
+  terminateAfter: integer('terminate-after', values['terminate-after'], 2),
+  requireAuth: values['require-auth'] ?? false,
+  keepRequests: false,
+});
+
+let stopping = false;
+const stop = (): void => {
+  if (stopping) return;
+  stopping = true;
+  server.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+};
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);
+
+process.stdout.write(`listening ${server.url}\n`);

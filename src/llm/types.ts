@@ -1,0 +1,56 @@
+/** The provider-neutral shape of one chat call. */
+
+export interface ChatMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+export interface SamplingParams {
+  temperature: number;
+  maxTokens: number;
+}
+
+export interface ChatRequest {
+  system: string;
+  messages: ChatMessage[];
+  params: SamplingParams;
+  /** What the call is for (user / assistant / judge:<dimension>): part of the cache key, and how the simulator knows its role. */
+  purpose: string;
+  /** The prompt templates' version; part of the cache key so edited prompts never hit old entries. */
+  promptVersion: string;
+  /** 0 for the first sample; replicate k > 0 gets its own cache entries. */
+  replicate: number;
+  /**
+   * The scenario's own facts, for the offline simulator only: real providers ignore it,
+   * and it is not part of the cache key (the prompt already carries the same facts).
+   */
+  simulation?: SimulationFacts;
+}
+
+export interface SimulationFacts {
+  scenarioId: string;
+  intent: string;
+  /** "type: value" lines the simulated user may bring up. */
+  preferences: string[];
+  location?: string;
+  timeOfDay?: string;
+  /** Context blocks the assistant was given in this setting. */
+  assistantContext?: { demographics: boolean; interactions: boolean; situation: boolean };
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ChatResponse {
+  text: string;
+  usage: Usage;
+  finishReason: string | null;
+}
+
+/** A provider turns a request into a response, one HTTP call (or one simulated reply), no retries. */
+export interface Provider {
+  complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,94 @@
+import { existsSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { tempSibling } from '../core/atomic.js';
+import { Database, sqlString } from '../db/database.js';
+import { EVENTS_FILE, listLogs, RECORDS_FILE } from '../engine/stage-runner.js';
+
+/** Column types of the JSONL records, so DuckDB never guesses (and an empty field stays typed). */
+export const DIALOGUE_COLUMNS: Record<string, string> = {
+  key: 'VARCHAR',
+  try: 'INTEGER',
+  status: 'VARCHAR',
+  error: 'STRUCT(kind VARCHAR, message VARCHAR, status INTEGER, turn INTEGER)',
+  scenario_id: 'VARCHAR',
+  user_id: 'VARCHAR',
+  task_id: 'VARCHAR',
+  kind: 'VARCHAR',
+  setting: 'VARCHAR',
+  replicate: 'INTEGER',
+  assistant_model: 'VARCHAR',
+  assistant_temperature: 'DOUBLE',
+  assistant_max_tokens: 'INTEGER',
+  user_model: 'VARCHAR',
+  user_temperature: 'DOUBLE',
+  user_max_tokens: 'INTEGER',
+  prompt_version: 'VARCHAR',
+  simulated: 'BOOLEAN',
+  end_reason: 'VARCHAR',
+  rounds: 'INTEGER',
+  messages: 'STRUCT(role VARCHAR, content VARCHAR, input_tokens INTEGER, output_tokens INTEGER, latency_ms INTEGER, finish_reason VARCHAR)[]',
+  input_tokens: 'BIGINT',
+  output_tokens: 'BIGINT',
+  cost_usd: 'DOUBLE',
+};
+
+export const CALL_COLUMNS: Record<string, string> = {
+  run_id: 'VARCHAR',
+  key: 'VARCHAR',
+  turn: 'INTEGER',
+  role: 'VARCHAR',
+  model: 'VARCHAR',
+  status: 'VARCHAR',
+  error_kind: 'VARCHAR',
+  cached: 'BOOLEAN',
+  attempts: 'INTEGER',
+  latency_ms: 'INTEGER',
+  input_tokens: 'INTEGER',
+  output_tokens: 'INTEGER',
+  cost_usd: 'DOUBLE',
+  at: 'TIMESTAMP',
+};
+
+function columnsLiteral(columns: Record<string, string>): string {
+  return `{${Object.entries(columns).map(([k, v]) => `${sqlString(k)}: ${sqlString(v)}`).join(', ')}}`;
+}
+
+/**
+ * Compacts a partition's append-only logs into Parquet: one row per key (a result beats a
+ * failure; among failures the latest try), sorted by key so the file is the same whatever order
+ * the work finished in. Written to a temp file and renamed.
+ */
+export async function compactPartition(dir: string, outputName: string, columns: Record<string, string>): Promise<{ rows: number }> {
+  const records = listLogs(dir, RECORDS_FILE).map((f) => join(dir, f));
+  const events = listLogs(dir, EVENTS_FILE).map((f) => join(dir, f));
+  const db = await Database.open(':memory:', { threads: 1 });
+  try {
+    let rows = 0;
+    if (records.length) {
+      const out = join(dir, `${outputName}.parquet`);
+      const tmp = tempSibling(out);
+      await db.run(`
+        COPY (
+          SELECT * FROM read_json([${records.map(sqlString).join(', ')}], format = 'newline_delimited', columns = ${columnsLiteral(columns)})
+          QUALIFY row_number() OVER (PARTITION BY "key" ORDER BY status = 'ok' DESC, "try" DESC) = 1
+          ORDER BY "key"
+        ) TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
+      rows = (await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(tmp)})`))[0]!.n;
+      await rename(tmp, out);
+    }
+    const callsOut = join(dir, 'calls.parquet');
+    if (events.length) {
+      const tmp = tempSibling(callsOut);
+      await db.run(`
+        COPY (SELECT * FROM read_json([${events.map(sqlString).join(', ')}], format = 'newline_delimited', columns = ${columnsLiteral(CALL_COLUMNS)}) ORDER BY "at", "key", "turn")
+        TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
+      await rename(tmp, callsOut);
+    } else if (existsSync(callsOut)) {
+      await rm(callsOut);
+    }
+    return { rows };
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,211 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../core/atomic.js';
+import { usageError } from '../core/errors.js';
+import type { Workspace } from '../core/workspace.js';
+import { runStage, type StageSummary, type WorkCost } from '../engine/stage-runner.js';
+import type { Shard } from '../engine/shard.js';
+import { CallCache, type CacheMode } from '../llm/call-cache.js';
+import { LlmClient } from '../llm/client.js';
+import type { HttpTimeouts } from '../llm/http.js';
+import { isSimulator, parseModelSpec } from '../llm/model-spec.js';
+import type { RetryPolicy } from '../llm/retry.js';
+import { compactPartition, DIALOGUE_COLUMNS } from './compact.js';
+import { converse } from './conversation.js';
+import { cellDir, dialogueKey, makeCell, type DialogueCell } from './dialogue-cell.js';
+import { PromptSet } from './prompt-set.js';
+import { ScenarioContextSource, type ScenarioRow } from './scenario-context.js';
+import { ROUND_LIMITS, type Setting } from './settings.js';
+
+export interface DialoguesOptions {
+  workspace: Workspace;
+  assistants: string[];
+  settings: Setting[];
+  user?: string;
+  replicates?: number;
+  prompts?: string;
+  cache: CacheMode;
+  concurrency: number;
+  limit?: number;
+  shard?: Shard;
+  retryFailed?: boolean;
+  dryRun?: boolean;
+  progress?: boolean;
+  signal: AbortSignal;
+  retry?: RetryPolicy;
+  timeouts?: HttpTimeouts;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface DialoguesSummary extends StageSummary {
+  prompt_version: string;
+  simulated: boolean;
+  cells: Array<{ dir: string; setting: string; assistant: string; user: string; rows: number | null }>;
+}
+
+interface Item {
+  scenario: ScenarioRow;
+  cell: DialogueCell;
+  dir: string;
+  replicate: number;
+}
+
+// For --dry-run: turns per dialogue and tokens per turn as in the paper's Table 13 (Claude 3 Sonnet).
+const EXPECTED = { SD: { assistantTurns: 4.74, tokensPerTurn: 150 }, MD: { assistantTurns: 5.64, tokensPerTurn: 150 } } as const;
+
+/** `plens dialogues`: every selected scenario x assistant x setting (x replicate) becomes one dialogue record. */
+export async function runDialogues(options: DialoguesOptions): Promise<DialoguesSummary> {
+  const assistantSpecs = options.assistants.map((a) => parseModelSpec(a, '--assistant'));
+  const userSpec = parseModelSpec(options.user ?? defaultUser(assistantSpecs.every(isSimulator)), '--user');
+  const prompts = PromptSet.load(options.prompts);
+  const source = await ScenarioContextSource.open(options.workspace);
+  const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.cache);
+  const clientOptions = {
+    cache,
+    connections: options.concurrency,
+    ...(options.retry ? { retry: options.retry } : {}),
+    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+    ...(options.env ? { env: options.env } : {}),
+  };
+  const user = LlmClient.create(userSpec, clientOptions);
+  const assistants = assistantSpecs.map((s) => LlmClient.create(s, clientOptions));
+  const root = join(options.workspace.root, 'dialogues');
+  const cells = assistants.flatMap((a) => options.settings.map((setting) => ({ cell: makeCell(setting, a, user, prompts.version), client: a })));
+  const clientOf = new Map(cells.map((c) => [c.cell, c.client]));
+  const replicates = options.replicates ?? 1;
+  const runId = new Date().toISOString();
+
+  try {
+    if (!options.dryRun) {
+      for (const { cell } of cells) {
+        const file = join(cellDir(root, cell), 'cell.json');
+        if (!existsSync(file)) await writeFileAtomic(file, JSON.stringify({ ...cell, prompt_sources: prompts.sources }, null, 2) + '\n');
+      }
+    }
+    const summary = await runStage<Item>(
+      {
+        stage: 'dialogues',
+        items: async function* () {
+          for (const { cell } of cells) {
+            const dir = cellDir(root, cell);
+            for await (const scenario of source.scenarios()) {
+              for (let replicate = 0; replicate < replicates; replicate++) yield { scenario, cell, dir, replicate };
+            }
+          }
+        },
+        keyOf: (item) => ({ key: dialogueKey(item.cell, item.scenario.scenario_id, item.replicate), dir: item.dir }),
+        run: async (item, ctx) => {
+          const context = await source.contextFor(item.scenario);
+          const cost: WorkCost = { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
+          const key = dialogueKey(item.cell, item.scenario.scenario_id, item.replicate);
+          const result = await converse(
+            item.scenario,
+            context,
+            item.cell.setting,
+            item.replicate,
+            { user, assistant: clientOf.get(item.cell)!, prompts },
+            ctx.signal,
+            (e) => {
+              const o = e.outcome;
+              cost.calls++;
+              if (o) {
+                cost.cachedCalls += o.cached ? 1 : 0;
+                cost.inputTokens += o.cached ? 0 : o.response.usage.inputTokens;
+                cost.outputTokens += o.cached ? 0 : o.response.usage.outputTokens;
+                cost.costUsd += o.cached ? 0 : o.costUsd;
+              }
+              ctx.event({
+                run_id: runId,
+                key,
+                turn: e.turn,
+                role: e.role,
+                model: e.model,
+                status: o ? 'ok' : 'failed',
+                error_kind: e.error ? e.error.reason : null,
+                cached: o?.cached ?? false,
+                attempts: o?.attempts ?? ((e.error as { attempts?: number } | undefined)?.attempts ?? 1),
+                latency_ms: o?.latencyMs ?? null,
+                input_tokens: o?.response.usage.inputTokens ?? null,
+                output_tokens: o?.response.usage.outputTokens ?? null,
+                cost_usd: o?.costUsd ?? null,
+                at: new Date().toISOString(),
+              });
+            },
+          );
+          const c = item.cell;
+          const assistantClient = clientOf.get(c)!;
+          const inputTokens = result.messages.reduce((n, m) => n + m.input_tokens, 0);
+          const outputTokens = result.messages.reduce((n, m) => n + m.output_tokens, 0);
+          const dialogueCost = result.messages.reduce((n, m) => n + (m.role === 'user' ? user : assistantClient).costOf({ inputTokens: m.input_tokens, outputTokens: m.output_tokens }), 0);
+          return {
+            cost,
+            record: {
+              status: result.status,
+              error: result.error,
+              scenario_id: item.scenario.scenario_id,
+              user_id: item.scenario.user_id,
+              task_id: item.scenario.task_id,
+              kind: item.scenario.kind,
+              setting: c.setting,
+              replicate: item.replicate,
+              assistant_model: c.assistant.model,
+              assistant_temperature: c.assistant.params.temperature,
+              assistant_max_tokens: c.assistant.params.maxTokens,
+              user_model: c.user.model,
+              user_temperature: c.user.params.temperature,
+              user_max_tokens: c.user.params.maxTokens,
+              prompt_version: c.promptVersion,
+              simulated: c.simulated,
+              end_reason: result.end_reason,
+              rounds: result.rounds,
+              messages: result.messages,
+              input_tokens: inputTokens,
+              output_tokens: outputTokens,
+              cost_usd: dialogueCost,
+            },
+          };
+        },
+        estimate: (item) => estimateDialogue(item, clientOf.get(item.cell)!, user),
+      },
+      {
+        concurrency: options.concurrency,
+        signal: options.signal,
+        ...(options.limit !== undefined ? { limit: options.limit } : {}),
+        ...(options.shard ? { shard: options.shard } : {}),
+        retryFailed: Boolean(options.retryFailed),
+        dryRun: Boolean(options.dryRun),
+        progress: Boolean(options.progress),
+      },
+    );
+    const cellRows: DialoguesSummary['cells'] = [];
+    for (const { cell } of cells) {
+      const dir = cellDir(root, cell);
+      const rows = options.dryRun || !existsSync(dir) ? null : (await compactPartition(dir, 'dialogues', DIALOGUE_COLUMNS)).rows;
+      cellRows.push({ dir, setting: cell.setting, assistant: cell.assistant.model, user: cell.user.model, rows });
+    }
+    return { ...summary, prompt_version: prompts.version, simulated: cells.some((c) => c.cell.simulated), cells: cellRows };
+  } finally {
+    await Promise.all([user, ...assistants].map((c) => c.close()));
+    await cache.close();
+    source.close();
+  }
+}
+
+function defaultUser(allSimulated: boolean): string {
+  if (allSimulated) return 'sim:default';
+  throw usageError('name the user-agent model with --user, e.g. --user anthropic:claude-3-sonnet-20240229 (the paper\'s user agent)');
+}
+
+/** Expected calls and tokens of one dialogue, from the paper's Table 13 averages; prompt size from the history it grows. */
+function estimateDialogue(item: Item, assistant: LlmClient, user: LlmClient): WorkCost {
+  const e = EXPECTED[item.scenario.kind];
+  const turns = Math.min(e.assistantTurns, ROUND_LIMITS[item.scenario.kind]);
+  const calls = Math.round(2 * turns + 1);
+  const systemTokens = 600;
+  // Each call sees the conversation so far: on average half of the final length.
+  const avgHistory = turns * 2 * e.tokensPerTurn * 0.5;
+  const inputTokens = Math.round(calls * (systemTokens + avgHistory));
+  const outputTokens = Math.round(calls * e.tokensPerTurn);
+  const half = { inputTokens: inputTokens / 2, outputTokens: outputTokens / 2 };
+  return { calls, cachedCalls: 0, inputTokens, outputTokens, costUsd: assistant.costOf(half) + user.costOf(half) };
+}

@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import Mustache from 'mustache';
+import { PlensError } from '../core/errors.js';
+import { packageRoot } from '../core/paths.js';
+
+export const DEFAULT_PROMPTS_DIR = join(packageRoot, 'pipelines', 'prompts', 'personalens');
+
+export const TEMPLATE_NAMES = [
+  'user-system',
+  'user-first-turn',
+  'user-turn',
+  'assistant-system-vanilla',
+  'assistant-system-base',
+  'assistant-turn',
+  'judge-task-completion',
+  'judge-personalization',
+  'judge-naturalness',
+  'judge-coherence',
+] as const;
+export type TemplateName = (typeof TEMPLATE_NAMES)[number];
+
+/**
+ * The prompt templates in use: a directory given with --prompts, falling back file by file to
+ * the bundled ones. The version is VERSION plus a hash of every template's text, so an edited
+ * prompt makes new keys instead of mixing with old results.
+ */
+export class PromptSet {
+  private constructor(
+    private readonly templates: Map<TemplateName, string>,
+    readonly version: string,
+    readonly sources: Record<string, string>,
+  ) {}
+
+  static load(overrideDir?: string): PromptSet {
+    if (overrideDir && !existsSync(overrideDir)) {
+      throw new PlensError('E_INPUT_NOT_FOUND', 'prompts directory does not exist', { location: { file: overrideDir } });
+    }
+    if (overrideDir) {
+      const unknown = readdirSync(overrideDir).filter((f) => f.endsWith('.md') && f !== 'README.md' && !TEMPLATE_NAMES.includes(f.slice(0, -3) as TemplateName));
+      if (unknown.length) {
+        throw new PlensError('E_INPUT_LAYOUT', `unknown template file(s) ${unknown.join(', ')}; expected names: ${TEMPLATE_NAMES.map((n) => `${n}.md`).join(', ')}`, {
+          location: { file: overrideDir },
+        });
+      }
+    }
+    const templates = new Map<TemplateName, string>();
+    const sources: Record<string, string> = {};
+    const hash = createHash('sha256');
+    for (const name of TEMPLATE_NAMES) {
+      const custom = overrideDir ? join(overrideDir, `${name}.md`) : undefined;
+      const file = custom && existsSync(custom) ? custom : join(DEFAULT_PROMPTS_DIR, `${name}.md`);
+      const text = readFileSync(file, 'utf8');
+      try {
+        Mustache.parse(text);
+      } catch (error) {
+        throw new PlensError('E_INPUT_SCHEMA', `not a valid Mustache template: ${(error as Error).message}`, { location: { file } });
+      }
+      templates.set(name, text);
+      sources[name] = file;
+      hash.update(`${name}\u0000${text}\u0000`);
+    }
+    const versionFile = overrideDir && existsSync(join(overrideDir, 'VERSION')) ? join(overrideDir, 'VERSION') : join(DEFAULT_PROMPTS_DIR, 'VERSION');
+    const label = readFileSync(versionFile, 'utf8').trim();
+    return new PromptSet(templates, `${label}+${hash.digest('hex').slice(0, 8)}`, sources);
+  }
+
+  render(name: TemplateName, view: Record<string, string | undefined>): string {
+    // Prompts are plain text: no HTML escaping.
+    return Mustache.render(this.templates.get(name)!, view, undefined, { escape: (s: string) => s }).trim();
+  }
+}

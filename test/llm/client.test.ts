@@ -1,0 +1,145 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CallCache } from '../../src/llm/call-cache.js';
+import { LlmClient } from '../../src/llm/client.js';
+import { LlmCallError } from '../../src/llm/errors.js';
+import { startMockLlm, type MockFault, type MockLlmServer, type MockRequest } from '../../src/llm/mock-server.js';
+import { parseModelSpec } from '../../src/llm/model-spec.js';
+import type { RetryPolicy } from '../../src/llm/retry.js';
+import type { ChatRequest } from '../../src/llm/types.js';
+import { tempDir } from '../helpers/cli.js';
+
+const FAST_RETRY: RetryPolicy = { retries: 3, minDelayMs: 5, maxDelayMs: 20, factor: 2, maxTotalMs: 20_000, maxRetryAfterMs: 5_000 };
+const TIMEOUTS = { connectMs: 2000, headersMs: 2000, bodyMs: 2000, deadlineMs: 400 };
+
+const request = (text = 'Book me a table for two.'): ChatRequest => ({
+  system: 'You are a helpful assistant.',
+  messages: [{ role: 'user', content: text }],
+  params: { temperature: 0, maxTokens: 64 },
+  purpose: 'assistant',
+  promptVersion: 'test-v1',
+  replicate: 0,
+});
+
+let server: MockLlmServer | undefined;
+const clients: LlmClient[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+  await server?.close();
+  server = undefined;
+});
+
+async function setup(api: 'openai' | 'anthropic', fault?: (r: MockRequest) => MockFault | undefined, cacheMode: 'off' | 'on' | 'replay' = 'off', dir = tempDir()) {
+  server = await startMockLlm({ ...(fault ? { fault } : {}), requireAuth: true });
+  const spec = parseModelSpec(api === 'openai' ? `openai:gpt-test?base_url=${server.url}/v1&price_in=2&price_out=8` : `anthropic:claude-test?base_url=${server.url}`);
+  const client = LlmClient.create(spec, {
+    cache: CallCache.open(join(dir, 'cache'), cacheMode),
+    retry: FAST_RETRY,
+    timeouts: TIMEOUTS,
+    env: { OPENAI_API_KEY: 'sk-test-openai', ANTHROPIC_API_KEY: 'sk-ant-test' },
+  });
+  clients.push(client);
+  return client;
+}
+
+const signal = () => new AbortController().signal;
+
+describe.each(['openai', 'anthropic'] as const)('%s provider over real HTTP', (api) => {
+  it('returns the text and usage, and prices it per 1M tokens', async () => {
+    const client = await setup(api);
+    const out = await client.call(request(), signal());
+    expect(out.response.text.length).toBeGreaterThan(10);
+    expect(out.response.usage.inputTokens).toBeGreaterThan(0);
+    expect(out).toMatchObject({ cached: false, attempts: 1 });
+    if (api === 'openai') {
+      const u = out.response.usage;
+      expect(out.costUsd).toBeCloseTo((u.inputTokens * 2 + u.outputTokens * 8) / 1e6, 12);
+    }
+    // The key goes in the header the API expects.
+    const headers = server!.requests[0]!.headers;
+    if (api === 'openai') expect(headers['authorization']).toBe('Bearer sk-test-openai');
+    else expect(headers['x-api-key']).toBe('sk-ant-test');
+  });
+
+  it.each([
+    ['429 with Retry-After', { kind: 'status', status: 429, retryAfterSeconds: 1 } as MockFault],
+    ['500', { kind: 'status', status: 500 } as MockFault],
+    ['503', { kind: 'status', status: 503 } as MockFault],
+    ['529 overloaded', { kind: 'status', status: 529 } as MockFault],
+    ['408', { kind: 'status', status: 408 } as MockFault],
+    ['connection reset', { kind: 'reset' } as MockFault],
+    ['garbage body', { kind: 'garbage' } as MockFault],
+    ['truncated body', { kind: 'truncated' } as MockFault],
+    ['empty choices', { kind: 'empty-choices' } as MockFault],
+    ['hang (call deadline)', { kind: 'hang' } as MockFault],
+  ])('retries after %s and succeeds', async (_name, fault) => {
+    const client = await setup(api, (r) => (r.attempt < 2 ? fault : undefined));
+    const t0 = performance.now();
+    const out = await client.call(request(), signal());
+    expect(out.attempts).toBe(3);
+    expect(server!.stats().requests).toBe(3);
+    if (fault.kind === 'status' && fault.retryAfterSeconds) expect(performance.now() - t0).toBeGreaterThanOrEqual(2000);
+  });
+
+  it.each([400, 401, 403, 404])('fails fast on %i, with no retry', async (status) => {
+    const client = await setup(api, () => ({ kind: 'status', status }));
+    const error = await client.call(request(), signal()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LlmCallError);
+    expect(error).toMatchObject({ kind: 'http', status, retryable: false });
+    expect(server!.stats().requests).toBe(1);
+  });
+
+  it('gives up after the bounded number of retries', async () => {
+    const client = await setup(api, () => ({ kind: 'status', status: 500 }));
+    const error = (await client.call(request(), signal()).catch((e: unknown) => e)) as LlmCallError;
+    expect(error).toMatchObject({ kind: 'http', status: 500 });
+    expect(server!.stats().requests).toBe(FAST_RETRY.retries + 1);
+  });
+});
+
+describe('call cache', () => {
+  it('serves a repeated call from the cache with no HTTP, and replay fails clearly on a miss', async () => {
+    const dir = tempDir();
+    const client = await setup('openai', undefined, 'on', dir);
+    const first = await client.call(request('a'), signal());
+    const again = await client.call(request('a'), signal());
+    expect(server!.stats().requests).toBe(1);
+    expect(again).toMatchObject({ cached: true, attempts: 0, latencyMs: first.latencyMs });
+    expect(again.response).toEqual(first.response);
+    await client.close();
+    clients.length = 0;
+    await server!.close();
+
+    const replay = await setup('openai', undefined, 'replay', dir);
+    expect((await replay.call(request('a'), signal())).cached).toBe(true);
+    const miss = (await replay.call(request('b'), signal()).catch((e: unknown) => e)) as LlmCallError;
+    expect(miss).toMatchObject({ kind: 'cache_miss', retryable: false });
+    expect(miss.message).toContain('--cache replay');
+    expect(server!.stats().requests).toBe(0);
+  });
+
+  it('keys on everything that decides the answer', async () => {
+    const { callKey } = await import('../../src/llm/call-cache.js');
+    const base = callKey('openai', 'm', request());
+    expect(callKey('openai', 'm', request())).toBe(base);
+    expect(callKey('openai', 'm2', request())).not.toBe(base);
+    expect(callKey('anthropic', 'm', request())).not.toBe(base);
+    expect(callKey('openai', 'm', { ...request(), params: { temperature: 0.5, maxTokens: 64 } })).not.toBe(base);
+    expect(callKey('openai', 'm', { ...request(), promptVersion: 'v2' })).not.toBe(base);
+    expect(callKey('openai', 'm', { ...request(), replicate: 1 })).not.toBe(base);
+    expect(callKey('openai', 'm', { ...request(), system: 'other' })).not.toBe(base);
+  });
+});
+
+describe('API keys', () => {
+  it('a missing key for the official endpoint is a usage error naming the variable', () => {
+    expect(() => LlmClient.create(parseModelSpec('openai:gpt-4o'), { cache: CallCache.open('', 'off'), env: {} })).toThrow(/OPENAI_API_KEY/);
+    expect(() => LlmClient.create(parseModelSpec('anthropic:claude-x'), { cache: CallCache.open('', 'off'), env: {} })).toThrow(/ANTHROPIC_API_KEY/);
+  });
+
+  it('a key never appears in an error message', async () => {
+    const client = await setup('openai', () => ({ kind: 'status', status: 401, body: '{"error":{"message":"bad key"}}' }));
+    const error = (await client.call(request(), signal()).catch((e: unknown) => e)) as Error;
+    expect(String(error.message)).not.toContain('sk-test-openai');
+  });
+});
