@@ -24,6 +24,7 @@ export type ErrorCode =
   | 'E_INPUT_REFERENCE'
   | 'E_INPUT_DUPLICATE'
   | 'E_PREREQUISITE'
+  | 'E_CACHE_MISS'
   | 'E_SQL'
   | 'E_INTERNAL';
 
@@ -37,6 +38,7 @@ const exitCodeOf: Record<ErrorCode, ExitCodeValue> = {
   E_INPUT_REFERENCE: ExitCode.invalidInput,
   E_INPUT_DUPLICATE: ExitCode.invalidInput,
   E_PREREQUISITE: ExitCode.missingPrerequisite,
+  E_CACHE_MISS: ExitCode.missingPrerequisite,
   E_SQL: ExitCode.sql,
   E_INTERNAL: ExitCode.failure,
 };

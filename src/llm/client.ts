@@ -33,6 +33,7 @@ export interface CallOutcome {
 export class LlmClient {
   readonly id: string;
   private readonly limiter: RateLimiter;
+  private readonly inFlight = new Map<string, Promise<CallOutcome>>();
 
   private constructor(
     readonly spec: ModelSpec,
@@ -73,7 +74,26 @@ export class LlmClient {
   async call(request: ChatRequest, signal: AbortSignal): Promise<CallOutcome> {
     // The simulator is instant and deterministic: caching it would only cost disk.
     const cache = this.spec.provider === 'sim' ? undefined : this.options.cache;
-    const key = cache ? callKey(this.spec.provider, this.spec.model, request) : '';
+    if (!cache || cache.mode === 'off' || cache.mode === 'write') return this.callOnce(request, signal, cache, '');
+    const key = callKey(this.spec.provider, this.spec.model, request);
+    // Identical calls in flight share one HTTP request: it saves a call, and every sharer records
+    // the same answer and latency, so a rerun from the cache reproduces the run byte for byte.
+    const pending = this.inFlight.get(key);
+    if (pending) {
+      const shared = await pending;
+      return { ...shared, cached: true, attempts: 0 };
+    }
+    const promise = this.callOnce(request, signal, cache, key);
+    this.inFlight.set(key, promise);
+    try {
+      return await promise;
+    } finally {
+      this.inFlight.delete(key);
+    }
+  }
+
+  private async callOnce(request: ChatRequest, signal: AbortSignal, cache: CallCache | undefined, cacheKey: string): Promise<CallOutcome> {
+    const key = cacheKey || (cache ? callKey(this.spec.provider, this.spec.model, request) : '');
     const hit = cache?.get(key);
     if (hit) return { response: hit.response, cached: true, attempts: 0, latencyMs: hit.latencyMs, costUsd: this.costOf(hit.response.usage) };
     if (cache?.mode === 'replay') {

@@ -1,3 +1,4 @@
+import { PlensError } from '../core/errors.js';
 import type { LlmClient, CallOutcome } from '../llm/client.js';
 import { LlmCallError } from '../llm/errors.js';
 import type { ChatRequest, SimulationFacts } from '../llm/types.js';
@@ -133,6 +134,8 @@ export async function converse(
     }
   } catch (error) {
     if (!(error instanceof LlmCallError)) throw error;
+    // Replay exists to reproduce a finished run exactly: a miss stops the run rather than recording a failure.
+    if (error.kind === 'cache_miss') throw new PlensError('E_CACHE_MISS', error.message, { hint: 'run with --cache on to call the endpoint for what is missing' });
     return {
       status: 'failed',
       end_reason: null,

@@ -1,0 +1,76 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { JsonlLog, readJsonl } from '../../src/engine/jsonl-log.js';
+import { WriterLock } from '../../src/engine/lock.js';
+import { inShard, parseShard } from '../../src/engine/shard.js';
+import { tempDir } from '../helpers/cli.js';
+
+async function all<T>(path: string): Promise<T[]> {
+  const out: T[] = [];
+  for await (const r of readJsonl<T>(path)) out.push(r);
+  return out;
+}
+
+describe('JsonlLog', () => {
+  it('appends one line per record', async () => {
+    const file = join(tempDir(), 'r.jsonl');
+    const log = JsonlLog.open(file);
+    log.append({ a: 1 });
+    log.append({ a: 2 });
+    log.close();
+    expect(readFileSync(file, 'utf8')).toBe('{"a":1}\n{"a":2}\n');
+  });
+
+  it('cuts a torn last line on open, then appends cleanly', async () => {
+    const file = join(tempDir(), 'r.jsonl');
+    writeFileSync(file, '{"a":1}\n{"a":2}\n{"a":3, "b": "half');
+    const log = JsonlLog.open(file);
+    expect(log.repairedBytes).toBe('{"a":3, "b": "half'.length);
+    log.append({ a: 4 });
+    log.close();
+    expect(await all(file)).toEqual([{ a: 1 }, { a: 2 }, { a: 4 }]);
+  });
+
+  it('a file that is one torn line becomes empty', () => {
+    const file = join(tempDir(), 'r.jsonl');
+    writeFileSync(file, '{"a":');
+    expect(JsonlLog.open(file).repairedBytes).toBe(5);
+    expect(readFileSync(file, 'utf8')).toBe('');
+  });
+
+  it('a corrupt line in the middle is an error naming the line', async () => {
+    const file = join(tempDir(), 'r.jsonl');
+    writeFileSync(file, '{"a":1}\nnot json\n{"a":2}\n');
+    await expect(all(file)).rejects.toMatchObject({ code: 'E_INPUT_JSON', location: { file, line: 2 } });
+  });
+});
+
+describe('WriterLock', () => {
+  it('refuses a second writer while the first holds the lock, and takes over a dead one', () => {
+    const dir = tempDir();
+    const path = join(dir, '.lock');
+    const lock = WriterLock.acquire(path, 'out/x');
+    expect(() => WriterLock.acquire(path, 'out/x')).toThrow(/being written by another plens process \(pid \d+/);
+    lock.release();
+    // A lock left by a process that is gone (pid 2^22+ is never a live pid here).
+    writeFileSync(path, `4194999@${hostname()}\n`);
+    const again = WriterLock.acquire(path, 'out/x');
+    again.release();
+  });
+});
+
+describe('shards', () => {
+  it('parses i/n and partitions keys with nothing lost or doubled', () => {
+    expect(parseShard('1/4')).toEqual({ index: 1, count: 4 });
+    expect(() => parseShard('4/4')).toThrow();
+    expect(() => parseShard('x')).toThrow();
+    const keys = Array.from({ length: 1000 }, (_, i) => `k${i}`);
+    const counts = [0, 1, 2, 3].map((i) => keys.filter((k) => inShard(k, { index: i, count: 4 })).length);
+    expect(counts.reduce((a, b) => a + b)).toBe(1000);
+    for (const c of counts) expect(c).toBeGreaterThan(200);
+    for (const k of keys) expect([0, 1, 2, 3].filter((i) => inShard(k, { index: i, count: 4 }))).toHaveLength(1);
+  });
+});
+
