@@ -1,21 +1,22 @@
-/** A benchmark's measured figures; a figure with a bound passes when value <= bound. */
+/** A benchmark's measured figures; a figure passes when value <= bound (an upper bound) or value >= min. */
 export interface BenchResult {
   name: string;
   context: string;
-  figures: Array<{ name: string; value: number; unit: string; bound?: number }>;
+  figures: Array<{ name: string; value: number; unit: string; bound?: number; min?: number }>;
 }
 
 export function formatBench(result: BenchResult): { text: string; passed: boolean } {
   let passed = true;
   const lines = [`== ${result.name}`, `   ${result.context}`];
   for (const f of result.figures) {
-    const value = `${f.value.toFixed(f.unit === 's' ? 2 : 0)} ${f.unit}`;
-    if (f.bound === undefined) {
-      lines.push(`   ${f.name.padEnd(34)} ${value.padStart(12)}`);
+    const value = `${f.value.toFixed(f.unit === 's' || f.unit === 'ms' ? 2 : 0)} ${f.unit}`;
+    if (f.bound === undefined && f.min === undefined) {
+      lines.push(`   ${f.name.padEnd(40)} ${value.padStart(14)}`);
     } else {
-      const ok = f.value <= f.bound;
+      const ok = f.bound !== undefined ? f.value <= f.bound : f.value >= f.min!;
       passed &&= ok;
-      lines.push(`   ${f.name.padEnd(34)} ${value.padStart(12)}   bound ${f.bound} ${f.unit}   ${ok ? 'PASS' : 'FAIL'}`);
+      const against = f.bound !== undefined ? `bound <= ${f.bound} ${f.unit}` : `target >= ${f.min} ${f.unit}`;
+      lines.push(`   ${f.name.padEnd(40)} ${value.padStart(14)}   ${against}   ${ok ? 'PASS' : 'FAIL'}`);
     }
   }
   return { text: lines.join('\n'), passed };

@@ -1,14 +1,17 @@
 import { resolve } from 'node:path';
 import { packageRoot } from '../core/paths.js';
 import { benchDataset } from './dataset.js';
+import { benchDialogues } from './dialogues.js';
 import { formatBench, type BenchResult } from './report.js';
 
 /**
  * `npm run bench [-- name...]`: runs the benchmarks, prints each figure with its bound,
  * and exits non-zero when a bound is missed. Timings live here, never in unit tests.
  */
+const dataDir = process.env['PLENS_BENCH_DATA'] ?? resolve(packageRoot, '..', 'shared', 'personalens', 'data');
 const BENCHES: Record<string, () => Promise<BenchResult>> = {
-  dataset: () => benchDataset(process.env['PLENS_BENCH_DATA'] ?? resolve(packageRoot, '..', 'shared', 'personalens', 'data')),
+  dataset: () => benchDataset(dataDir),
+  dialogues: () => benchDialogues(dataDir),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -9,7 +9,7 @@ import type { Workspace } from '../core/workspace.js';
 import { appendRow } from '../db/append-row.js';
 import { Database, sqlString } from '../db/database.js';
 import type { Normalisation } from './domains.js';
-import { DATASET_TABLES, DATASET_TABLE_NAMES, type DatasetTable } from './tables.js';
+import { DATASET_TABLES, DATASET_TABLE_NAMES, ROW_GROUP_SIZE, type DatasetTable } from './tables.js';
 import { locateUpstream } from './upstream/layout.js';
 import { PreferenceSchema } from './upstream/preference-schema.js';
 import { readTaskDefinitions } from './upstream/task-definitions.js';
@@ -90,7 +90,8 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     if (!options.dryRun) await replaceDirectoryAtomic(options.workspace.datasetDir, async (staging) => {
       for (const name of DATASET_TABLE_NAMES) {
         const file = join(staging, `${name}.parquet`);
-        await db.run(`COPY ${name} TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+        const rowGroup = ROW_GROUP_SIZE[name] ? `, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[name]}` : '';
+        await db.run(`COPY ${name} TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd${rowGroup})`);
       }
       const manifest = {
         stage: 'import',
@@ -144,9 +145,9 @@ function appendUser(a: Record<'users' | 'interests' | 'affinities' | 'interactio
   const d = r.demographics;
   const user = d.user_id;
   appendRow(a.users, [user, r.index, d.age, d.gender, d.employment_status, d.education, d.marital_status, d.english_proficiency, d.ethnicity, d.religion, d.birth_country, d.reside_country]);
-  for (const i of r.interests) appendRow(a.interests, [user, i.domain, i.interested]);
-  for (const f of r.affinities) appendRow(a.affinities, [user, f.domain, f.preference_type, f.value, f.position, f.is_list]);
-  for (const x of r.interactions) appendRow(a.interactions, [user, x.domain, x.summary]);
+  for (const i of r.interests) appendRow(a.interests, [user, r.index, i.domain, i.interested]);
+  for (const f of r.affinities) appendRow(a.affinities, [user, r.index, f.domain, f.preference_type, f.value, f.position, f.is_list]);
+  for (const x of r.interactions) appendRow(a.interactions, [user, r.index, x.domain, x.summary]);
   for (const s of r.scenarios) {
     appendRow(a.scenario_pool, [
       s.scenario_id, user, r.index, s.task_id, s.kind, s.task_key, s.relevant_domains, s.relevant_preference_types,

@@ -36,8 +36,11 @@ export interface WorkContext {
 
 export interface StageDefinition<I> {
   stage: string;
-  /** Re-iterable input; items are cheap (heavy context is loaded inside `run`). */
-  items: () => AsyncIterable<I>;
+  /**
+   * Re-iterable input. The engine iterates twice: first to count what is left (`forRun` false:
+   * items may skip their heavy context), then to run it (`forRun` true).
+   */
+  items: (forRun: boolean) => AsyncIterable<I>;
   /** The item's idempotent key and the output partition (directory) it belongs to. */
   keyOf(item: I): { key: string; dir: string };
   run(item: I, ctx: WorkContext): Promise<{ record: StageOutput; cost: WorkCost }>;
@@ -123,7 +126,7 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
 
   // Pass 1: what is left to do, counted without holding the items.
   const estimate: WorkCost = { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
-  for await (const item of def.items()) {
+  for await (const item of def.items(false)) {
     const { key, dir } = def.keyOf(item);
     if (!inShard(key, options.shard)) continue;
     await loadState(dir);
@@ -161,7 +164,7 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
   let taken = 0;
 
   const source = (async function* () {
-    for await (const item of def.items()) {
+    for await (const item of def.items(true)) {
       const { key, dir } = def.keyOf(item);
       if (!inShard(key, options.shard)) continue;
       const state = states.get(key);

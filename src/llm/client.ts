@@ -116,6 +116,7 @@ export class LlmClient {
         signal,
       );
       response = value;
+      // Awaited: writes left in the background pile up in memory faster than LMDB commits them.
       if (cache) await cache.put(key, { response, latencyMs });
       return { response, cached: false, attempts, latencyMs, costUsd: this.costOf(response.usage) };
     } finally {

@@ -6,8 +6,9 @@
  * Prints exactly one line, `listening <url>`, on stdout once ready; exits cleanly on SIGTERM/SIGINT.
  * Requests are never kept in memory (keepRequests is always off here; --no-keep is accepted for clarity).
  */
+import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { startMockLlm } from './mock-server.js';
+import { defaultReply, startMockLlm, type MockRequest } from './mock-server.js';
 
 function usage(message: string): never {
   process.stderr.write(`mock-server: ${message}\nusage: mock-server-main --port <n> --latency <ms> [--terminate-after <n>] [--no-keep] [--require-auth]\n`);
@@ -21,7 +22,7 @@ function integer(name: string, value: string | undefined, fallback: number): num
   return n;
 }
 
-let values: { port?: string; latency?: string; 'terminate-after'?: string; 'no-keep'?: boolean; 'require-auth'?: boolean };
+let values: { port?: string; latency?: string; 'terminate-after'?: string; 'no-keep'?: boolean; 'require-auth'?: boolean; 'unique-replies'?: boolean };
 try {
   ({ values } = parseArgs({
     args: process.argv.slice(2),
@@ -31,6 +32,7 @@ try {
       'terminate-after': { type: 'string' },
       'no-keep': { type: 'boolean' },
       'require-auth': { type: 'boolean' },
+      'unique-replies': { type: 'boolean' },
     },
     strict: true,
     allowPositionals: false,
@@ -42,10 +44,17 @@ try {
 const port = integer('port', values.port, 0);
 if (port > 65535) usage(`--port must be at most 65535, got ${port}`);
 
+const terminateAfter = integer('terminate-after', values['terminate-after'], 2);
+// --unique-replies: every reply names a digest of its request, so no two conversations repeat a
+// request (a benchmark then measures real calls, not cache hits or shared in-flight calls).
+const uniqueReply = (r: MockRequest): string =>
+  `(${createHash('sha1').update(r.system).update(JSON.stringify(r.messages)).digest('hex').slice(0, 8)}) ${defaultReply(r, terminateAfter)}`;
+
 const server = await startMockLlm({
+  ...(values['unique-replies'] ? { reply: uniqueReply } : {}),
   port,
   latencyMs: integer('latency', values.latency, 0),
-  terminateAfter: integer('terminate-after', values['terminate-after'], 2),
+  terminateAfter,
   requireAuth: values['require-auth'] ?? false,
   keepRequests: false,
 });

@@ -14,7 +14,7 @@ import { compactPartition, DIALOGUE_COLUMNS } from './compact.js';
 import { converse } from './conversation.js';
 import { cellDir, dialogueKey, makeCell, type DialogueCell } from './dialogue-cell.js';
 import { PromptSet } from './prompt-set.js';
-import { ScenarioContextSource, type ScenarioRow } from './scenario-context.js';
+import { ScenarioContextSource, type ScenarioContext, type ScenarioRow } from './scenario-context.js';
 import { ROUND_LIMITS, type Setting } from './settings.js';
 
 export interface DialoguesOptions {
@@ -45,6 +45,8 @@ export interface DialoguesSummary extends StageSummary {
 
 interface Item {
   scenario: ScenarioRow;
+  /** Loaded only for the run pass. */
+  context: ScenarioContext | undefined;
   cell: DialogueCell;
   dir: string;
   replicate: number;
@@ -85,17 +87,18 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
     const summary = await runStage<Item>(
       {
         stage: 'dialogues',
-        items: async function* () {
+        items: async function* (forRun) {
           for (const { cell } of cells) {
             const dir = cellDir(root, cell);
-            for await (const scenario of source.scenarios()) {
-              for (let replicate = 0; replicate < replicates; replicate++) yield { scenario, cell, dir, replicate };
+            const rows = forRun ? source.scenariosWithContext() : withoutContext(source.scenarios());
+            for await (const { scenario, context } of rows) {
+              for (let replicate = 0; replicate < replicates; replicate++) yield { scenario, context, cell, dir, replicate };
             }
           }
         },
         keyOf: (item) => ({ key: dialogueKey(item.cell, item.scenario.scenario_id, item.replicate), dir: item.dir }),
         run: async (item, ctx) => {
-          const context = await source.contextFor(item.scenario);
+          const context = item.context ?? (await source.contextFor(item.scenario));
           const cost: WorkCost = { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
           const key = dialogueKey(item.cell, item.scenario.scenario_id, item.replicate);
           const result = await converse(
@@ -189,6 +192,10 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
     await cache.close();
     source.close();
   }
+}
+
+async function* withoutContext(rows: AsyncIterable<ScenarioRow>): AsyncGenerator<{ scenario: ScenarioRow; context: undefined }> {
+  for await (const scenario of rows) yield { scenario, context: undefined };
 }
 
 function defaultUser(allSimulated: boolean): string {

@@ -7,6 +7,7 @@ import { Database, sqlString } from '../db/database.js';
 export interface ScenarioRow {
   scenario_id: string;
   user_id: string;
+  user_index: number;
   task_id: string;
   kind: 'SD' | 'MD';
   relevant_domains: string[];
@@ -50,13 +51,26 @@ const DEMOGRAPHIC_LABELS: Array<[string, string]> = [
   ['reside_country', 'Country of residence'],
 ];
 
-/** Reads scenarios and their context from the workspace's Parquet, one user at a time. */
+interface UserContext {
+  demographics: string;
+  domains: Map<string, UserDomain>;
+}
+
+/** How many scenarios share one batch of context queries. */
+const BATCH = 512;
+
+/**
+ * Reads scenarios and their context from the workspace's Parquet. Context is loaded for a batch of
+ * scenarios at a time (one query per table for all their users), so a run costs a few queries per
+ * 512 scenarios, and memory holds one batch, whatever the number of scenarios.
+ */
 export class ScenarioContextSource {
-  private readonly users = new Map<string, Promise<{ demographics: string; domains: Map<string, UserDomain> }>>();
   private readonly tasks = new Map<string, { intent: string; goal: string }>();
 
   private constructor(
     private readonly db: Database,
+    /** A second connection: a query on the first would cut an open stream short. */
+    private readonly streamDb: Database,
     private readonly workspace: Workspace,
   ) {}
 
@@ -65,17 +79,20 @@ export class ScenarioContextSource {
     if (!existsSync(workspace.scenariosFile)) {
       throw new PlensError('E_PREREQUISITE', `no scenarios selected in ${workspace.scenariosDir}`, { hint: 'run `plens scenarios` first' });
     }
-    const db = await Database.open(':memory:', { threads: 2 });
+    // One thread keeps the scenario stream in stored order (and --limit deterministic).
+    const db = await Database.open(':memory:', { threads: 1, memoryLimit: '256MB' });
     const file = (t: string) => sqlString(workspace.datasetFile(t));
+    // Views, not tables: context is read from Parquet a batch at a time, never held whole.
     await db.run(`
-      CREATE TABLE users AS SELECT * FROM read_parquet(${file('users')});
-      CREATE TABLE interactions AS SELECT * FROM read_parquet(${file('interactions')}) ORDER BY user_id;
-      CREATE TABLE affinities AS
-        SELECT a.user_id, a.domain, a.preference_type, list(a.value ORDER BY a.position) FILTER (a.value IS NOT NULL) AS vals, min(p.position) AS type_position
-        FROM read_parquet(${file('affinities')}) a JOIN read_parquet(${file('preference_schema')}) p USING (domain, preference_type)
-        GROUP BY ALL ORDER BY user_id;
+      CREATE VIEW users AS SELECT * FROM read_parquet(${file('users')});
+      CREATE VIEW interactions AS SELECT * FROM read_parquet(${file('interactions')});
+      CREATE TABLE preference_order AS SELECT domain, preference_type, position AS type_position FROM read_parquet(${file('preference_schema')});
+      CREATE VIEW affinities AS
+        SELECT a.user_id, a.user_index, a.domain, a.preference_type, list(a.value ORDER BY a.position) FILTER (a.value IS NOT NULL) AS vals, min(p.type_position) AS type_position
+        FROM read_parquet(${file('affinities')}) a JOIN preference_order p USING (domain, preference_type)
+        GROUP BY ALL;
     `);
-    const source = new ScenarioContextSource(db, workspace);
+    const source = new ScenarioContextSource(db, await Database.open(':memory:', { threads: 1, memoryLimit: '128MB' }), workspace);
     for (const t of await db.all<{ task_id: string; user_intent: string; goal: string }>(`SELECT task_id, user_intent, goal FROM read_parquet(${file('tasks')})`)) {
       source.tasks.set(t.task_id, { intent: t.user_intent, goal: t.goal });
     }
@@ -84,18 +101,49 @@ export class ScenarioContextSource {
 
   /** The selected scenarios, streamed in their stored order. */
   async *scenarios(): AsyncGenerator<ScenarioRow> {
-    yield* this.db.stream<ScenarioRow>(
-      `SELECT scenario_id, user_id, task_id, kind, relevant_domains, relevant_preference_types, location, device, time_of_day, day_of_week, environment
+    yield* this.streamDb.stream<ScenarioRow>(
+      `SELECT scenario_id, user_id, user_index, task_id, kind, relevant_domains, relevant_preference_types, location, device, time_of_day, day_of_week, environment
        FROM read_parquet(${sqlString(this.workspace.scenariosFile)})`,
     );
+  }
+
+  /**
+   * The selected scenarios with their context, loaded a batch at a time; the next batch loads
+   * while the current one is being worked on, so workers never wait for a query.
+   */
+  async *scenariosWithContext(): AsyncGenerator<{ scenario: ScenarioRow; context: ScenarioContext }> {
+    const load = async (batch: ScenarioRow[]) => ({ batch, users: await this.loadUsers([...new Set(batch.map((s) => s.user_index))]) });
+    let pending: ReturnType<typeof load> | undefined;
+    let batch: ScenarioRow[] = [];
+    const emit = async function* (this: ScenarioContextSource, loaded: Awaited<ReturnType<typeof load>>) {
+      for (const scenario of loaded.batch) yield { scenario, context: this.contextOf(scenario, loaded.users) };
+    }.bind(this);
+    for await (const s of this.scenarios()) {
+      batch.push(s);
+      if (batch.length >= BATCH) {
+        const next = load(batch);
+        batch = [];
+        if (pending) yield* emit(await pending);
+        pending = next;
+      }
+    }
+    const last = batch.length ? load(batch) : undefined;
+    if (pending) yield* emit(await pending);
+    if (last) yield* emit(await last);
   }
 
   async count(): Promise<number> {
     return (await this.db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(this.workspace.scenariosFile)})`))[0]!.n;
   }
 
+  /** One scenario's context (loads its user; use scenariosWithContext for many). */
   async contextFor(s: ScenarioRow): Promise<ScenarioContext> {
-    const user = await this.user(s.user_id);
+    return this.contextOf(s, await this.loadUsers([s.user_index]));
+  }
+
+  private contextOf(s: ScenarioRow, users: Map<string, UserContext>): ScenarioContext {
+    const user = users.get(s.user_id);
+    if (!user) throw new PlensError('E_PREREQUISITE', `user ${s.user_id} of the scenarios is not in the import; rerun plens scenarios`);
     const task = this.tasks.get(s.task_id);
     if (!task) throw new PlensError('E_PREREQUISITE', `scenario ${s.scenario_id} names task ${s.task_id}, which the import does not have; rerun plens scenarios`);
     const domains = s.relevant_domains.map((d) => user.domains.get(d) ?? { domain: d, preferences: [], interactions: null });
@@ -127,41 +175,35 @@ export class ScenarioContextSource {
     };
   }
 
-  private user(userId: string) {
-    let p = this.users.get(userId);
-    if (!p) {
-      p = this.loadUser(userId);
-      this.users.set(userId, p);
-      // Scenarios come grouped by user; a small window of users keeps memory flat.
-      if (this.users.size > 256) this.users.delete(this.users.keys().next().value!);
+  private async loadUsers(userIndices: number[]): Promise<Map<string, UserContext>> {
+    const out = new Map<string, UserContext>();
+    if (userIndices.length === 0) return out;
+    // The index range lets DuckDB skip row groups by their statistics; the list picks the users.
+    const list = `user_index BETWEEN ${Math.min(...userIndices)} AND ${Math.max(...userIndices)} AND user_index IN (${userIndices.map((i) => Math.trunc(i)).join(', ')})`;
+    for (const row of await this.db.all<Record<string, string>>(`SELECT * FROM users WHERE ${list}`)) {
+      out.set(row['user_id']!, { demographics: DEMOGRAPHIC_LABELS.map(([k, label]) => `${label}: ${row[k]}`).join('\n'), domains: new Map() });
     }
-    return p;
-  }
-
-  private async loadUser(userId: string) {
-    const [row] = await this.db.all<Record<string, string>>('SELECT * FROM users WHERE user_id = $1', undefined, [userId]);
-    if (!row) throw new PlensError('E_PREREQUISITE', `user ${userId} of the scenarios is not in the import; rerun plens scenarios`);
-    const demographics = DEMOGRAPHIC_LABELS.map(([k, label]) => `${label}: ${row[k]}`).join('\n');
-    const domains = new Map<string, UserDomain>();
-    const get = (d: string) => {
-      let x = domains.get(d);
-      if (!x) domains.set(d, (x = { domain: d, preferences: [], interactions: null }));
+    const domain = (userId: string, d: string): UserDomain | undefined => {
+      const user = out.get(userId);
+      if (!user) return undefined;
+      let x = user.domains.get(d);
+      if (!x) user.domains.set(d, (x = { domain: d, preferences: [], interactions: null }));
       return x;
     };
-    for (const a of await this.db.all<{ domain: string; preference_type: string; vals: string[] | null }>(
-      'SELECT domain, preference_type, vals FROM affinities WHERE user_id = $1 ORDER BY domain, type_position',
-      undefined,
-      [userId],
+    for (const a of await this.db.all<{ user_id: string; domain: string; preference_type: string; vals: string[] | null }>(
+      `SELECT user_id, domain, preference_type, vals FROM affinities WHERE ${list} ORDER BY user_id, domain, type_position`,
     )) {
-      get(a.domain).preferences.push({ type: a.preference_type, values: a.vals ?? [] });
+      domain(a.user_id, a.domain)?.preferences.push({ type: a.preference_type, values: a.vals ?? [] });
     }
-    for (const i of await this.db.all<{ domain: string; summary: string }>('SELECT domain, summary FROM interactions WHERE user_id = $1', undefined, [userId])) {
-      get(i.domain).interactions = i.summary;
+    for (const i of await this.db.all<{ user_id: string; domain: string; summary: string }>(`SELECT user_id, domain, summary FROM interactions WHERE ${list}`)) {
+      const d = domain(i.user_id, i.domain);
+      if (d) d.interactions = i.summary;
     }
-    return { demographics, domains };
+    return out;
   }
 
   close(): void {
     this.db.close();
+    this.streamDb.close();
   }
 }

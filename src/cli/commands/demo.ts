@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { userPath } from '../../core/paths.js';
+import { interruptSignal } from '../interrupt.js';
 import { printResult, showProgress, warehouseOption, workspaceOf, type GlobalArgs } from '../options.js';
 
 interface DemoArgs extends GlobalArgs {
@@ -12,7 +13,8 @@ export const demoCommand: CommandModule<GlobalArgs, DemoArgs> = {
   builder: (y) => warehouseOption(y).example('$0 demo', 'writes ./out and warehouse/plens.duckdb'),
   handler: async (args) => {
     const { runDemo, formatDemo } = await import('../../demo/run-demo.js');
-    const result = await runDemo(workspaceOf(args), userPath(args.db), showProgress(args));
+    const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; rerun to resume\n'));
+    const result = await runDemo(workspaceOf(args), userPath(args.db), showProgress(args), stop.signal).finally(stop.dispose);
     printResult(
       args,
       { workspace: workspaceOf(args).root, db: result.warehouse.db, files: result.tables.files, scenarios: result.scenarios.scenarios },

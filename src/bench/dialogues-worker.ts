@@ -1,0 +1,37 @@
+import { Workspace } from '../core/workspace.js';
+import { runDialogues } from '../personalens/dialogues-stage.js';
+
+/**
+ * One benchmark run in a fresh process (so its peak RSS is its own):
+ *   node dist/bench/dialogues-worker.js <workspace> <concurrency> <mock url>
+ * Prints one JSON line with calls (HTTP and cached), wall and CPU time of the stage, and peak RSS.
+ */
+const [ws, concurrency, url] = process.argv.slice(2);
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+const summary = await runDialogues({
+  workspace: new Workspace(ws!),
+  assistants: [`openai:bench-assistant?base_url=${url}/v1`],
+  user: `openai:bench-user?base_url=${url}/v1`,
+  settings: ['base'],
+  cache: 'on',
+  concurrency: Number(concurrency),
+  signal: new AbortController().signal,
+  env: { OPENAI_API_KEY: 'sk-bench' },
+});
+const wallMs = performance.now() - t0;
+const cpu = process.cpuUsage(cpu0);
+// The live JS set after the run (a full GC first when exposed): what grows if the stage holds on to work.
+(globalThis as { gc?: () => void }).gc?.();
+process.stdout.write(
+  JSON.stringify({
+    dialogues: summary.ok,
+    failed: summary.failed,
+    calls: summary.calls,
+    http_calls: summary.calls - summary.cached_calls,
+    wall_ms: wallMs,
+    cpu_ms: (cpu.user + cpu.system) / 1000,
+    peak_rss_mib: process.resourceUsage().maxRSS / 1024,
+    heap_after_mib: process.memoryUsage().heapUsed / 1024 / 1024,
+  }) + '\n',
+);
