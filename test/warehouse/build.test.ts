@@ -16,7 +16,11 @@ describe('plens warehouse', () => {
   it('skips files whose inputs are missing and says why (no scenarios selected yet)', async () => {
     const r = await runCliJson<Summary>(['warehouse', '-w', ws, '--db', join(root, 'a.duckdb')]);
     expect(r.code).toBe(0);
-    expect(r.json.skipped).toEqual([{ file: '20_scenarios.sql', reason: 'needs scenarios/scenarios.parquet in the workspace' }]);
+    expect(r.json.skipped).toEqual([
+      { file: '20_scenarios.sql', reason: 'needs scenarios/scenarios.parquet in the workspace' },
+      { file: '50_dialogues.sql', reason: 'needs dialogues/*/dialogues.parquet in the workspace' },
+      { file: '51_llm_calls.sql', reason: 'needs dialogues/*/calls.parquet in the workspace' },
+    ]);
     expect(r.json.relations.find((x) => x.name === 'table1')).toEqual({ name: 'table1', type: 'view', rows: null });
     expect(r.json.relations.find((x) => x.name === 'users')).toEqual({ name: 'users', type: 'table', rows: 8 });
   });
