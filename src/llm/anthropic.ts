@@ -1,7 +1,7 @@
-import type { Dispatcher } from 'undici';
 import { LlmCallError } from './errors.js';
-import { postJson, type HttpTimeouts } from './http.js';
-import type { ChatRequest, ChatResponse, Provider } from './types.js';
+import { postJson } from './http.js';
+import { HttpProvider } from './http-provider.js';
+import type { ChatRequest, ChatResponse } from './types.js';
 
 interface AnthropicResponse {
   content?: Array<{ type: string; text?: string }>;
@@ -12,15 +12,7 @@ interface AnthropicResponse {
 export const ANTHROPIC_VERSION = '2023-06-01';
 
 /** The Anthropic Messages API (POST /v1/messages). */
-export class AnthropicProvider implements Provider {
-  constructor(
-    private readonly model: string,
-    private readonly baseUrl: string,
-    private readonly apiKey: string | undefined,
-    private readonly dispatcher: Dispatcher,
-    private readonly timeouts: HttpTimeouts,
-  ) {}
-
+export class AnthropicProvider extends HttpProvider {
   async complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
     const body = {
       model: this.model,
@@ -31,7 +23,7 @@ export class AnthropicProvider implements Provider {
     };
     const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
     if (this.apiKey) headers['x-api-key'] = this.apiKey;
-    const json = (await postJson(this.dispatcher, `${this.baseUrl.replace(/\/$/, '')}/v1/messages`, headers, body, this.timeouts, signal)) as AnthropicResponse;
+    const json = (await postJson(this.dispatcher, this.endpoint('/v1/messages'), headers, body, this.timeouts, signal)) as AnthropicResponse;
     const blocks = (json.content ?? []).filter((b) => b.type === 'text' && typeof b.text === 'string');
     if (blocks.length === 0) throw new LlmCallError('bad_response', 'Anthropic response has no text content block', { retryable: true });
     return {
@@ -41,5 +33,4 @@ export class AnthropicProvider implements Provider {
     };
   }
 
-  async close(): Promise<void> {}
 }

@@ -1,7 +1,7 @@
-import type { Dispatcher } from 'undici';
 import { LlmCallError } from './errors.js';
-import { postJson, type HttpTimeouts } from './http.js';
-import type { ChatRequest, ChatResponse, Provider } from './types.js';
+import { postJson } from './http.js';
+import { HttpProvider } from './http-provider.js';
+import type { ChatRequest, ChatResponse } from './types.js';
 
 interface OpenAiResponse {
   choices?: Array<{ message?: { content?: string | null }; finish_reason?: string | null }>;
@@ -9,15 +9,7 @@ interface OpenAiResponse {
 }
 
 /** Any OpenAI-compatible /v1/chat/completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM, gateways). */
-export class OpenAiProvider implements Provider {
-  constructor(
-    private readonly model: string,
-    private readonly baseUrl: string,
-    private readonly apiKey: string | undefined,
-    private readonly dispatcher: Dispatcher,
-    private readonly timeouts: HttpTimeouts,
-  ) {}
-
+export class OpenAiProvider extends HttpProvider {
   async complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
     const body = {
       model: this.model,
@@ -26,7 +18,7 @@ export class OpenAiProvider implements Provider {
       max_tokens: request.params.maxTokens,
     };
     const headers: Record<string, string> = this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {};
-    const json = (await postJson(this.dispatcher, `${this.baseUrl.replace(/\/$/, '')}/chat/completions`, headers, body, this.timeouts, signal)) as OpenAiResponse;
+    const json = (await postJson(this.dispatcher, this.endpoint('/chat/completions'), headers, body, this.timeouts, signal)) as OpenAiResponse;
     const choice = json.choices?.[0];
     const text = choice?.message?.content;
     if (typeof text !== 'string') {
@@ -39,5 +31,4 @@ export class OpenAiProvider implements Provider {
     };
   }
 
-  async close(): Promise<void> {}
 }

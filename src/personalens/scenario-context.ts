@@ -2,22 +2,10 @@ import { existsSync } from 'node:fs';
 import { PlensError } from '../core/errors.js';
 import type { Workspace } from '../core/workspace.js';
 import { Database, sqlString } from '../db/database.js';
+import type { Scenario } from '../scenarios/scenario.js';
 
 /** A selected scenario as the dialogue stage streams it (cheap: ids and situation only). */
-export interface ScenarioRow {
-  scenario_id: string;
-  user_id: string;
-  user_index: number;
-  task_id: string;
-  kind: 'SD' | 'MD';
-  relevant_domains: string[];
-  relevant_preference_types: string[];
-  location: string;
-  device: string;
-  time_of_day: string;
-  day_of_week: string;
-  environment: string;
-}
+export type ScenarioRow = Omit<Scenario, 'task_key'>;
 
 /** Everything the agents may be shown about a scenario, already rendered as text blocks. */
 export interface ScenarioContext {

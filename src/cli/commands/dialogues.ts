@@ -51,7 +51,7 @@ export const dialoguesCommand: CommandModule<GlobalArgs, DialoguesArgs> = {
       .option('connect-timeout', { type: 'number', default: 10, describe: 'Seconds to establish a connection' })
       .example('$0 dialogues --assistant sim:default --setting base+all', 'offline, on the selected scenarios')
       .example('$0 dialogues --assistant openai:gpt-4o-mini --user anthropic:claude-3-5-sonnet-20241022 --setting base base+all --concurrency 32', '')
-      .example('$0 dialogues --assistant openai:llama3?base_url=http://localhost:8000/v1 --user sim:default --dry-run', ''),
+      .example("$0 dialogues --assistant 'openai:llama3?base_url=http://localhost:8000/v1&price_in=0' --user sim:default --dry-run", 'quote specs that hold &'),
   handler: async (args) => {
     if (!Number.isInteger(args.concurrency) || args.concurrency < 1) throw usageError('--concurrency must be a whole number >= 1');
     if (!Number.isInteger(args.replicates) || args.replicates < 1) throw usageError('--replicates must be a whole number >= 1');

@@ -5,6 +5,7 @@ import { PlensError } from '../../core/errors.js';
 import { parseJsonText } from '../../core/json-input.js';
 import { assertValid, escapePointer } from '../../validation/validator.js';
 import { normaliseDomainKey, type Normalisation } from '../domains.js';
+import type { Scenario } from '../../scenarios/scenario.js';
 import type { PreferenceSchema } from './preference-schema.js';
 import type { TaskDefinition } from './task-definitions.js';
 
@@ -47,19 +48,7 @@ export interface UserRecord {
   /** value null marks an empty list: the user has the preference type but no value. */
   affinities: Array<{ domain: string; preference_type: string; value: string | null; position: number | null; is_list: boolean }>;
   interactions: Array<{ domain: string; summary: string }>;
-  scenarios: Array<{
-    scenario_id: string;
-    task_id: string;
-    kind: 'SD' | 'MD';
-    task_key: string;
-    relevant_domains: string[];
-    relevant_preference_types: string[];
-    location: string;
-    device: string;
-    time_of_day: string;
-    day_of_week: string;
-    environment: string;
-  }>;
+  scenarios: Array<Omit<Scenario, 'user_id' | 'user_index'>>;
   normalisations: Normalisation[];
   warnings: string[];
 }
