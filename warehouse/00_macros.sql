@@ -7,3 +7,35 @@ CREATE OR REPLACE MACRO shannon_entropy(counts) AS
 -- Shannon evenness E = H / ln n over n categories; undefined (NULL) when n < 2.
 CREATE OR REPLACE MACRO shannon_evenness(counts) AS
   CASE WHEN len(counts) >= 2 THEN shannon_entropy(counts) / ln(len(counts)) END;
+
+-- Means with a seeded 95% bootstrap interval, from a histogram: the list of {key: value, value: count}
+-- that map_entries(histogram(x)) gives. Scores are discrete, so the interval is the Bayesian
+-- bootstrap (Rubin 1981): weights over the n observations ~ Dirichlet(1, ..., 1), which over the K
+-- distinct values is Dirichlet(c_1, ..., c_K); each of 1000 resamples draws K Gamma(c_k) variables
+-- (exactly, as sums of exponentials, for c_k <= 16; Wilson-Hilferty above) from uniforms made by
+-- hashing (seed, resample, value, i). Cost per group: 1000 x K, whatever n is. The bounds are the
+-- 25th and 976th of the sorted resample means; NULL for n < 2.
+-- (Macro parameters and lambda variables have unique names: DuckDB expands macros by name.)
+CREATE OR REPLACE MACRO hash_uniform(hu_seed, hu_rep, hu_val, hu_i) AS
+  -- One string per draw: DuckDB's multi-argument hash combines its arguments too weakly for this.
+  ((hash(concat_ws(':', hu_seed, hu_rep, hu_val, hu_i)) >> 11)::DOUBLE + 0.5) / 9007199254740992.0;
+
+CREATE OR REPLACE MACRO gamma_draw(gd_shape, gd_seed, gd_rep, gd_val) AS
+  CASE WHEN gd_shape <= 16
+    THEN -list_sum(list_transform(range(gd_shape::BIGINT), gd_i -> ln(hash_uniform(gd_seed, gd_rep, gd_val, gd_i))))
+    ELSE gd_shape * pow(greatest(0.0, 1 - 1 / (9.0 * gd_shape)
+      + sqrt(-2 * ln(hash_uniform(gd_seed, gd_rep, gd_val, -1))) * cos(2 * pi() * hash_uniform(gd_seed, gd_rep, gd_val, -2)) / (3 * sqrt(gd_shape))), 3)
+  END;
+
+CREATE OR REPLACE MACRO histogram_n(hn_h) AS coalesce(list_sum(list_transform(hn_h, hn_x -> hn_x.value)), 0);
+
+CREATE OR REPLACE MACRO histogram_mean(hm_h) AS
+  list_sum(list_transform(hm_h, hm_x -> hm_x.key * hm_x.value)) / list_sum(list_transform(hm_h, hm_x -> hm_x.value));
+
+CREATE OR REPLACE MACRO bootstrap_means(bm_h, bm_seed) AS
+  list_sort(list_transform(range(1000), bm_rep ->
+    list_transform([list_transform(bm_h, (bm_x, bm_k) -> gamma_draw(bm_x.value, bm_seed, bm_rep, bm_k))], bm_g ->
+      list_sum(list_transform(bm_g, (bm_w, bm_j) -> bm_w * bm_h[bm_j].key)) / list_sum(bm_g))[1]));
+
+CREATE OR REPLACE MACRO bootstrap_ci95(bc_h, bc_seed) AS
+  CASE WHEN histogram_n(bc_h) >= 2 THEN list_transform([bootstrap_means(bc_h, bc_seed)], bc_m -> {'lo': bc_m[25], 'hi': bc_m[976]})[1] END;

@@ -6,6 +6,7 @@ import { plensVersion } from '../core/version.js';
 import { demoCommand } from './commands/demo.js';
 import { dialoguesCommand } from './commands/dialogues.js';
 import { importCommand } from './commands/import.js';
+import { judgeCommand } from './commands/judge.js';
 import { scenariosCommand } from './commands/scenarios.js';
 import { sqlCommand } from './commands/sql.js';
 import { tablesCommand } from './commands/tables.js';
@@ -19,6 +20,7 @@ export function buildCli(argv: string[]): Argv {
     .command(importCommand)
     .command(scenariosCommand)
     .command(dialoguesCommand)
+    .command(judgeCommand)
     .command(warehouseCommand)
     .command(sqlCommand)
     .command(tablesCommand)

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { assertValid } from '../validation/validator.js';
 import { PlensError } from './errors.js';
 import { parseJsonText } from './json-input.js';
+import { DATASET_FORMAT } from '../dataset/tables.js';
 
 /**
  * The workspace holds every stage's outputs (default ./out): dataset/ from import,
@@ -37,7 +38,13 @@ export class Workspace {
       });
     }
     const manifest = parseJsonText(readFileSync(file, 'utf8'), file);
-    assertValid<{ tables: Record<string, { file: string }> }>('plens:manifest', manifest, { file });
+    assertValid<{ dataset_format?: number; plens_version: string; tables: Record<string, { file: string }> }>('plens:manifest', manifest, { file });
+    if (manifest.dataset_format !== DATASET_FORMAT) {
+      throw new PlensError('E_PREREQUISITE', `the import was made by plens ${manifest.plens_version} in another dataset format (${manifest.dataset_format ?? 1}, this plens reads ${DATASET_FORMAT})`, {
+        location: { file },
+        hint: 'rerun `plens import`; dialogue and judgment keys do not change',
+      });
+    }
     for (const table of Object.values(manifest.tables)) {
       if (!existsSync(join(this.datasetDir, table.file))) {
         throw new PlensError('E_PREREQUISITE', `the import is incomplete: ${table.file} is missing`, {

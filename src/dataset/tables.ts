@@ -1,3 +1,6 @@
+/** Bumped whenever a dataset table changes shape; later stages refuse an import of another format. */
+export const DATASET_FORMAT = 2;
+
 /**
  * The normalised dataset tables `plens import` writes, one Parquet file each in
  * <workspace>/dataset/. Column order here is the order of the Parquet files.

@@ -5,9 +5,12 @@ import { JsonlLog, readJsonl } from './jsonl-log.js';
 import { WriterLock } from './lock.js';
 import { inShard, shardSuffix, type Shard } from './shard.js';
 
-/** What a unit of work produces: a result or a failure (never a score), plus stage fields. */
+/**
+ * What a unit of work produces: a result, or a failure (never a score), plus stage fields.
+ * `parse_error` is a failure whose answer came back unreadable; like `failed`, it is not done.
+ */
 export interface StageOutput {
-  status: 'ok' | 'failed';
+  status: 'ok' | 'failed' | 'parse_error';
   error?: { kind: string; message: string } | null;
   [field: string]: unknown;
 }

@@ -23,7 +23,7 @@ export function formatStageSummary(s: WithCells): string {
   }
   if (s.prompt_version) lines.push(`  prompts      ${s.prompt_version}`);
   for (const c of s.cells ?? []) lines.push(`  cell         ${c.setting} | ${c.assistant} | user ${c.user}${c.rows !== null ? ` | ${c.rows} records` : ''}\n               ${c.dir}`);
-  if (s.simulated) lines.push('  NOTE: sim:* is an offline simulator, not a model; its dialogues say nothing about any assistant.');
+  if (s.simulated) lines.push('  NOTE: sim:* is an offline simulator, not a model; what it produces says nothing about any assistant.');
   return lines.join('\n');
 }
 

@@ -12,12 +12,38 @@ export class SimProvider implements Provider {
     const facts = request.simulation;
     if (!facts) throw new LlmCallError('config', 'the sim provider needs scenario facts; it can only play PersonaLens agents', { retryable: false });
     const turns = request.messages.length === 0 ? 0 : countAssistantTurns(request.messages.at(-1)!.content);
-    const text = request.purpose === 'user' ? simulatedUser(facts, turns) : simulatedAssistant(facts, turns, request.messages.at(-1)?.content ?? '');
+    const text = facts.judge
+      ? simulatedJudge(facts)
+      : request.purpose === 'user'
+        ? simulatedUser(facts, turns)
+        : simulatedAssistant(facts, turns, request.messages.at(-1)?.content ?? '');
     const input = request.system.length + request.messages.reduce((n, m) => n + m.content.length, 0);
     return { text, usage: { inputTokens: Math.ceil(input / 4), outputTokens: Math.ceil(text.length / 4) }, finishReason: 'stop' };
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * The simulated judge, in the output formats the judge prompts ask for: task completed when the
+ * user ended the dialogue; personalization 1 + the number (up to 3) of the user's relevant
+ * preference values the assistant brought up; naturalness and coherence 3-5 by a stable hash.
+ */
+function simulatedJudge(facts: NonNullable<ChatRequest['simulation']>): string {
+  const j = facts.judge!;
+  if (j.dimension === 'task_completion') {
+    return `VERDICT: ${j.terminated ? 'True' : 'False'}\nEXPLANATION: (simulated judge) The user ${j.terminated ? 'ended the conversation satisfied' : 'never confirmed the task was done'}.`;
+  }
+  if (j.dimension === 'personalization') {
+    const text = j.assistantText.toLowerCase();
+    const values = facts.preferences.flatMap((p) => valueOf(p).split(', ')).filter((v) => v.length > 2);
+    const used = new Set(values.filter((v) => text.includes(v.toLowerCase()))).size;
+    const score = 1 + Math.min(3, used);
+    return `<response>\nPersonalization Score: ${score}\nKey Observations: (simulated judge) the assistant used ${used} known preference value(s).\nJustification: (simulated judge) score = 1 + preferences applied, capped at 4.\nImprovement Suggestions: apply more of what is known.\n</response>`;
+  }
+  const label = j.dimension === 'naturalness' ? 'Naturalness' : 'Coherence';
+  const score = 3 + pick(`${j.dimension}:${j.target}:${j.conversation}`, 3);
+  return `${label} Score: ${score}\nJustification: (simulated judge) a fixed rule, not an assessment.`;
 }
 
 function countAssistantTurns(prompt: string): number {

@@ -36,6 +36,8 @@ export interface SimulationFacts {
   timeOfDay?: string;
   /** Context blocks the assistant was given in this setting. */
   assistantContext?: { demographics: boolean; interactions: boolean; situation: boolean };
+  /** For judge calls: what is judged. */
+  judge?: { dimension: string; target: string; terminated: boolean; assistantText: string; conversation: string };
 }
 
 export interface Usage {

@@ -95,18 +95,24 @@ export class ScenarioContextSource {
     );
   }
 
-  /**
-   * The selected scenarios with their context, loaded a batch at a time; the next batch loads
-   * while the current one is being worked on, so workers never wait for a query.
-   */
+  /** The selected scenarios with their context. */
   async *scenariosWithContext(): AsyncGenerator<{ scenario: ScenarioRow; context: ScenarioContext }> {
-    const load = async (batch: ScenarioRow[]) => ({ batch, users: await this.loadUsers([...new Set(batch.map((s) => s.user_index))]) });
+    for await (const { row, context } of this.withContext(this.scenarios())) yield { scenario: row, context };
+  }
+
+  /**
+   * Any stream of scenario rows (selected scenarios, judged dialogues) with their context, loaded
+   * a batch at a time; the next batch loads while the current one is being worked on, so workers
+   * never wait for a query.
+   */
+  async *withContext<T extends ScenarioRow>(rows: AsyncIterable<T>): AsyncGenerator<{ row: T; context: ScenarioContext }> {
+    const load = async (batch: T[]) => ({ batch, users: await this.loadUsers([...new Set(batch.map((s) => s.user_index))]) });
     let pending: ReturnType<typeof load> | undefined;
-    let batch: ScenarioRow[] = [];
+    let batch: T[] = [];
     const emit = async function* (this: ScenarioContextSource, loaded: Awaited<ReturnType<typeof load>>) {
-      for (const scenario of loaded.batch) yield { scenario, context: this.contextOf(scenario, loaded.users) };
+      for (const row of loaded.batch) yield { row, context: this.contextOf(row, loaded.users) };
     }.bind(this);
-    for await (const s of this.scenarios()) {
+    for await (const s of rows) {
       batch.push(s);
       if (batch.length >= BATCH) {
         const next = load(batch);
@@ -118,6 +124,11 @@ export class ScenarioContextSource {
     const last = batch.length ? load(batch) : undefined;
     if (pending) yield* emit(await pending);
     if (last) yield* emit(await last);
+  }
+
+  /** Streams any query over the workspace on the stream connection (e.g. dialogues to judge). */
+  stream<T>(sql: string): AsyncGenerator<T> {
+    return this.streamDb.stream<T>(sql);
   }
 
   async count(): Promise<number> {

@@ -15,6 +15,8 @@ export interface ColumnSpec {
   group?: boolean;
   /** Printed for NULL, e.g. "-" for a count that does not apply. */
   nullText?: string;
+  /** Columns holding this mean's 95% interval: shown as "m [lo, hi]" for people, kept as columns in CSV/JSON. */
+  ci?: [string, string];
 }
 
 export interface RenderableTable {
@@ -34,13 +36,19 @@ export function columnsOf(names: string[]): ColumnSpec[] {
 export function renderTable(table: RenderableTable, format: TableFormat): string {
   switch (format) {
     case 'json':
-      return JSON.stringify({ name: table.name, title: table.title, columns: table.columns.map((c) => c.key), rows: table.rows, notes: table.notes ?? [] }, null, 2);
-    case 'csv':
-      // CSV carries raw values at full precision: it is for other tools, not for eyes.
+      return JSON.stringify(
+        { name: table.name, title: table.title, columns: table.columns.flatMap((c) => [c.key, ...(c.ci ?? [])]), rows: table.rows, notes: table.notes ?? [] },
+        null,
+        2,
+      );
+    case 'csv': {
+      // CSV carries raw values at full precision (intervals as their own columns): it is for other tools, not for eyes.
+      const keys = table.columns.flatMap((c) => [c.key, ...(c.ci ?? [])]);
       return stringify(
-        table.rows.map((r) => table.columns.map((c) => csvValue(r[c.key]))),
-        { header: true, columns: table.columns.map((c) => c.key) },
+        table.rows.map((r) => keys.map((k) => csvValue(r[k]))),
+        { header: true, columns: keys },
       ).trimEnd();
+    }
     case 'md':
       return renderMarkdown(table);
     case 'tex':
@@ -99,7 +107,10 @@ function displayRows(table: RenderableTable, thousands: string, escape: (s: stri
       const repeat = c.group && previous[c.key] === value;
       previous[c.key] = value;
       if (repeat) return '';
-      const text = formatCell(value, c, thousands);
+      let text = formatCell(value, c, thousands);
+      if (c.ci && value !== null && value !== undefined && row[c.ci[0]] !== null && row[c.ci[0]] !== undefined) {
+        text += ` [${formatCell(row[c.ci[0]], c, thousands)}, ${formatCell(row[c.ci[1]], c, thousands)}]`;
+      }
       // Numbers carry markup of their own (e.g. TeX's {,} separator): escape only text.
       return typeof value === 'number' ? text : escape(text);
     }),
