@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Database } from '../../src/db/database.js';
+import { repoRoot } from '../helpers/cli.js';
+
+let db: Database;
+beforeAll(async () => {
+  db = await Database.open(':memory:');
+  await db.run(readFileSync(join(repoRoot, 'warehouse', '00_macros.sql'), 'utf8'));
+});
+afterAll(() => db.close());
+
+const hist = (counts: Record<number, number>) =>
+  `[${Object.entries(counts).map(([k, v]) => `{'key': ${k}, 'value': ${v}}`).join(', ')}]`;
+const one = async <T>(sql: string): Promise<T> => Object.values((await db.all(sql))[0]!)[0] as T;
+
+describe('bootstrap_ci95 (Bayesian bootstrap over score histograms)', () => {
+  it('draws Gamma variates with the right mean and variance (exact path and Wilson-Hilferty path)', async () => {
+    for (const shape of [1, 6, 16, 17, 60, 5000]) {
+      const [row] = await db.all<{ m: number; v: number }>(`SELECT avg(g) AS m, var_samp(g) AS v FROM (SELECT gamma_draw(${shape}, 't', x, 1) AS g FROM range(20000) t(x))`);
+      // Gamma(k, 1): mean k, variance k. 20k draws: the sample mean is within ~4 sd of k.
+      expect(Math.abs(row!.m - shape)).toBeLessThan(4 * Math.sqrt(shape / 20000));
+      expect(row!.v / shape).toBeGreaterThan(0.9);
+      expect(row!.v / shape).toBeLessThan(1.1);
+    }
+  });
+
+  it('matches the normal-theory width for a hand-computed case', async () => {
+    // 19 scores: six 3s, six 4s, seven 5s: mean 77/19 = 4.0526, population sd 0.8252;
+    // se = 0.8252 / sqrt(19) = 0.1893, so a 95% interval is about mean +- 0.371.
+    const ci = await one<{ lo: number; hi: number }>(`SELECT bootstrap_ci95(${hist({ 3: 6, 4: 6, 5: 7 })}, 'hand')`);
+    const mean = 77 / 19;
+    expect(ci.lo).toBeLessThan(mean);
+    expect(ci.hi).toBeGreaterThan(mean);
+    expect((ci.hi - ci.lo) / 2).toBeGreaterThan(0.371 * 0.8);
+    expect((ci.hi - ci.lo) / 2).toBeLessThan(0.371 * 1.2);
+  });
+
+  it('narrows with n (as 1/sqrt(n)) and always contains the mean', async () => {
+    const small = await one<{ lo: number; hi: number }>(`SELECT bootstrap_ci95(${hist({ 0: 4, 1: 16 })}, 'n')`);
+    const large = await one<{ lo: number; hi: number }>(`SELECT bootstrap_ci95(${hist({ 0: 400, 1: 1600 })}, 'n')`);
+    for (const ci of [small, large]) {
+      expect(ci.lo).toBeLessThan(0.8);
+      expect(ci.hi).toBeGreaterThan(0.8);
+    }
+    const ratio = (small.hi - small.lo) / (large.hi - large.lo);
+    expect(ratio).toBeGreaterThan(7); // sqrt(100) = 10
+    expect(ratio).toBeLessThan(14);
+  });
+
+  it('is deterministic for a seed and changes with it', async () => {
+    const a = await one<{ lo: number }>(`SELECT bootstrap_ci95(${hist({ 1: 5, 2: 9, 3: 7, 4: 2 })}, 's1')`);
+    const b = await one<{ lo: number }>(`SELECT bootstrap_ci95(${hist({ 1: 5, 2: 9, 3: 7, 4: 2 })}, 's1')`);
+    const c = await one<{ lo: number }>(`SELECT bootstrap_ci95(${hist({ 1: 5, 2: 9, 3: 7, 4: 2 })}, 's2')`);
+    expect(a).toEqual(b);
+    expect(c).not.toEqual(a);
+  });
+
+  it('gives NULL below n = 2 and a point interval when every score is the same', async () => {
+    expect(await one(`SELECT bootstrap_ci95(${hist({ 3: 1 })}, 'x')`)).toBeNull();
+    expect(await one(`SELECT bootstrap_ci95(NULL::STRUCT(key INTEGER, value UBIGINT)[], 'x')`)).toBeNull();
+    expect(await one(`SELECT bootstrap_ci95(${hist({ 4: 50 })}, 'x')`)).toEqual({ lo: 4, hi: 4 });
+    expect(await one(`SELECT histogram_n(NULL::STRUCT(key INTEGER, value UBIGINT)[])`)).toBe(0);
+    expect(await one(`SELECT histogram_mean(${hist({ 1: 1, 4: 3 })})`)).toBeCloseTo(13 / 4, 12);
+  });
+});
