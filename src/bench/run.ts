@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { packageRoot } from '../core/paths.js';
 import { benchDataset } from './dataset.js';
 import { benchDialogues } from './dialogues.js';
+import { benchResults } from './results.js';
 import { formatBench, type BenchResult } from './report.js';
 
 /**
@@ -12,6 +13,7 @@ const dataDir = process.env['PLENS_BENCH_DATA'] ?? resolve(packageRoot, '..', 's
 const BENCHES: Record<string, () => Promise<BenchResult>> = {
   dataset: () => benchDataset(dataDir),
   dialogues: () => benchDialogues(dataDir),
+  results: () => benchResults(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
