@@ -4,6 +4,10 @@ interface WithCells extends StageSummary {
   prompt_version?: string;
   simulated?: boolean;
   cells?: Array<{ dir: string; setting: string; assistant: string; user: string; rows: number | null }>;
+  /** The judge stage: its judge and output folder. */
+  judge?: string;
+  dir?: string;
+  rows?: number | null;
 }
 
 /** The closing summary of an LLM stage, for people. */
@@ -22,6 +26,7 @@ export function formatStageSummary(s: WithCells): string {
     lines.push(`  calls        ${s.calls} (${s.cached_calls} from cache), ${fmt(s.input_tokens)} input + ${fmt(s.output_tokens)} output tokens, $${s.cost_usd.toFixed(4)}`);
   }
   if (s.prompt_version) lines.push(`  prompts      ${s.prompt_version}`);
+  if (s.judge) lines.push(`  judge        ${s.judge}${s.rows != null ? ` | ${s.rows} records` : ''}\n               ${s.dir}`);
   for (const c of s.cells ?? []) lines.push(`  cell         ${c.setting} | ${c.assistant} | user ${c.user}${c.rows !== null ? ` | ${c.rows} records` : ''}\n               ${c.dir}`);
   if (s.simulated) lines.push('  NOTE: sim:* is an offline simulator, not a model; what it produces says nothing about any assistant.');
   return lines.join('\n');

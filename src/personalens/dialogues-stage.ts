@@ -2,39 +2,23 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
 import { usageError } from '../core/errors.js';
-import type { Workspace } from '../core/workspace.js';
 import { runStage, type StageSummary, type WorkCost } from '../engine/stage-runner.js';
-import type { Shard } from '../engine/shard.js';
-import { CallCache, type CacheMode } from '../llm/call-cache.js';
+import { CallCache } from '../llm/call-cache.js';
 import { LlmClient } from '../llm/client.js';
-import type { HttpTimeouts } from '../llm/http.js';
 import { isSimulator, parseModelSpec } from '../llm/model-spec.js';
-import type { RetryPolicy } from '../llm/retry.js';
 import { compactPartition, DIALOGUE_COLUMNS } from './compact.js';
 import { converse } from './conversation.js';
 import { cellDir, dialogueKey, makeCell, type DialogueCell } from './dialogue-cell.js';
+import { clientOptions, engineOptions, type LlmStageOptions } from './llm-stage-options.js';
 import { PromptSet } from './prompt-set.js';
 import { ScenarioContextSource, type ScenarioContext, type ScenarioRow } from './scenario-context.js';
 import { ROUND_LIMITS, type Setting } from './settings.js';
 
-export interface DialoguesOptions {
-  workspace: Workspace;
+export interface DialoguesOptions extends LlmStageOptions {
   assistants: string[];
   settings: Setting[];
   user?: string;
   replicates?: number;
-  prompts?: string;
-  cache: CacheMode;
-  concurrency: number;
-  limit?: number;
-  shard?: Shard;
-  retryFailed?: boolean;
-  dryRun?: boolean;
-  progress?: boolean;
-  signal: AbortSignal;
-  retry?: RetryPolicy;
-  timeouts?: HttpTimeouts;
-  env?: NodeJS.ProcessEnv;
 }
 
 export interface DialoguesSummary extends StageSummary {
@@ -62,15 +46,8 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
   const prompts = PromptSet.load(options.prompts);
   const source = await ScenarioContextSource.open(options.workspace);
   const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.cache);
-  const clientOptions = {
-    cache,
-    connections: options.concurrency,
-    ...(options.retry ? { retry: options.retry } : {}),
-    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
-    ...(options.env ? { env: options.env } : {}),
-  };
-  const user = LlmClient.create(userSpec, clientOptions);
-  const assistants = assistantSpecs.map((s) => LlmClient.create(s, clientOptions));
+  const user = LlmClient.create(userSpec, clientOptions(options, cache));
+  const assistants = assistantSpecs.map((s) => LlmClient.create(s, clientOptions(options, cache)));
   const root = join(options.workspace.root, 'dialogues');
   const cells = assistants.flatMap((a) => options.settings.map((setting) => ({ cell: makeCell(setting, a, user, prompts.version), client: a })));
   const clientOf = new Map(cells.map((c) => [c.cell, c.client]));
@@ -170,15 +147,7 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
         },
         estimate: (item) => estimateDialogue(item, clientOf.get(item.cell)!, user),
       },
-      {
-        concurrency: options.concurrency,
-        signal: options.signal,
-        ...(options.limit !== undefined ? { limit: options.limit } : {}),
-        ...(options.shard ? { shard: options.shard } : {}),
-        retryFailed: Boolean(options.retryFailed),
-        dryRun: Boolean(options.dryRun),
-        progress: Boolean(options.progress),
-      },
+      engineOptions(options),
     );
     const cellRows: DialoguesSummary['cells'] = [];
     for (const { cell } of cells) {

@@ -3,20 +3,17 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
 import { PlensError, usageError } from '../core/errors.js';
-import type { Workspace } from '../core/workspace.js';
 import { sqlString } from '../db/database.js';
 import { runStage, type StageSummary, type WorkCost } from '../engine/stage-runner.js';
-import type { Shard } from '../engine/shard.js';
-import { CallCache, type CacheMode } from '../llm/call-cache.js';
+import { CallCache } from '../llm/call-cache.js';
 import { LlmClient, type CallOutcome } from '../llm/client.js';
 import { LlmCallError } from '../llm/errors.js';
-import type { HttpTimeouts } from '../llm/http.js';
 import { isSimulator, parseModelSpec } from '../llm/model-spec.js';
-import type { RetryPolicy } from '../llm/retry.js';
 import type { ChatMessage, ChatRequest, SamplingParams } from '../llm/types.js';
 import { compactPartition } from './compact.js';
 import { renderConversation } from './conversation.js';
 import { parseJudgment, type JudgeDimension } from './judge-parse.js';
+import { clientOptions, engineOptions, type LlmStageOptions } from './llm-stage-options.js';
 import { PromptSet, type TemplateName } from './prompt-set.js';
 import { ScenarioContextSource, type ScenarioContext, type ScenarioRow } from './scenario-context.js';
 
@@ -28,24 +25,11 @@ export const DEFAULT_DIMENSIONS: JudgeDimensionName[] = ['task_completion', 'per
 /** The judge at temperature 0 (as in the paper); 800 output tokens leave room for the justification. */
 export const JUDGE_SAMPLING: SamplingParams = { temperature: 0, maxTokens: 800 };
 
-export interface JudgeOptions {
-  workspace: Workspace;
+export interface JudgeOptions extends LlmStageOptions {
   judge: string;
   dimensions?: JudgeDimensionName[];
-  prompts?: string;
   /** Re-ask once, restating the format, when a reply does not parse. */
   reask?: boolean;
-  cache: CacheMode;
-  concurrency: number;
-  limit?: number;
-  shard?: Shard;
-  retryFailed?: boolean;
-  dryRun?: boolean;
-  progress?: boolean;
-  signal: AbortSignal;
-  retry?: RetryPolicy;
-  timeouts?: HttpTimeouts;
-  env?: NodeJS.ProcessEnv;
 }
 
 export interface JudgeSummary extends StageSummary {
@@ -129,13 +113,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
   }
   const source = await ScenarioContextSource.open(options.workspace);
   const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.cache);
-  const judge = LlmClient.create(spec, {
-    cache,
-    connections: options.concurrency,
-    ...(options.retry ? { retry: options.retry } : {}),
-    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
-    ...(options.env ? { env: options.env } : {}),
-  });
+  const judge = LlmClient.create(spec, clientOptions(options, cache));
   const params = judge.params(JUDGE_SAMPLING);
   const identity = [judge.id, params.temperature, params.maxTokens, prompts.version];
   const hash = createHash('sha256').update(JSON.stringify(identity)).digest('hex');
@@ -250,15 +228,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
           return { calls: 1, cachedCalls: 0, ...usage, costUsd: judge.costOf(usage) };
         },
       },
-      {
-        concurrency: options.concurrency,
-        signal: options.signal,
-        ...(options.limit !== undefined ? { limit: options.limit } : {}),
-        ...(options.shard ? { shard: options.shard } : {}),
-        retryFailed: Boolean(options.retryFailed),
-        dryRun: Boolean(options.dryRun),
-        progress: Boolean(options.progress),
-      },
+      engineOptions(options),
     );
     const rowsWritten = options.dryRun || !existsSync(dir) ? null : (await compactPartition(dir, 'judgments', JUDGMENT_COLUMNS)).rows;
     return { ...summary, judge: judge.id, prompt_version: prompts.version, simulated: isSimulator(spec), dir, rows: rowsWritten };

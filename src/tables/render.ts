@@ -176,6 +176,8 @@ function renderTerminal(table: RenderableTable): string {
     head: table.columns.map((c) => c.label),
     colAligns: table.columns.map((c) => (isNumeric(c, table.rows) ? 'right' : 'left')),
     style: { head: [], border: [] },
+    // No rule between rows: compact, like a database shell.
+    chars: { mid: '', 'left-mid': '', 'mid-mid': '', 'right-mid': '' },
   });
   for (const row of displayRows(table, ',')) t.push(row);
   const head = table.title ? `${table.title}\n` : '';
