@@ -1,7 +1,6 @@
 import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { dirname } from 'node:path';
-import { createInterface } from 'node:readline';
 import { PlensError } from '../core/errors.js';
 
 /**
@@ -55,18 +54,46 @@ function repairTornTail(fd: number): number {
   return size;
 }
 
-/** Reads every record of a log. A line that does not parse is an error naming file and line. */
+/**
+ * Reads every complete record of a log. A last line with no newline is a write in progress (another
+ * shard's) or a torn tail, and is not a record yet; a complete line that does not parse is an error
+ * naming file and line.
+ */
 export async function* readJsonl<T>(path: string): AsyncGenerator<T> {
   if (!existsSync(path)) return;
-  const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
+  let rest = '';
   let n = 0;
-  for await (const line of lines) {
-    n++;
-    if (line.trim() === '') continue;
-    try {
-      yield JSON.parse(line) as T;
-    } catch (error) {
-      throw new PlensError('E_INPUT_JSON', 'a record in this log is not valid JSON (edited by hand?)', { location: { file: path, line: n }, cause: error });
+  for await (const chunk of createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
+    const lines = (rest + (chunk as string)).split('\n');
+    rest = lines.pop()!;
+    for (const line of lines) {
+      n++;
+      if (line.trim() === '') continue;
+      try {
+        yield JSON.parse(line) as T;
+      } catch (error) {
+        throw new PlensError('E_INPUT_JSON', 'a record in this log is not valid JSON (edited by hand?)', { location: { file: path, line: n }, cause: error });
+      }
     }
+  }
+}
+
+/** The byte length of a log's complete lines (up to and including its last newline). */
+export function completeLength(path: string): number {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const chunk = Buffer.alloc(Math.min(size, 1 << 20));
+    let end = size;
+    while (end > 0) {
+      const start = Math.max(0, end - chunk.length);
+      const n = readSync(fd, chunk, 0, end - start, start);
+      const i = chunk.subarray(0, n).lastIndexOf(10);
+      if (i >= 0) return start + i + 1;
+      end = start;
+    }
+    return 0;
+  } finally {
+    closeSync(fd);
   }
 }

@@ -1,8 +1,10 @@
-import { existsSync } from 'node:fs';
-import { rename, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { tempSibling } from '../core/atomic.js';
 import { Database, sqlString } from '../db/database.js';
+import { completeLength } from '../engine/jsonl-log.js';
 import { EVENTS_FILE, listLogs, RECORDS_FILE } from '../engine/stage-runner.js';
 
 /** Column types of the JSONL records, so DuckDB never guesses (and an empty field stays typed). */
@@ -60,8 +62,20 @@ function columnsLiteral(columns: Record<string, string>): string {
  * the work finished in. Written to a temp file and renamed.
  */
 export async function compactPartition(dir: string, outputName: string, columns: Record<string, string>): Promise<{ rows: number }> {
-  const records = listLogs(dir, RECORDS_FILE).map((f) => join(dir, f));
-  const events = listLogs(dir, EVENTS_FILE).map((f) => join(dir, f));
+  // Another shard may be appending to its log right now: read each log only up to its last
+  // complete line, from a snapshot of that prefix.
+  const snapshots = join(dir, `.compact-${process.pid}`);
+  await mkdir(snapshots, { recursive: true });
+  const snapshot = async (files: string[]) =>
+    Promise.all(
+      files.map(async (f, i) => {
+        const to = join(snapshots, `${i}-${basename(f)}`);
+        await pipeline(createReadStream(join(dir, f), { start: 0, end: completeLength(join(dir, f)) - 1 }), createWriteStream(to));
+        return to;
+      }),
+    );
+  const records = await snapshot(listLogs(dir, RECORDS_FILE).filter((f) => completeLength(join(dir, f)) > 0));
+  const events = await snapshot(listLogs(dir, EVENTS_FILE).filter((f) => completeLength(join(dir, f)) > 0));
   const db = await Database.open(':memory:', { threads: 1 });
   try {
     let rows = 0;
@@ -90,5 +104,6 @@ export async function compactPartition(dir: string, outputName: string, columns:
     return { rows };
   } finally {
     db.close();
+    await rm(snapshots, { recursive: true, force: true });
   }
 }

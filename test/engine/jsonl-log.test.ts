@@ -40,6 +40,14 @@ describe('JsonlLog', () => {
     expect(readFileSync(file, 'utf8')).toBe('');
   });
 
+  it('reading skips an unterminated last line (a write in progress), but not a complete one', async () => {
+    const file = join(tempDir(), 'r.jsonl');
+    writeFileSync(file, '{"a":1}\n{"a":2}\n{"a":3, "b": "hal');
+    expect(await all(file)).toEqual([{ a: 1 }, { a: 2 }]);
+    writeFileSync(file, '{"a":1}\n{"a":2}');
+    expect(await all(file)).toEqual([{ a: 1 }]);
+  });
+
   it('a corrupt line in the middle is an error naming the line', async () => {
     const file = join(tempDir(), 'r.jsonl');
     writeFileSync(file, '{"a":1}\nnot json\n{"a":2}\n');
