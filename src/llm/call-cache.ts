@@ -22,19 +22,24 @@ export interface CachedCall {
 
 /** Everything that decides an answer, and nothing else: no endpoint URL, no key, no headers. */
 export function callKey(provider: string, model: string, request: ChatRequest): string {
-  const identity = JSON.stringify([
-    'plens-call-v1',
-    provider,
-    model,
-    request.params.temperature,
-    request.params.maxTokens,
-    request.purpose,
-    request.promptVersion,
-    request.replicate,
-    request.system,
-    request.messages.map((m) => [m.role, m.content]),
-  ]);
-  return createHash('sha256').update(identity).digest('hex');
+  // Fed piece by piece, each length-prefixed, so no two different requests share a byte stream
+  // (and no JSON of the whole request is built for every call).
+  const h = createHash('sha256');
+  const part = (s: string) => h.update(`${s.length}:`).update(s);
+  part('plens-call-v1');
+  part(provider);
+  part(model);
+  part(String(request.params.temperature));
+  part(String(request.params.maxTokens));
+  part(request.purpose);
+  part(request.promptVersion);
+  part(String(request.replicate));
+  part(request.system);
+  for (const m of request.messages) {
+    part(m.role);
+    part(m.content);
+  }
+  return h.digest('hex');
 }
 
 /** A content-addressed record of every LLM call, in an LMDB environment shared by all stages (and shards). */

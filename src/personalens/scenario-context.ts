@@ -106,7 +106,7 @@ export class ScenarioContextSource {
    * never wait for a query.
    */
   async *withContext<T extends ScenarioRow>(rows: AsyncIterable<T>): AsyncGenerator<{ row: T; context: ScenarioContext }> {
-    const load = async (batch: T[]) => ({ batch, users: await this.loadUsers([...new Set(batch.map((s) => s.user_index))]) });
+    const load = async (batch: T[]) => ({ batch, users: await this.loadUsers([...new Set(batch.map((s) => s.user_index))], batch) });
     let pending: ReturnType<typeof load> | undefined;
     let batch: T[] = [];
     const emit = async function* (this: ScenarioContextSource, loaded: Awaited<ReturnType<typeof load>>) {
@@ -137,7 +137,7 @@ export class ScenarioContextSource {
 
   /** One scenario's context (loads its user; use scenariosWithContext for many). */
   async contextFor(s: ScenarioRow): Promise<ScenarioContext> {
-    return this.contextOf(s, await this.loadUsers([s.user_index]));
+    return this.contextOf(s, await this.loadUsers([s.user_index], [s]));
   }
 
   private contextOf(s: ScenarioRow, users: Map<string, UserContext>): ScenarioContext {
@@ -174,11 +174,14 @@ export class ScenarioContextSource {
     };
   }
 
-  private async loadUsers(userIndices: number[]): Promise<Map<string, UserContext>> {
+  private async loadUsers(userIndices: number[], scenarios: ScenarioRow[]): Promise<Map<string, UserContext>> {
     const out = new Map<string, UserContext>();
     if (userIndices.length === 0) return out;
     // The index range lets DuckDB skip row groups by their statistics; the list picks the users.
     const list = `user_index BETWEEN ${Math.min(...userIndices)} AND ${Math.max(...userIndices)} AND user_index IN (${userIndices.map((i) => Math.trunc(i)).join(', ')})`;
+    // Only the (user, domain) pairs the scenarios need: most of a user's 20 domains are not relevant.
+    const pairs = [...new Set(scenarios.flatMap((s) => s.relevant_domains.map((d) => `${Math.trunc(s.user_index)}:${d}`)))];
+    const needed = `AND (user_index::VARCHAR || ':' || domain) IN (${pairs.map(sqlString).join(', ')})`;
     for (const row of await this.db.all<Record<string, string>>(`SELECT * FROM users WHERE ${list}`)) {
       out.set(row['user_id']!, { demographics: DEMOGRAPHIC_LABELS.map(([k, label]) => `${label}: ${row[k]}`).join('\n'), domains: new Map() });
     }
@@ -190,11 +193,11 @@ export class ScenarioContextSource {
       return x;
     };
     for (const a of await this.db.all<{ user_id: string; domain: string; preference_type: string; vals: string[] | null }>(
-      `SELECT user_id, domain, preference_type, vals FROM affinities WHERE ${list} ORDER BY user_id, domain, type_position`,
+      `SELECT user_id, domain, preference_type, vals FROM affinities WHERE ${list} ${needed} ORDER BY user_id, domain, type_position`,
     )) {
       domain(a.user_id, a.domain)?.preferences.push({ type: a.preference_type, values: a.vals ?? [] });
     }
-    for (const i of await this.db.all<{ user_id: string; domain: string; summary: string }>(`SELECT user_id, domain, summary FROM interactions WHERE ${list}`)) {
+    for (const i of await this.db.all<{ user_id: string; domain: string; summary: string }>(`SELECT user_id, domain, summary FROM interactions WHERE ${list} ${needed}`)) {
       const d = domain(i.user_id, i.domain);
       if (d) d.interactions = i.summary;
     }
