@@ -9,7 +9,7 @@ import type { Workspace } from '../core/workspace.js';
 import { appendRow } from '../db/append-row.js';
 import { Database, sqlString } from '../db/database.js';
 import type { Normalisation } from './domains.js';
-import { DATASET_FORMAT, DATASET_TABLES, DATASET_TABLE_NAMES, ROW_GROUP_SIZE, type DatasetTable } from './tables.js';
+import { DATASET_FORMAT, DATASET_TABLES, DATASET_TABLE_NAMES, ROW_GROUP_SIZE } from './tables.js';
 import { locateUpstream } from './upstream/layout.js';
 import { PreferenceSchema } from './upstream/preference-schema.js';
 import { readTaskDefinitions } from './upstream/task-definitions.js';
@@ -157,4 +157,3 @@ function appendUser(a: Record<'users' | 'interests' | 'affinities' | 'interactio
   }
 }
 
-export type { DatasetTable };

@@ -131,10 +131,6 @@ export class ScenarioContextSource {
     return this.streamDb.stream<T>(sql);
   }
 
-  async count(): Promise<number> {
-    return (await this.db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(this.workspace.scenariosFile)})`))[0]!.n;
-  }
-
   /** One scenario's context (loads its user; use scenariosWithContext for many). */
   async contextFor(s: ScenarioRow): Promise<ScenarioContext> {
     return this.contextOf(s, await this.loadUsers([s.user_index], [s]));

@@ -167,7 +167,3 @@ export const PAPER_TABLES: PaperTable[] = [
     ],
   },
 ];
-
-export function paperTable(name: string): PaperTable | undefined {
-  return PAPER_TABLES.find((t) => t.name === name);
-}
