@@ -35,23 +35,23 @@ export class JsonlLog {
 /** Cuts everything after the last newline; returns how many bytes were cut. */
 function repairTornTail(fd: number): number {
   const size = fstatSync(fd).size;
-  if (size === 0) return 0;
+  const keep = completeLengthOf(fd, size);
+  if (keep < size) ftruncateSync(fd, keep);
+  return size - keep;
+}
+
+/** The offset just past the last newline in the first `size` bytes (0 when there is none), scanning backwards. */
+function completeLengthOf(fd: number, size: number): number {
   const chunk = Buffer.alloc(Math.min(size, 1 << 20));
   let end = size;
-  // Scan backwards for the last newline.
   while (end > 0) {
     const start = Math.max(0, end - chunk.length);
     const n = readSync(fd, chunk, 0, end - start, start);
     const i = chunk.subarray(0, n).lastIndexOf(10);
-    if (i >= 0) {
-      const keep = start + i + 1;
-      if (keep < size) ftruncateSync(fd, keep);
-      return size - keep;
-    }
+    if (i >= 0) return start + i + 1;
     end = start;
   }
-  ftruncateSync(fd, 0);
-  return size;
+  return 0;
 }
 
 /**
@@ -82,17 +82,7 @@ export async function* readJsonl<T>(path: string): AsyncGenerator<T> {
 export function completeLength(path: string): number {
   const fd = openSync(path, 'r');
   try {
-    const size = fstatSync(fd).size;
-    const chunk = Buffer.alloc(Math.min(size, 1 << 20));
-    let end = size;
-    while (end > 0) {
-      const start = Math.max(0, end - chunk.length);
-      const n = readSync(fd, chunk, 0, end - start, start);
-      const i = chunk.subarray(0, n).lastIndexOf(10);
-      if (i >= 0) return start + i + 1;
-      end = start;
-    }
-    return 0;
+    return completeLengthOf(fd, fstatSync(fd).size);
   } finally {
     closeSync(fd);
   }
