@@ -4,15 +4,26 @@
 -- requires: judgments, dialogues
 
 CREATE OR REPLACE VIEW judgment_status AS
-SELECT judge_model, assistant_model, setting, kind, dimension, target,
+SELECT judge_model, judge_prompt_version, assistant_model, setting, kind, dimension, target, turn IS NOT NULL AS turn_level,
   count(*) FILTER (status = 'ok') AS n_ok,
   count(*) FILTER (status = 'failed') AS n_failed,
   count(*) FILTER (status = 'parse_error') AS n_unparsed
 FROM judgments GROUP BY ALL ORDER BY ALL;
 
--- One row per judged dialogue: its dialogue-level scores (NULL where missing or not ok).
+-- One row per judged dialogue and judge configuration: its dialogue-level scores (NULL where missing
+-- or not ok). `run` (a short hash) names one experiment configuration: the judge (model, sampling,
+-- prompt version) and the dialogues (user model, both agents' sampling, dialogue prompt version).
+-- Every result view groups by it, so two configurations are never averaged together.
 CREATE OR REPLACE VIEW dialogue_scores AS
-SELECT judge_model, dialogue_id, any_value(scenario_id) AS scenario_id, any_value(kind) AS kind, any_value(setting) AS setting,
+WITH j AS (
+  SELECT j.*,
+    concat_ws(' | ', j.judge_model, 'temperature ' || j.judge_temperature, 'max_tokens ' || j.judge_max_tokens, 'prompts ' || j.judge_prompt_version) AS judge_config,
+    concat_ws(' | ', 'assistant temperature ' || d.assistant_temperature, 'max_tokens ' || d.assistant_max_tokens,
+      'user ' || d.user_model, 'temperature ' || d.user_temperature, 'max_tokens ' || d.user_max_tokens, 'prompts ' || d.prompt_version) AS dialogue_config
+  FROM judgments j JOIN dialogues d USING (dialogue_id)
+)
+SELECT judge_model, judge_config, dialogue_config, left(md5(judge_config || ' || ' || dialogue_config), 6) AS run, dialogue_id,
+  any_value(scenario_id) AS scenario_id, any_value(kind) AS kind, any_value(setting) AS setting,
   any_value(assistant_model) AS assistant_model, any_value(user_model) AS user_model, any_value(replicate) AS replicate,
   any_value(relevant_domains) AS relevant_domains,
   max(score) FILTER (dimension = 'task_completion' AND status = 'ok') AS tc,
@@ -23,44 +34,48 @@ SELECT judge_model, dialogue_id, any_value(scenario_id) AS scenario_id, any_valu
   max(score) FILTER (dimension = 'coherence' AND target = 'user' AND status = 'ok') AS coh_u,
   count(*) FILTER (status = 'failed') AS n_failed,
   count(*) FILTER (status = 'parse_error') AS n_unparsed
-FROM judgments WHERE turn IS NULL
-GROUP BY judge_model, dialogue_id;
+FROM j WHERE turn IS NULL
+GROUP BY judge_model, judge_config, dialogue_config, dialogue_id;
+
+-- What each run id stands for.
+CREATE OR REPLACE VIEW result_runs AS
+SELECT DISTINCT run, judge_model, judge_config, dialogue_config FROM dialogue_scores ORDER BY run;
 
 -- Table 3: per assistant and task kind, base setting: TCR (%), P, assistant naturalness and coherence.
 CREATE OR REPLACE VIEW table3 AS
 WITH g AS (
-  SELECT judge_model, assistant_model, kind, count(*) AS n_dialogues,
+  SELECT judge_model, run, assistant_model, kind, count(*) AS n_dialogues,
     map_entries(histogram(tc)) AS tc, map_entries(histogram(p)) AS p,
     map_entries(histogram(nat_a)) AS nat, map_entries(histogram(coh_a)) AS coh,
     sum(n_failed) AS n_failed, sum(n_unparsed) AS n_unparsed
   FROM dialogue_scores WHERE setting = 'base' GROUP BY ALL
 ), c AS (
-  SELECT *, bootstrap_ci95(tc, concat_ws(':', 'table3.tc', judge_model, assistant_model, kind)) AS tc_ci,
-    bootstrap_ci95(p, concat_ws(':', 'table3.p', judge_model, assistant_model, kind)) AS p_ci,
-    bootstrap_ci95(nat, concat_ws(':', 'table3.nat', judge_model, assistant_model, kind)) AS nat_ci,
-    bootstrap_ci95(coh, concat_ws(':', 'table3.coh', judge_model, assistant_model, kind)) AS coh_ci
+  SELECT *, bootstrap_ci95(tc, concat_ws(':', 'table3.tc', judge_model, run, assistant_model, kind)) AS tc_ci,
+    bootstrap_ci95(p, concat_ws(':', 'table3.p', judge_model, run, assistant_model, kind)) AS p_ci,
+    bootstrap_ci95(nat, concat_ws(':', 'table3.nat', judge_model, run, assistant_model, kind)) AS nat_ci,
+    bootstrap_ci95(coh, concat_ws(':', 'table3.coh', judge_model, run, assistant_model, kind)) AS coh_ci
   FROM g
 )
-SELECT judge_model, assistant_model, kind, n_dialogues,
+SELECT judge_model, run, assistant_model, kind, n_dialogues,
   histogram_n(tc) AS n_tc, 100 * histogram_mean(tc) AS tcr, 100 * tc_ci.lo AS tcr_lo, 100 * tc_ci.hi AS tcr_hi,
   histogram_n(p) AS n_p, histogram_mean(p) AS p, p_ci.lo AS p_lo, p_ci.hi AS p_hi,
   histogram_n(nat) AS n_nat, histogram_mean(nat) AS nat, nat_ci.lo AS nat_lo, nat_ci.hi AS nat_hi,
   histogram_n(coh) AS n_coh, histogram_mean(coh) AS coh, coh_ci.lo AS coh_lo, coh_ci.hi AS coh_hi,
   n_failed, n_unparsed
-FROM c ORDER BY judge_model, assistant_model, kind DESC;
+FROM c ORDER BY judge_model, run, assistant_model, kind DESC;
 
 -- Table 4: the settings ablation, TCR and P for SD and MD, per assistant.
 CREATE OR REPLACE VIEW table4 AS
 WITH g AS (
-  SELECT judge_model, assistant_model, setting, kind, map_entries(histogram(tc)) AS tc, map_entries(histogram(p)) AS p,
+  SELECT judge_model, run, assistant_model, setting, kind, map_entries(histogram(tc)) AS tc, map_entries(histogram(p)) AS p,
     sum(n_failed) + sum(n_unparsed) AS n_not_scored
   FROM dialogue_scores GROUP BY ALL
 ), c AS (
-  SELECT *, bootstrap_ci95(tc, concat_ws(':', 'table4.tc', judge_model, assistant_model, setting, kind)) AS tc_ci,
-    bootstrap_ci95(p, concat_ws(':', 'table4.p', judge_model, assistant_model, setting, kind)) AS p_ci
+  SELECT *, bootstrap_ci95(tc, concat_ws(':', 'table4.tc', judge_model, run, assistant_model, setting, kind)) AS tc_ci,
+    bootstrap_ci95(p, concat_ws(':', 'table4.p', judge_model, run, assistant_model, setting, kind)) AS p_ci
   FROM g
 )
-SELECT judge_model, assistant_model, setting,
+SELECT judge_model, run, assistant_model, setting,
   any_value(histogram_n(tc)) FILTER (kind = 'SD') AS sd_n, any_value(100 * histogram_mean(tc)) FILTER (kind = 'SD') AS sd_tcr,
   any_value(100 * tc_ci.lo) FILTER (kind = 'SD') AS sd_tcr_lo, any_value(100 * tc_ci.hi) FILTER (kind = 'SD') AS sd_tcr_hi,
   any_value(histogram_mean(p)) FILTER (kind = 'SD') AS sd_p, any_value(p_ci.lo) FILTER (kind = 'SD') AS sd_p_lo, any_value(p_ci.hi) FILTER (kind = 'SD') AS sd_p_hi,
@@ -68,64 +83,68 @@ SELECT judge_model, assistant_model, setting,
   any_value(100 * tc_ci.lo) FILTER (kind = 'MD') AS md_tcr_lo, any_value(100 * tc_ci.hi) FILTER (kind = 'MD') AS md_tcr_hi,
   any_value(histogram_mean(p)) FILTER (kind = 'MD') AS md_p, any_value(p_ci.lo) FILTER (kind = 'MD') AS md_p_lo, any_value(p_ci.hi) FILTER (kind = 'MD') AS md_p_hi,
   sum(n_not_scored) AS n_not_scored
-FROM c GROUP BY judge_model, assistant_model, setting
-ORDER BY judge_model, assistant_model,
+FROM c GROUP BY judge_model, run, assistant_model, setting
+ORDER BY judge_model, run, assistant_model,
   list_position(['vanilla', 'base', 'base+d', 'base+i', 'base+s', 'base+all'], setting), setting;
 
 -- Table 12: the user agent's naturalness and coherence, per assistant it talked to (base setting).
 CREATE OR REPLACE VIEW table12 AS
 WITH g AS (
-  SELECT judge_model, assistant_model, map_entries(histogram(nat_u)) AS nat, map_entries(histogram(coh_u)) AS coh
+  SELECT judge_model, run, assistant_model, map_entries(histogram(nat_u)) AS nat, map_entries(histogram(coh_u)) AS coh
   FROM dialogue_scores WHERE setting = 'base' GROUP BY ALL
 ), c AS (
-  SELECT *, bootstrap_ci95(nat, concat_ws(':', 'table12.nat', judge_model, assistant_model)) AS nat_ci,
-    bootstrap_ci95(coh, concat_ws(':', 'table12.coh', judge_model, assistant_model)) AS coh_ci FROM g
+  SELECT *, bootstrap_ci95(nat, concat_ws(':', 'table12.nat', judge_model, run, assistant_model)) AS nat_ci,
+    bootstrap_ci95(coh, concat_ws(':', 'table12.coh', judge_model, run, assistant_model)) AS coh_ci FROM g
 )
-SELECT judge_model, assistant_model, histogram_n(nat) AS n_nat, histogram_mean(nat) AS nat, nat_ci.lo AS nat_lo, nat_ci.hi AS nat_hi,
+SELECT judge_model, run, assistant_model, histogram_n(nat) AS n_nat, histogram_mean(nat) AS nat, nat_ci.lo AS nat_lo, nat_ci.hi AS nat_hi,
   histogram_n(coh) AS n_coh, histogram_mean(coh) AS coh, coh_ci.lo AS coh_lo, coh_ci.hi AS coh_hi
-FROM c ORDER BY judge_model, assistant_model;
+FROM c ORDER BY judge_model, run, assistant_model;
 
 -- Figure 4: TCR and P per domain; an MD dialogue counts towards each of its domains.
 CREATE OR REPLACE VIEW figure4 AS
 WITH d AS (SELECT *, unnest(relevant_domains) AS domain FROM dialogue_scores),
 g AS (
-  SELECT judge_model, assistant_model, setting, domain, map_entries(histogram(tc)) AS tc, map_entries(histogram(p)) AS p
+  SELECT judge_model, run, assistant_model, setting, domain, map_entries(histogram(tc)) AS tc, map_entries(histogram(p)) AS p
   FROM d GROUP BY ALL
 ), c AS (
-  SELECT *, bootstrap_ci95(tc, concat_ws(':', 'figure4.tc', judge_model, assistant_model, setting, domain)) AS tc_ci,
-    bootstrap_ci95(p, concat_ws(':', 'figure4.p', judge_model, assistant_model, setting, domain)) AS p_ci FROM g
+  SELECT *, bootstrap_ci95(tc, concat_ws(':', 'figure4.tc', judge_model, run, assistant_model, setting, domain)) AS tc_ci,
+    bootstrap_ci95(p, concat_ws(':', 'figure4.p', judge_model, run, assistant_model, setting, domain)) AS p_ci FROM g
 )
-SELECT judge_model, assistant_model, setting, domain, histogram_n(tc) AS n_tc, 100 * histogram_mean(tc) AS tcr, 100 * tc_ci.lo AS tcr_lo, 100 * tc_ci.hi AS tcr_hi,
+SELECT judge_model, run, assistant_model, setting, domain, histogram_n(tc) AS n_tc, 100 * histogram_mean(tc) AS tcr, 100 * tc_ci.lo AS tcr_lo, 100 * tc_ci.hi AS tcr_hi,
   histogram_n(p) AS n_p, histogram_mean(p) AS p, p_ci.lo AS p_lo, p_ci.hi AS p_hi
-FROM c ORDER BY judge_model, assistant_model, setting, domain;
+FROM c ORDER BY judge_model, run, assistant_model, setting, domain;
 
 -- Figure 5: turn-level personalization, mean P after each assistant turn, per domain.
 CREATE OR REPLACE VIEW figure5 AS
-WITH t AS (
-  SELECT judge_model, assistant_model, setting, turn, score, unnest(relevant_domains) AS domain
-  FROM judgments WHERE dimension = 'personalization' AND turn IS NOT NULL AND status = 'ok'
-), g AS (SELECT judge_model, assistant_model, setting, domain, turn, map_entries(histogram(score)) AS p FROM t GROUP BY ALL)
-SELECT judge_model, assistant_model, setting, domain, turn, histogram_n(p) AS n, histogram_mean(p) AS p,
-  bootstrap_ci95(p, concat_ws(':', 'figure5', judge_model, assistant_model, setting, domain, turn)).lo AS p_lo,
-  bootstrap_ci95(p, concat_ws(':', 'figure5', judge_model, assistant_model, setting, domain, turn)).hi AS p_hi
-FROM g ORDER BY judge_model, assistant_model, setting, domain, turn;
+WITH r AS (SELECT DISTINCT dialogue_id, judge_model, run, judge_config FROM dialogue_scores),
+t AS (
+  SELECT j.judge_model, r.run, j.assistant_model, j.setting, j.turn, j.score, unnest(j.relevant_domains) AS domain
+  FROM judgments j JOIN r ON r.dialogue_id = j.dialogue_id AND r.judge_model = j.judge_model
+    AND r.judge_config = concat_ws(' | ', j.judge_model, 'temperature ' || j.judge_temperature, 'max_tokens ' || j.judge_max_tokens, 'prompts ' || j.judge_prompt_version)
+  WHERE j.dimension = 'personalization' AND j.turn IS NOT NULL AND j.status = 'ok'
+), g AS (SELECT judge_model, run, assistant_model, setting, domain, turn, map_entries(histogram(score)) AS p FROM t GROUP BY ALL)
+SELECT judge_model, run, assistant_model, setting, domain, turn, histogram_n(p) AS n, histogram_mean(p) AS p,
+  bootstrap_ci95(p, concat_ws(':', 'figure5', judge_model, run, assistant_model, setting, domain, turn)).lo AS p_lo,
+  bootstrap_ci95(p, concat_ws(':', 'figure5', judge_model, run, assistant_model, setting, domain, turn)).hi AS p_hi
+FROM g ORDER BY judge_model, run, assistant_model, setting, domain, turn;
 
--- Paired comparison: two cells (assistant | setting) judged by the same judge on the same
--- scenarios (first replicate): the mean difference b - a of TC (in points) and P, with intervals.
+-- Paired comparison: two cells (assistant | setting) of the same run (same judge configuration and
+-- same dialogue configuration) on the same scenarios (first replicate): the mean difference b - a
+-- of TC (in points) and P, with intervals.
 CREATE OR REPLACE VIEW paired_differences AS
 WITH s AS MATERIALIZED (
-  SELECT judge_model, kind, scenario_id, assistant_model || ' | ' || setting AS cell, tc, p
+  SELECT judge_model, run, kind, scenario_id, assistant_model || ' | ' || setting AS cell, tc, p
   FROM dialogue_scores WHERE replicate = 0
 ), pairs AS (
-  SELECT a.judge_model, a.kind, a.cell AS cell_a, b.cell AS cell_b,
+  SELECT a.judge_model, a.run, a.kind, a.cell AS cell_a, b.cell AS cell_b,
     map_entries(histogram(100 * (b.tc - a.tc))) AS d_tc,
     map_entries(histogram(b.p - a.p)) AS d_p
-  FROM s a JOIN s b ON a.judge_model = b.judge_model AND a.kind = b.kind AND a.scenario_id = b.scenario_id AND a.cell < b.cell
+  FROM s a JOIN s b ON a.run = b.run AND a.kind = b.kind AND a.scenario_id = b.scenario_id AND a.cell < b.cell
   GROUP BY ALL
 ), c AS (
-  SELECT *, bootstrap_ci95(d_tc, concat_ws(':', 'paired.tc', judge_model, kind, cell_a, cell_b)) AS tc_ci,
-    bootstrap_ci95(d_p, concat_ws(':', 'paired.p', judge_model, kind, cell_a, cell_b)) AS p_ci FROM pairs
+  SELECT *, bootstrap_ci95(d_tc, concat_ws(':', 'paired.tc', run, kind, cell_a, cell_b)) AS tc_ci,
+    bootstrap_ci95(d_p, concat_ws(':', 'paired.p', run, kind, cell_a, cell_b)) AS p_ci FROM pairs
 )
-SELECT judge_model, kind, cell_a, cell_b, histogram_n(d_tc) AS n_tc, histogram_mean(d_tc) AS d_tcr, tc_ci.lo AS d_tcr_lo, tc_ci.hi AS d_tcr_hi,
+SELECT judge_model, run, kind, cell_a, cell_b, histogram_n(d_tc) AS n_tc, histogram_mean(d_tc) AS d_tcr, tc_ci.lo AS d_tcr_lo, tc_ci.hi AS d_tcr_hi,
   histogram_n(d_p) AS n_p, histogram_mean(d_p) AS d_p, p_ci.lo AS d_p_lo, p_ci.hi AS d_p_hi
-FROM c ORDER BY judge_model, kind DESC, cell_a, cell_b;
+FROM c ORDER BY judge_model, run, kind DESC, cell_a, cell_b;

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createStageProgress } from './stage-progress.js';
 import { JsonlLog, readJsonl } from './jsonl-log.js';
@@ -96,9 +96,16 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
   const started = performance.now();
   const states = new Map<string, { ok: boolean; tries: number }>();
   const loadedDirs = new Set<string>();
+  const locks = new Map<string, WriterLock>();
   const loadState = async (dir: string) => {
     if (loadedDirs.has(dir)) return;
     loadedDirs.add(dir);
+    // The writer's lock is taken before the state is read: what is done cannot change under us.
+    if (!options.dryRun) {
+      mkdirSync(dir, { recursive: true });
+      const suffix = shardSuffix(options.shard);
+      locks.set(dir, WriterLock.acquire(join(dir, `.lock${suffix}`), `${dir}${suffix ? ` (shard ${suffix.slice(7)})` : ''}`));
+    }
     for (const file of listLogs(dir, RECORDS_FILE)) {
       for await (const r of readJsonl<EngineRecord>(join(dir, file))) {
         const s = states.get(r.key) ?? { ok: false, tries: 0 };
@@ -129,9 +136,13 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
 
   // Pass 1: what is left to do, counted without holding the items.
   const estimate: WorkCost = { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  // The same key twice in one input (e.g. a setting given twice) is one unit of work.
+  const seen = new Set<string>();
+  try {
   for await (const item of def.items(false)) {
     const { key, dir } = def.keyOf(item);
-    if (!inShard(key, options.shard)) continue;
+    if (!inShard(key, options.shard) || seen.has(key)) continue;
+    seen.add(key);
     await loadState(dir);
     const state = states.get(key);
     if (state?.ok) summary.already_done++;
@@ -141,6 +152,11 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
       if (options.dryRun && def.estimate) addCost(estimate, def.estimate(item));
     }
   }
+  } catch (error) {
+    for (const lock of locks.values()) lock.release();
+    throw error;
+  }
+  seen.clear();
   summary.partitions = [...loadedDirs];
   if (options.dryRun) {
     summary.estimate = estimate;
@@ -149,13 +165,12 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
   }
 
   // Pass 2: run it.
-  const logs = new Map<string, { records: JsonlLog; events: JsonlLog; lock: WriterLock }>();
+  const logs = new Map<string, { records: JsonlLog; events: JsonlLog }>();
   const logsFor = (dir: string) => {
     let l = logs.get(dir);
     if (!l) {
       const suffix = shardSuffix(options.shard);
-      const lock = WriterLock.acquire(join(dir, `.lock${suffix}`), `${dir}${suffix ? ` (shard ${suffix.slice(7)})` : ''}`);
-      l = { lock, records: JsonlLog.open(join(dir, `${RECORDS_FILE}${suffix}.jsonl`)), events: JsonlLog.open(join(dir, `${EVENTS_FILE}${suffix}.jsonl`)) };
+      l = { records: JsonlLog.open(join(dir, `${RECORDS_FILE}${suffix}.jsonl`)), events: JsonlLog.open(join(dir, `${EVENTS_FILE}${suffix}.jsonl`)) };
       logs.set(dir, l);
     }
     return l;
@@ -171,7 +186,8 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
       const { key, dir } = def.keyOf(item);
       if (!inShard(key, options.shard)) continue;
       const state = states.get(key);
-      if (state?.ok || (state && !options.retryFailed)) continue;
+      if (state?.ok || (state && !options.retryFailed) || seen.has(key)) continue;
+      seen.add(key);
       if (options.limit !== undefined && taken >= options.limit) return;
       taken++;
       yield { item, key, dir, tries: state?.tries ?? 0 };
@@ -180,11 +196,11 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
 
   const worker = async () => {
     while (!signal.aborted) {
-      const next = await source.next();
-      if (next.done) return;
-      const { item, key, dir, tries } = next.value;
-      const l = logsFor(dir);
       try {
+        const next = await source.next();
+        if (next.done) return;
+        const { item, key, dir, tries } = next.value;
+        const l = logsFor(dir);
         const { record, cost } = await def.run(item, { signal, event: (e) => l.events.append(e) });
         // Work cut short by a stop is not a result and not a failure: a rerun does it again.
         if (signal.aborted) return;
@@ -217,8 +233,8 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
     for (const l of logs.values()) {
       l.records.close();
       l.events.close();
-      l.lock.release();
     }
+    for (const lock of locks.values()) lock.release();
   }
   if (fatal) throw fatal;
   summary.interrupted = options.signal.aborted;

@@ -92,7 +92,7 @@ export async function converse(
       messages: [{ role: 'user', content: prompt }],
       params: client.params(PAPER_SAMPLING[role]),
       purpose: role,
-      promptVersion: prompts.version,
+      promptVersion: prompts.dialogueVersion,
       replicate,
       simulation: facts,
     };

@@ -49,7 +49,7 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
   const user = LlmClient.create(userSpec, clientOptions(options, cache));
   const assistants = assistantSpecs.map((s) => LlmClient.create(s, clientOptions(options, cache)));
   const root = join(options.workspace.root, 'dialogues');
-  const cells = assistants.flatMap((a) => options.settings.map((setting) => ({ cell: makeCell(setting, a, user, prompts.version), client: a })));
+  const cells = assistants.flatMap((a) => options.settings.map((setting) => ({ cell: makeCell(setting, a, user, prompts.dialogueVersion), client: a })));
   const clientOf = new Map(cells.map((c) => [c.cell, c.client]));
   const replicates = options.replicates ?? 1;
   const runId = new Date().toISOString();
@@ -107,7 +107,8 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
                 latency_ms: o?.latencyMs ?? null,
                 input_tokens: o?.response.usage.inputTokens ?? null,
                 output_tokens: o?.response.usage.outputTokens ?? null,
-                cost_usd: o?.costUsd ?? null,
+                // What this call cost now: nothing when the cache (or a shared identical call) answered it.
+                cost_usd: o ? (o.cached ? 0 : o.costUsd) : null,
                 at: new Date().toISOString(),
               });
             },
@@ -155,7 +156,7 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
       const rows = options.dryRun || !existsSync(dir) ? null : (await compactPartition(dir, 'dialogues', DIALOGUE_COLUMNS)).rows;
       cellRows.push({ dir, setting: cell.setting, assistant: cell.assistant.model, user: cell.user.model, rows });
     }
-    return { ...summary, prompt_version: prompts.version, simulated: cells.some((c) => c.cell.simulated), cells: cellRows };
+    return { ...summary, prompt_version: prompts.dialogueVersion, simulated: cells.some((c) => c.cell.simulated), cells: cellRows };
   } finally {
     await Promise.all([user, ...assistants].map((c) => c.close()));
     await cache.close();

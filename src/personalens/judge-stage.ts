@@ -115,9 +115,10 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
   const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.cache);
   const judge = LlmClient.create(spec, clientOptions(options, cache));
   const params = judge.params(JUDGE_SAMPLING);
-  const identity = [judge.id, params.temperature, params.maxTokens, prompts.version];
+  const identity = [judge.id, params.temperature, params.maxTokens, prompts.judgeVersion];
   const hash = createHash('sha256').update(JSON.stringify(identity)).digest('hex');
   const dir = join(options.workspace.root, 'judgments', `${judge.id.replace(/[^A-Za-z0-9.+-]+/g, '_')}__${hash.slice(0, 8)}`);
+  const runId = new Date().toISOString();
   const keyOf = (item: Item) =>
     createHash('sha256').update(JSON.stringify(['judgment-v1', item.dialogue.dialogue_id, item.dimension, item.target, item.turn, ...identity])).digest('hex').slice(0, 32);
   const rows = (): AsyncIterable<DialogueRow> =>
@@ -131,7 +132,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
 
   try {
     if (!options.dryRun && !existsSync(join(dir, 'judge.json'))) {
-      await writeFileAtomic(join(dir, 'judge.json'), JSON.stringify({ judge: judge.id, params, prompt_version: prompts.version, prompt_sources: prompts.sources }, null, 2) + '\n');
+      await writeFileAtomic(join(dir, 'judge.json'), JSON.stringify({ judge: judge.id, params, prompt_version: prompts.judgeVersion, prompt_sources: prompts.sources }, null, 2) + '\n');
     }
     const summary = await runStage<Item>(
       {
@@ -145,6 +146,22 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
           const context = item.context ?? (await source.contextFor(item.dialogue));
           const cost: WorkCost = { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
           const count = (o: CallOutcome) => {
+            ctx.event({
+              run_id: runId,
+              key: keyOf(item),
+              turn: item.turn,
+              role: `judge:${item.dimension}`,
+              model: judge.id,
+              status: 'ok',
+              error_kind: null,
+              cached: o.cached,
+              attempts: o.attempts,
+              latency_ms: o.latencyMs,
+              input_tokens: o.response.usage.inputTokens,
+              output_tokens: o.response.usage.outputTokens,
+              cost_usd: o.cached ? 0 : o.costUsd,
+              at: new Date().toISOString(),
+            });
             cost.calls++;
             cost.cachedCalls += o.cached ? 1 : 0;
             if (!o.cached) {
@@ -159,7 +176,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
             messages,
             params,
             purpose: `judge:${item.dimension}`,
-            promptVersion: prompts.version,
+            promptVersion: prompts.judgeVersion,
             replicate: 0,
             simulation: {
               scenarioId: item.dialogue.scenario_id,
@@ -174,7 +191,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
               },
             },
           });
-          const base = recordBase(item, judge.id, params, prompts.version, isSimulator(spec));
+          const base = recordBase(item, judge.id, params, prompts.judgeVersion, isSimulator(spec));
           let outcome: CallOutcome;
           try {
             outcome = await judge.call(request([{ role: 'user', content: prompt }]), ctx.signal);
@@ -219,6 +236,11 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
             if (!(error instanceof LlmCallError)) throw error;
             if (error.kind === 'cache_miss') throw new PlensError('E_CACHE_MISS', error.message, { hint: 'run with --cache on to call the judge for what is missing' });
             const kind = error.kind === 'http' ? `http_${error.status}` : error.kind;
+            ctx.event({
+              run_id: runId, key: keyOf(item), turn: item.turn, role: `judge:${item.dimension}`, model: judge.id, status: 'failed', error_kind: error.reason,
+              cached: false, attempts: (error as { attempts?: number }).attempts ?? 1, latency_ms: null, input_tokens: null, output_tokens: null, cost_usd: null,
+              at: new Date().toISOString(),
+            });
             return { cost, record: { ...base, status: 'failed', error: { kind, message: error.message }, verdict: null, score: null, justification: null, raw: null, reasked: false, input_tokens: 0, output_tokens: 0, cost_usd: 0 } };
           }
         },
@@ -231,7 +253,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
       engineOptions(options),
     );
     const rowsWritten = options.dryRun || !existsSync(dir) ? null : (await compactPartition(dir, 'judgments', JUDGMENT_COLUMNS)).rows;
-    return { ...summary, judge: judge.id, prompt_version: prompts.version, simulated: isSimulator(spec), dir, rows: rowsWritten };
+    return { ...summary, judge: judge.id, prompt_version: prompts.judgeVersion, simulated: isSimulator(spec), dir, rows: rowsWritten };
   } finally {
     await judge.close();
     await cache.close();

@@ -23,15 +23,32 @@ export type TemplateName = (typeof TEMPLATE_NAMES)[number];
 
 /**
  * The prompt templates in use: a directory given with --prompts, falling back file by file to
- * the bundled ones. The version is VERSION plus a hash of every template's text, so an edited
- * prompt makes new keys instead of mixing with old results.
+ * the bundled ones. Each stage has its own version, VERSION plus a hash of its own templates'
+ * text: an edited judge prompt makes new judgment keys but leaves the dialogues alone, and the
+ * other way round.
  */
 export class PromptSet {
   private constructor(
     private readonly templates: Map<TemplateName, string>,
-    readonly version: string,
+    private readonly label: string,
     readonly sources: Record<string, string>,
   ) {}
+
+  /** The version of the dialogue prompts (user and assistant templates). */
+  get dialogueVersion(): string {
+    return this.versionOf((n) => !n.startsWith('judge-'));
+  }
+
+  /** The version of the judge prompts. */
+  get judgeVersion(): string {
+    return this.versionOf((n) => n.startsWith('judge-'));
+  }
+
+  private versionOf(include: (name: TemplateName) => boolean): string {
+    const hash = createHash('sha256');
+    for (const name of TEMPLATE_NAMES.filter(include)) hash.update(`${name}\u0000${this.templates.get(name)}\u0000`);
+    return `${this.label}+${hash.digest('hex').slice(0, 8)}`;
+  }
 
   static load(overrideDir?: string): PromptSet {
     if (overrideDir && !existsSync(overrideDir)) {
@@ -47,7 +64,6 @@ export class PromptSet {
     }
     const templates = new Map<TemplateName, string>();
     const sources: Record<string, string> = {};
-    const hash = createHash('sha256');
     for (const name of TEMPLATE_NAMES) {
       const custom = overrideDir ? join(overrideDir, `${name}.md`) : undefined;
       const file = custom && existsSync(custom) ? custom : join(DEFAULT_PROMPTS_DIR, `${name}.md`);
@@ -59,11 +75,10 @@ export class PromptSet {
       }
       templates.set(name, text);
       sources[name] = file;
-      hash.update(`${name}\u0000${text}\u0000`);
     }
     const versionFile = overrideDir && existsSync(join(overrideDir, 'VERSION')) ? join(overrideDir, 'VERSION') : join(DEFAULT_PROMPTS_DIR, 'VERSION');
     const label = readFileSync(versionFile, 'utf8').trim();
-    return new PromptSet(templates, `${label}+${hash.digest('hex').slice(0, 8)}`, sources);
+    return new PromptSet(templates, label, sources);
   }
 
   render(name: TemplateName, view: Record<string, string | undefined>): string {

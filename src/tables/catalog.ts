@@ -55,6 +55,7 @@ export const PAPER_TABLES: PaperTable[] = [
     caption: 'TCR: share of dialogues the judge found completed; P: personalization 1-4; Nat, Coh: the assistant\'s naturalness and coherence 1-5. Means with seeded 95% bootstrap intervals; failed and unparsed judgments are counted, never scored.',
     columns: [
       { key: 'judge_model', label: 'Judge', group: true },
+      { key: 'run', label: 'Run', group: true },
       { key: 'assistant_model', label: 'Assistant' },
       { key: 'kind', label: 'Kind' },
       { key: 'n_dialogues', label: 'n', format: 'int' },
@@ -72,6 +73,7 @@ export const PAPER_TABLES: PaperTable[] = [
     caption: 'Vanilla and Base prompts; +D demographics, +I past interactions, +S situation, +all all three. Means with seeded 95% bootstrap intervals.',
     columns: [
       { key: 'judge_model', label: 'Judge', group: true },
+      { key: 'run', label: 'Run', group: true },
       { key: 'assistant_model', label: 'Assistant', group: true },
       { key: 'setting', label: 'Setting' },
       { key: 'sd_tcr', label: 'SD TCR (%)', format: 'float2', ci: ['sd_tcr_lo', 'sd_tcr_hi'] },
@@ -89,6 +91,7 @@ export const PAPER_TABLES: PaperTable[] = [
     caption: 'Judged on the simulated user\'s utterances, per assistant it talked to.',
     columns: [
       { key: 'judge_model', label: 'Judge', group: true },
+      { key: 'run', label: 'Run', group: true },
       { key: 'assistant_model', label: 'Assistant' },
       { key: 'nat', label: 'Nat (U)', format: 'float2', ci: ['nat_lo', 'nat_hi'] },
       { key: 'coh', label: 'Coh (U)', format: 'float2', ci: ['coh_lo', 'coh_hi'] },
@@ -98,14 +101,16 @@ export const PAPER_TABLES: PaperTable[] = [
   {
     name: 'table13',
     title: 'Table 13: Dialogue statistics',
-    caption: 'Turns per dialogue: assistant replies; tokens per turn: mean output tokens of an utterance. Finished dialogues only.',
+    caption: 'Turns per dialogue: assistant replies; tokens per turn: mean output tokens of an utterance (all, and the assistant\'s). Finished dialogues only.',
     columns: [
       { key: 'assistant_model', label: 'Assistant', group: true },
+      { key: 'user_model', label: 'User agent', group: true },
       { key: 'setting', label: 'Setting' },
       { key: 'kind', label: 'Kind' },
       { key: 'n_dialogues', label: '#Dialogues', format: 'int' },
       { key: 'turns_per_dialogue', label: 'Turns/dialogue', format: 'float2' },
       { key: 'tokens_per_turn', label: 'Tokens/turn', format: 'float2' },
+      { key: 'assistant_tokens_per_turn', label: 'Tokens/assistant turn', format: 'float2' },
     ],
   },
   {
@@ -114,6 +119,7 @@ export const PAPER_TABLES: PaperTable[] = [
     caption: 'Multi-domain dialogues count towards each of their domains.',
     columns: [
       { key: 'judge_model', label: 'Judge', group: true },
+      { key: 'run', label: 'Run', group: true },
       { key: 'assistant_model', label: 'Assistant', group: true },
       { key: 'setting', label: 'Setting', group: true },
       { key: 'domain', label: 'Domain' },
@@ -128,6 +134,7 @@ export const PAPER_TABLES: PaperTable[] = [
     caption: 'The judge scores each prefix of a dialogue that ends with an assistant turn (plens judge --dimensions personalization_turns).',
     columns: [
       { key: 'judge_model', label: 'Judge', group: true },
+      { key: 'run', label: 'Run', group: true },
       { key: 'assistant_model', label: 'Assistant', group: true },
       { key: 'setting', label: 'Setting', group: true },
       { key: 'domain', label: 'Domain', group: true },
@@ -142,6 +149,7 @@ export const PAPER_TABLES: PaperTable[] = [
     caption: 'Mean of (b - a) over scenarios judged in both cells (first replicate): TC in percentage points, P in score points.',
     columns: [
       { key: 'judge_model', label: 'Judge', group: true },
+      { key: 'run', label: 'Run', group: true },
       { key: 'kind', label: 'Kind', group: true },
       { key: 'cell_a', label: 'a' },
       { key: 'cell_b', label: 'b' },
@@ -161,6 +169,7 @@ export const PAPER_TABLES: PaperTable[] = [
       { key: 'kind', label: 'Kind' },
       { key: 'dimension', label: 'Dimension' },
       { key: 'target', label: 'Target' },
+      { key: 'turn_level', label: 'Turn-level', format: 'yesno' },
       { key: 'n_ok', label: 'Scored', format: 'int' },
       { key: 'n_failed', label: 'Failed', format: 'int' },
       { key: 'n_unparsed', label: 'Unparsed', format: 'int' },

@@ -54,3 +54,12 @@ describe('plens dialogues --shard i/n', () => {
     }
   });
 });
+
+describe('plens dialogues with a cell given twice', () => {
+  it('does each key once (`--setting base base` plans 49 dialogues, not 98)', async () => {
+    const ws = await sampleWorkspace();
+    const r = await runCliJson<{ planned: number; ok: number }>(['dialogues', '-w', ws, '--assistant', 'sim:default', 'sim:default', '--setting', 'base', 'base']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 49 });
+  });
+});

@@ -20,6 +20,7 @@ describe('plens warehouse', () => {
       { file: '20_scenarios.sql', reason: 'needs scenarios/scenarios.parquet in the workspace' },
       { file: '50_dialogues.sql', reason: 'needs dialogues/*/dialogues.parquet in the workspace' },
       { file: '51_llm_calls.sql', reason: 'needs dialogues/*/calls.parquet in the workspace' },
+      { file: '52_llm_calls_judge.sql', reason: 'needs judgments/*/calls.parquet in the workspace' },
       { file: '60_judgments.sql', reason: 'needs judgments/*/judgments.parquet in the workspace' },
       { file: '61_results.sql', reason: 'needs judgments' },
       { file: '62_table13.sql', reason: 'needs dialogues' },
