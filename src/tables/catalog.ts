@@ -8,6 +8,12 @@ export interface PaperTable {
   columns: ColumnSpec[];
 }
 
+/** The judge and the run id (judge + dialogue configuration) that lead every result table. */
+const JUDGE_RUN: ColumnSpec[] = [
+  { key: 'judge_model', label: 'Judge', group: true },
+  { key: 'run', label: 'Run', group: true },
+];
+
 export const PAPER_TABLES: PaperTable[] = [
   {
     name: 'table1',
@@ -54,8 +60,7 @@ export const PAPER_TABLES: PaperTable[] = [
     title: 'Table 3: Task completion and personalization per assistant (base setting)',
     caption: 'TCR: share of dialogues the judge found completed; P: personalization 1-4; Nat, Coh: the assistant\'s naturalness and coherence 1-5. Means with seeded 95% bootstrap intervals; failed and unparsed judgments are counted, never scored.',
     columns: [
-      { key: 'judge_model', label: 'Judge', group: true },
-      { key: 'run', label: 'Run', group: true },
+      ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant' },
       { key: 'kind', label: 'Kind' },
       { key: 'n_dialogues', label: 'n', format: 'int' },
@@ -72,8 +77,7 @@ export const PAPER_TABLES: PaperTable[] = [
     title: 'Table 4: Settings ablation (TCR and P for SD and MD)',
     caption: 'Vanilla and Base prompts; +D demographics, +I past interactions, +S situation, +all all three. Means with seeded 95% bootstrap intervals.',
     columns: [
-      { key: 'judge_model', label: 'Judge', group: true },
-      { key: 'run', label: 'Run', group: true },
+      ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant', group: true },
       { key: 'setting', label: 'Setting' },
       { key: 'sd_tcr', label: 'SD TCR (%)', format: 'float2', ci: ['sd_tcr_lo', 'sd_tcr_hi'] },
@@ -90,8 +94,7 @@ export const PAPER_TABLES: PaperTable[] = [
     title: 'Table 12: The user agent\'s naturalness and coherence (base setting)',
     caption: 'Judged on the simulated user\'s utterances, per assistant it talked to.',
     columns: [
-      { key: 'judge_model', label: 'Judge', group: true },
-      { key: 'run', label: 'Run', group: true },
+      ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant' },
       { key: 'nat', label: 'Nat (U)', format: 'float2', ci: ['nat_lo', 'nat_hi'] },
       { key: 'coh', label: 'Coh (U)', format: 'float2', ci: ['coh_lo', 'coh_hi'] },
@@ -118,8 +121,7 @@ export const PAPER_TABLES: PaperTable[] = [
     title: 'Figure 4: TCR and P per domain',
     caption: 'Multi-domain dialogues count towards each of their domains.',
     columns: [
-      { key: 'judge_model', label: 'Judge', group: true },
-      { key: 'run', label: 'Run', group: true },
+      ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant', group: true },
       { key: 'setting', label: 'Setting', group: true },
       { key: 'domain', label: 'Domain' },
@@ -133,8 +135,7 @@ export const PAPER_TABLES: PaperTable[] = [
     title: 'Figure 5: Personalization by assistant turn, per domain',
     caption: 'The judge scores each prefix of a dialogue that ends with an assistant turn (plens judge --dimensions personalization_turns).',
     columns: [
-      { key: 'judge_model', label: 'Judge', group: true },
-      { key: 'run', label: 'Run', group: true },
+      ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant', group: true },
       { key: 'setting', label: 'Setting', group: true },
       { key: 'domain', label: 'Domain', group: true },
@@ -148,8 +149,7 @@ export const PAPER_TABLES: PaperTable[] = [
     title: 'Paired differences between cells on the same scenarios',
     caption: 'Mean of (b - a) over scenarios judged in both cells (first replicate): TC in percentage points, P in score points.',
     columns: [
-      { key: 'judge_model', label: 'Judge', group: true },
-      { key: 'run', label: 'Run', group: true },
+      ...JUDGE_RUN,
       { key: 'kind', label: 'Kind', group: true },
       { key: 'cell_a', label: 'a' },
       { key: 'cell_b', label: 'b' },
