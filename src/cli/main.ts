@@ -3,6 +3,7 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { ExitCode, PlensError, usageError } from '../core/errors.js';
 import { plensVersion } from '../core/version.js';
+import { annotateCommand } from './commands/annotate.js';
 import { demoCommand } from './commands/demo.js';
 import { dialoguesCommand } from './commands/dialogues.js';
 import { importCommand } from './commands/import.js';
@@ -24,6 +25,7 @@ export function buildCli(argv: string[]): Argv {
     .command(warehouseCommand)
     .command(sqlCommand)
     .command(tablesCommand)
+    .command(annotateCommand)
     .command(demoCommand)
     .demandCommand(1, 'Name a command; `plens --help` lists them.')
     .strict()

@@ -90,6 +90,25 @@ export const PAPER_TABLES: PaperTable[] = [
     ],
   },
   {
+    name: 'table5',
+    title: 'Table 5: Agreement of the judge with human annotators',
+    caption:
+      "Cohen's kappa between the judge and each annotator (unweighted, on the dialogues both scored), averaged over annotators, with its range; Fleiss' kappa among the annotators on the dialogues all of them labelled. Samples from plens annotate export, labels from plens annotate import.",
+    columns: [
+      ...JUDGE_RUN,
+      { key: 'sample', label: 'Sample', group: true },
+      { key: 'label', label: 'Dimension' },
+      { key: 'n_dialogues', label: 'n', format: 'int' },
+      { key: 'n_annotators', label: 'Annotators', format: 'int' },
+      { key: 'cohen_kappa', label: "Cohen's κ (J, A)", format: 'float3', nullText: '-' },
+      { key: 'cohen_kappa_min', label: 'min', format: 'float3', nullText: '-' },
+      { key: 'cohen_kappa_max', label: 'max', format: 'float3', nullText: '-' },
+      { key: 'fleiss_kappa', label: "Fleiss' κ (A)", format: 'float3', nullText: '-' },
+      { key: 'fleiss_n_dialogues', label: 'n (all A)', format: 'int' },
+      { key: 'reason', label: 'Note', nullText: '' },
+    ],
+  },
+  {
     name: 'table12',
     title: 'Table 12: The user agent\'s naturalness and coherence (base setting)',
     caption: 'Judged on the simulated user\'s utterances, per assistant it talked to.',
