@@ -23,34 +23,46 @@ CREATE OR REPLACE MACRO laps_dist_tokens(ldt_text) AS
 -- "laps" Ent-n tokens: lowercase, strip trailing '2's (a quirk of the reference code), Python split.
 CREATE OR REPLACE MACRO laps_ent_tokens(let_text) AS python_split(rtrim(lower(let_text), '2'));
 
--- "laps" Self-BLEU units: the lowercased string's characters (code points, spaces included).
+-- "laps" Self-BLEU units: the lowercased string's characters (code points, spaces included), as
+-- their code point numbers: integers group several times faster than one-character strings.
 CREATE OR REPLACE MACRO laps_chars(lc_text) AS
-  CASE WHEN lc_text = '' THEN []::VARCHAR[] ELSE string_split(lower(lc_text), '') END;
+  CASE WHEN lc_text = '' THEN []::INTEGER[] ELSE list_transform(string_split(lower(lc_text), ''), lc_c -> unicode(lc_c)) END;
 
 -- Dist-n and Ent-n ----------------------------------------------------------------------------------
--- Input: grp, units (a list per utterance). n-grams never cross utterances.
+-- Input: grp, units (a list per utterance: strings, or ENUM ids, which group faster). n-grams never
+-- cross utterances.
 
--- The n-grams of a list, as lists (exact keys for any n).
+-- The n-grams of a list, as lists (exact keys for any n; the slower path, used for n > 4).
 CREATE OR REPLACE MACRO lexical_ngrams(ln_units, ln_n) AS
   list_transform(range(1, len(ln_units) - ln_n + 2), ln_i -> ln_units[ln_i:ln_i + ln_n - 1]);
 
--- Dist-n = distinct n-grams / n-grams, per grp. Groups without any n-gram have dist NULL.
+-- The count of every distinct n-gram per grp. For n <= 4 the n tokens of each n-gram are lined up by
+-- unnesting n shifted slices side by side and grouped as plain columns (several times faster than
+-- list keys); only the branch whose n matches runs.
+CREATE OR REPLACE MACRO ngram_counts(nc_tbl, nc_n) AS TABLE
+  SELECT grp, count(*) AS c FROM (SELECT grp, unnest(units) AS a FROM query_table(nc_tbl) WHERE nc_n = 1) GROUP BY grp, a
+  UNION ALL
+  SELECT grp, count(*) FROM (SELECT grp, unnest(units[1:-2]) AS a, unnest(units[2:-1]) AS b FROM query_table(nc_tbl) WHERE nc_n = 2) GROUP BY grp, a, b
+  UNION ALL
+  SELECT grp, count(*) FROM (SELECT grp, unnest(units[1:-3]) AS a, unnest(units[2:-2]) AS b, unnest(units[3:-1]) AS c FROM query_table(nc_tbl) WHERE nc_n = 3) GROUP BY grp, a, b, c
+  UNION ALL
+  SELECT grp, count(*) FROM (
+    SELECT grp, unnest(units[1:-4]) AS a, unnest(units[2:-3]) AS b, unnest(units[3:-2]) AS c, unnest(units[4:-1]) AS d
+    FROM query_table(nc_tbl) WHERE nc_n = 4) GROUP BY grp, a, b, c, d
+  UNION ALL
+  SELECT grp, count(*) FROM (SELECT grp, unnest(lexical_ngrams(units, nc_n)) AS g FROM query_table(nc_tbl) WHERE nc_n > 4) GROUP BY grp, g;
+
+-- Dist-n = distinct n-grams / n-grams, per grp (grps without any n-gram have no row).
 CREATE OR REPLACE MACRO dist_n(dn_tbl, dn_n) AS TABLE
-  SELECT grp, count(g) AS n_ngrams, count(DISTINCT g) AS n_distinct,
-    CASE WHEN count(g) > 0 THEN count(DISTINCT g) / count(g) END AS dist
-  FROM (SELECT grp, unnest(lexical_ngrams(units, dn_n)) AS g FROM query_table(dn_tbl))
-  GROUP BY grp;
+  SELECT grp, sum(c) AS n_ngrams, count(*) AS n_distinct, count(*) / sum(c) AS dist
+  FROM ngram_counts(dn_tbl, dn_n) GROUP BY grp;
 
 -- Ent-n = -sum_g (c_g / T) (ln c_g - ln T), natural log, T = total count + en_eps (the reference code
--- adds 1e-10; the full protocol adds 0). Groups without any n-gram have ent NULL.
+-- adds 1e-10; the full protocol adds 0). Grps without any n-gram have no row.
 CREATE OR REPLACE MACRO ent_n(en_tbl, en_n, en_eps := 0) AS TABLE
-  SELECT grp, sum(c) AS n_ngrams,
-    CASE WHEN sum(c) > 0 THEN -sum((c / (total + en_eps)) * (ln(c) - ln(total + en_eps))) END AS ent
-  FROM (
-    SELECT grp, c, sum(c) OVER (PARTITION BY grp) AS total
-    FROM (SELECT grp, g, count(*) AS c FROM (SELECT grp, unnest(lexical_ngrams(units, en_n)) AS g FROM query_table(en_tbl)) GROUP BY grp, g)
-  )
-  GROUP BY grp, total;
+  SELECT grp, any_value(total) AS n_ngrams, -sum((c / (total + en_eps)) * (ln(c) - ln(total + en_eps))) AS ent
+  FROM (SELECT grp, c, sum(c) OVER (PARTITION BY grp) AS total FROM ngram_counts(en_tbl, en_n))
+  GROUP BY grp;
 
 -- Self-BLEU, exact and linear ---------------------------------------------------------------------------
 -- Each utterance is a hypothesis against all other utterances of its grp: NLTK 3.8 sentence_bleu,
@@ -60,31 +72,59 @@ CREATE OR REPLACE MACRO ent_n(en_tbl, en_n, en_eps := 0) AS TABLE
 -- keeps the second largest count. So one aggregation per n-gram order replaces the pairwise comparison:
 -- per n-gram, the top two per-utterance counts and the holder of the top; the holder loses
 -- (top - second) matches when top > second.
--- Input: grp, utt (unique within grp), units (a list per utterance: words, or characters for laps).
+-- Input: grp, utt (unique within grp), units (a list per utterance: words or ENUM ids for "full",
+-- characters for "laps").
 
 -- Modified precision with method1 smoothing: matches / max(1, hypothesis n-grams), 0 -> 0.1 / that.
 CREATE OR REPLACE MACRO self_bleu_precision(sbp_matches, sbp_ngrams) AS
   CASE WHEN sbp_matches > 0 THEN sbp_matches ELSE 0.1 END / greatest(1, sbp_ngrams);
 
--- Matches lost per (grp, utt) for the n-grams of one order, from (grp, utt, gram columns...) rows.
-CREATE OR REPLACE MACRO self_bleu_lost(sbl_occ) AS TABLE
+-- Matches lost per (grp, utt) from per-utterance counts (grp, gram, utt, cnt): only the sole holder of
+-- the top count loses, down to the second count (0 when nobody else has the n-gram).
+CREATE OR REPLACE MACRO self_bleu_lost(sbl_counts) AS TABLE
   SELECT grp, holder AS utt, sum(top[1] - coalesce(top[2], 0)) AS lost
-  FROM (
-    SELECT grp, max(cnt, 2) AS top, arg_max(utt, cnt) AS holder
-    FROM (SELECT grp, utt, gram, count(*) AS cnt FROM query_table(sbl_occ) GROUP BY ALL)
-    GROUP BY grp, gram
-  )
+  FROM (SELECT grp, max(cnt, 2) AS top, arg_max(utt, cnt) AS holder FROM query_table(sbl_counts) GROUP BY grp, gram)
   WHERE len(top) = 1 OR top[1] > top[2]
   GROUP BY ALL;
 
+-- The same for orders 3 and 4 without counting every (utterance, n-gram) pair: an utterance can repeat an
+-- n-gram only if it repeats its (n-1)-gram prefix, so the exact per-utterance counts >= 2 (`repeats`:
+-- grp, gram, utt, cnt) are counted only in those utterances. One pass over all occurrences gives each
+-- n-gram's total, lowest and highest holder: a single holder loses all its matches; with several holders
+-- only a count >= 2 can make a sole top.
+CREATE OR REPLACE MACRO self_bleu_lost_long(sbll_occ, sbll_repeats) AS TABLE
+  WITH totals AS (SELECT grp, gram, count(*) AS t, min(utt) AS u1, max(utt) AS u2 FROM query_table(sbll_occ) GROUP BY grp, gram),
+  repeats AS (
+    SELECT grp, gram, max(cnt, 2) AS top, arg_max(utt, cnt) AS holder, sum(cnt) AS in_repeats
+    FROM query_table(sbll_repeats) GROUP BY grp, gram
+  ),
+  several AS (
+    -- the second count: the second repeat count, or 1 when some other holder has the n-gram once
+    SELECT r.grp, r.holder AS utt, r.top[1] - greatest(coalesce(r.top[2], 0), CASE WHEN t.t > r.in_repeats THEN 1 ELSE 0 END) AS lost
+    FROM repeats r JOIN totals t USING (grp, gram) WHERE t.u1 <> t.u2
+  )
+  SELECT grp, utt, sum(lost) AS lost FROM (
+    SELECT grp, u1 AS utt, t AS lost FROM totals WHERE u1 = u2
+    UNION ALL
+    SELECT grp, utt, lost FROM several WHERE lost > 0
+  ) GROUP BY ALL;
+
 CREATE OR REPLACE MACRO self_bleu_scores(sbs_tbl) AS TABLE
   WITH u AS (SELECT grp, utt, units, len(units) AS hyp_len FROM query_table(sbs_tbl)),
-  -- n-gram occurrences per order; the slices line up the n tokens of each n-gram.
-  o1 AS (SELECT grp, utt, unnest(units) AS gram FROM u),
-  o2 AS (SELECT grp, utt, {'a': a, 'b': b} AS gram FROM (SELECT grp, utt, unnest(units[1:-2]) AS a, unnest(units[2:-1]) AS b FROM u)),
-  o3 AS (SELECT grp, utt, {'a': a, 'b': b, 'c': c} AS gram FROM (SELECT grp, utt, unnest(units[1:-3]) AS a, unnest(units[2:-2]) AS b, unnest(units[3:-1]) AS c FROM u)),
-  o4 AS (SELECT grp, utt, {'a': a, 'b': b, 'c': c, 'd': d} AS gram FROM (SELECT grp, utt, unnest(units[1:-4]) AS a, unnest(units[2:-3]) AS b, unnest(units[3:-2]) AS c, unnest(units[4:-1]) AS d FROM u)),
-  l1 AS (FROM self_bleu_lost(o1)), l2 AS (FROM self_bleu_lost(o2)), l3 AS (FROM self_bleu_lost(o3)), l4 AS (FROM self_bleu_lost(o4)),
+  -- per-utterance counts of unigrams and bigrams (repeats within an utterance are common there)
+  c1 AS (SELECT grp, utt, a AS gram, count(*) AS cnt FROM (SELECT grp, utt, unnest(units) AS a FROM u) GROUP BY ALL),
+  c2 AS MATERIALIZED (
+    SELECT grp, utt, {'a': a, 'b': b} AS gram, count(*) AS cnt
+    FROM (SELECT grp, utt, unnest(units[1:-2]) AS a, unnest(units[2:-1]) AS b FROM u) GROUP BY grp, utt, a, b),
+  -- utterances that repeat a bigram, then a trigram: the only ones that can repeat a trigram, a 4-gram
+  dirty2 AS MATERIALIZED (SELECT DISTINCT grp, utt FROM c2 WHERE cnt >= 2),
+  o3 AS MATERIALIZED (SELECT grp, utt, {'a': a, 'b': b, 'c': c} AS gram FROM (SELECT grp, utt, unnest(units[1:-3]) AS a, unnest(units[2:-2]) AS b, unnest(units[3:-1]) AS c FROM u)),
+  o4 AS MATERIALIZED (SELECT grp, utt, {'a': a, 'b': b, 'c': c, 'd': d} AS gram FROM (SELECT grp, utt, unnest(units[1:-4]) AS a, unnest(units[2:-3]) AS b, unnest(units[3:-2]) AS c, unnest(units[4:-1]) AS d FROM u)),
+  l1 AS (FROM self_bleu_lost(c1)), l2 AS (FROM self_bleu_lost(c2)),
+  r3 AS MATERIALIZED (SELECT grp, gram, utt, count(*) AS cnt FROM o3 SEMI JOIN dirty2 USING (grp, utt) GROUP BY ALL HAVING count(*) >= 2),
+  dirty3 AS MATERIALIZED (SELECT DISTINCT grp, utt FROM r3),
+  r4 AS (SELECT grp, gram, utt, count(*) AS cnt FROM o4 SEMI JOIN dirty3 USING (grp, utt) GROUP BY ALL HAVING count(*) >= 2),
+  l3 AS (FROM self_bleu_lost_long(o3, r3)), l4 AS (FROM self_bleu_lost_long(o4, r4)),
   -- Closest other length: the same length when another utterance has it, else the nearer neighbour
   -- among the distinct lengths (the shorter on a tie). NULL when the grp has a single utterance.
   lens AS (SELECT grp, hyp_len, count(*) AS cnt FROM u GROUP BY ALL),
@@ -121,36 +161,43 @@ CREATE OR REPLACE MACRO self_bleu(sb_tbl) AS TABLE
 
 -- Protocols ---------------------------------------------------------------------------------------------
 
--- "full": the whole corpus of each grp at once, word tokens (lexical_words). Input: grp, utt, text.
--- Utterances without any word token are counted (n_empty) and left out of every metric: they hold
--- no n-gram, and as Self-BLEU hypotheses they would score 0 by construction. Ent-4 uses T exactly.
-CREATE OR REPLACE MACRO lexical_full(lf_tbl) AS TABLE
-  WITH w AS MATERIALIZED (SELECT grp, utt, lexical_words(text) AS units FROM query_table(lf_tbl)),
+-- "full": the whole corpus of each grp at once, word tokens. Input: grp, utt, units (lexical_words of
+-- the text, or those words interned as an ENUM). Utterances without any token are counted (n_empty) and
+-- left out of every metric: they hold no n-gram, and as Self-BLEU hypotheses they would score 0 by
+-- construction. Ent-4 uses T exactly.
+CREATE OR REPLACE MACRO lexical_full_units(lfu_tbl) AS TABLE
+  WITH w AS (SELECT grp, utt, units FROM query_table(lfu_tbl)),
   ne AS MATERIALIZED (SELECT * FROM w WHERE len(units) > 0),
-  counts AS (SELECT grp, count(*) AS n_utterances, count(*) FILTER (len(units) = 0) AS n_empty, sum(len(units)) AS n_tokens FROM w GROUP BY grp),
-  d1 AS (FROM dist_n(ne, 1)), d2 AS (FROM dist_n(ne, 2)), e4 AS (FROM ent_n(ne, 4)), sb AS (FROM self_bleu(ne))
+  counts AS (SELECT grp, count(*) AS n_utterances, count(*) FILTER (len(units) = 0) AS n_empty, sum(len(units)) AS n_tokens FROM w GROUP BY grp)
   SELECT grp, 'full' AS protocol, counts.n_utterances, n_empty, n_tokens, NULL::BIGINT AS iterations,
     d1.dist AS dist_1, d2.dist AS dist_2, e4.ent AS ent_4, sb.self_bleu
-  FROM counts LEFT JOIN d1 USING (grp) LEFT JOIN d2 USING (grp) LEFT JOIN e4 USING (grp) LEFT JOIN sb USING (grp);
+  FROM counts LEFT JOIN dist_n(ne, 1) d1 USING (grp) LEFT JOIN dist_n(ne, 2) d2 USING (grp)
+    LEFT JOIN ent_n(ne, 4) e4 USING (grp) LEFT JOIN self_bleu(ne) sb USING (grp);
+
+-- The same from text (grp, utt, text); tokenises with lexical_words.
+CREATE OR REPLACE MACRO lexical_full(lf_tbl) AS TABLE
+  WITH w AS MATERIALIZED (SELECT grp, utt, lexical_words(text) AS units FROM query_table(lf_tbl))
+  FROM lexical_full_units(w);
 
 -- "laps": the reference procedure's subsets, drawn in TypeScript (Python's random stream):
 -- Input: grp, stream ('dist' serves Dist-n and Ent-n; 'self_bleu' has the extra shuffle), iteration,
 -- pos (order in the subset), text. Each metric is computed per subset; the value is the mean over
 -- the iterations. Self-BLEU is character-level, as in the reference code.
 CREATE OR REPLACE MACRO lexical_laps(ll_tbl) AS TABLE
-  WITH s AS MATERIALIZED (SELECT * FROM query_table(ll_tbl)),
-  dt AS MATERIALIZED (SELECT {'grp': grp, 'iteration': iteration} AS grp, laps_dist_tokens(text) AS units FROM s WHERE stream = 'dist'),
-  et AS MATERIALIZED (SELECT {'grp': grp, 'iteration': iteration} AS grp, laps_ent_tokens(text) AS units FROM s WHERE stream = 'dist'),
-  ct AS MATERIALIZED (SELECT {'grp': grp, 'iteration': iteration} AS grp, pos AS utt, laps_chars(text) AS units FROM s WHERE stream = 'self_bleu'),
+  -- One integer per (grp, iteration): the metrics group by it, and integers group faster than structs.
+  WITH s AS MATERIALIZED (SELECT *, dense_rank() OVER (ORDER BY grp, iteration)::INTEGER AS gi FROM query_table(ll_tbl)),
+  subsets AS (SELECT DISTINCT gi, grp, iteration FROM s),
+  dt AS MATERIALIZED (SELECT gi AS grp, laps_dist_tokens(text) AS units FROM s WHERE stream = 'dist'),
+  et AS MATERIALIZED (SELECT gi AS grp, laps_ent_tokens(text) AS units FROM s WHERE stream = 'dist'),
+  ct AS MATERIALIZED (SELECT gi AS grp, pos AS utt, laps_chars(text) AS units FROM s WHERE stream = 'self_bleu'),
   per_iteration AS (
-    SELECT grp, d1.dist AS dist_1, d2.dist AS dist_2, e4.ent AS ent_4, sb.self_bleu
-    FROM (SELECT DISTINCT {'grp': grp, 'iteration': iteration} AS grp FROM s) i
-      LEFT JOIN dist_n(dt, 1) d1 USING (grp) LEFT JOIN dist_n(dt, 2) d2 USING (grp)
-      LEFT JOIN ent_n(et, 4, 1e-10) e4 USING (grp) LEFT JOIN self_bleu(ct) sb USING (grp)
-  ),
-  sizes AS (SELECT grp, count(DISTINCT iteration) AS iterations FROM s GROUP BY grp)
-  SELECT p.grp.grp AS grp, 'laps' AS protocol, NULL::BIGINT AS n_utterances, NULL::BIGINT AS n_empty, NULL::BIGINT AS n_tokens,
-    any_value(sizes.iterations) AS iterations,
+    SELECT i.grp, i.iteration, d1.dist AS dist_1, d2.dist AS dist_2, e4.ent AS ent_4, sb.self_bleu
+    FROM subsets i
+      LEFT JOIN dist_n(dt, 1) d1 ON d1.grp = i.gi LEFT JOIN dist_n(dt, 2) d2 ON d2.grp = i.gi
+      LEFT JOIN ent_n(et, 4, 1e-10) e4 ON e4.grp = i.gi LEFT JOIN self_bleu(ct) sb ON sb.grp = i.gi
+  )
+  SELECT grp, 'laps' AS protocol, NULL::BIGINT AS n_utterances, NULL::BIGINT AS n_empty, NULL::BIGINT AS n_tokens,
+    count(DISTINCT iteration) AS iterations,
     avg(dist_1) AS dist_1, avg(dist_2) AS dist_2, avg(ent_4) AS ent_4, avg(self_bleu) AS self_bleu
-  FROM per_iteration p JOIN sizes ON sizes.grp = p.grp.grp
-  GROUP BY p.grp.grp;
+  FROM per_iteration
+  GROUP BY grp;

@@ -10,6 +10,7 @@ import { importCommand } from './commands/import.js';
 import { judgeCommand } from './commands/judge.js';
 import { scenariosCommand } from './commands/scenarios.js';
 import { sqlCommand } from './commands/sql.js';
+import { statsCommand } from './commands/stats.js';
 import { tablesCommand } from './commands/tables.js';
 import { warehouseCommand } from './commands/warehouse.js';
 import { globalOptions } from './options.js';
@@ -25,6 +26,7 @@ export function buildCli(argv: string[]): Argv {
     .command(warehouseCommand)
     .command(sqlCommand)
     .command(tablesCommand)
+    .command(statsCommand)
     .command(annotateCommand)
     .command(demoCommand)
     .demandCommand(1, 'Name a command; `plens --help` lists them.')

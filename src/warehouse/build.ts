@@ -7,7 +7,9 @@ import { packageRoot } from '../core/paths.js';
 import { plensVersion } from '../core/version.js';
 import type { Workspace } from '../core/workspace.js';
 import { Database, sqlString } from '../db/database.js';
+import type { LexicalProtocol } from '../stats/lexical.js';
 import { readWarehouseSqlFiles } from './sql-files.js';
+import { runStep } from './steps.js';
 
 export interface WarehouseOptions {
   workspace: Workspace;
@@ -15,6 +17,8 @@ export interface WarehouseOptions {
   /** Folder of .sql files; default: the package's warehouse/. */
   sqlDir?: string;
   dryRun?: boolean;
+  /** Protocols of Table 10's lexical diversity (default both); [] leaves lexical_diversity empty. */
+  lexical?: readonly LexicalProtocol[];
 }
 
 export interface WarehouseSummary {
@@ -59,6 +63,7 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
         await db.run(file.sql.replace(/CREATE OR REPLACE TABLE (\w+) AS SELECT \* FROM (read_parquet\([^;]+\));/g, 'CREATE OR REPLACE TABLE $1 AS SELECT * FROM $2 LIMIT 0;'), { file: file.path });
         continue;
       }
+      for (const step of file.steps) await runStep(step, { db, lexical: options.dryRun ? [] : (options.lexical ?? ['laps', 'full']) }, file.path);
       await db.run(file.sql, { file: file.path });
       ran.push(file.name);
     }

@@ -8,9 +8,11 @@ export interface WarehouseSqlFile {
   sql: string;
   requiresFiles: string[];
   requiresRelations: string[];
+  /** Computations plens runs (in TypeScript-driven SQL) before this file, e.g. `-- step: lexical_diversity`. */
+  steps: string[];
 }
 
-const HEADER = /^--\s*(requires|requires-file):\s*(.+)$/;
+const HEADER = /^--\s*(requires|requires-file|step):\s*(.+)$/;
 
 export async function readWarehouseSqlFiles(dir: string): Promise<WarehouseSqlFile[]> {
   const names = (await readdir(dir)).filter((n) => n.endsWith('.sql')).sort();
@@ -18,12 +20,12 @@ export async function readWarehouseSqlFiles(dir: string): Promise<WarehouseSqlFi
   for (const name of names) {
     const path = join(dir, name);
     const sql = await readFile(path, 'utf8');
-    const file: WarehouseSqlFile = { name, path, sql, requiresFiles: [], requiresRelations: [] };
+    const file: WarehouseSqlFile = { name, path, sql, requiresFiles: [], requiresRelations: [], steps: [] };
     for (const line of sql.split('\n')) {
       const m = HEADER.exec(line.trim());
       if (!m) continue;
       const items = m[2]!.split(',').map((s) => s.trim()).filter(Boolean);
-      (m[1] === 'requires' ? file.requiresRelations : file.requiresFiles).push(...items);
+      (m[1] === 'requires' ? file.requiresRelations : m[1] === 'step' ? file.steps : file.requiresFiles).push(...items);
     }
     files.push(file);
   }

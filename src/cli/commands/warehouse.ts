@@ -6,6 +6,7 @@ interface WarehouseArgs extends GlobalArgs {
   db: string;
   'sql-dir'?: string;
   'dry-run': boolean;
+  lexical: Array<'laps' | 'full' | 'none'>;
 }
 
 export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
@@ -15,6 +16,12 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
     warehouseOption(y)
       .option('sql-dir', { type: 'string', describe: 'Folder of .sql files to run (default: the package warehouse/)' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'Check every SQL file against the inputs without loading data or writing' })
+      .option('lexical', {
+        type: 'array',
+        choices: ['laps', 'full', 'none'] as const,
+        default: ['laps', 'full'] as Array<'laps' | 'full' | 'none'>,
+        describe: "Table 10's lexical-diversity protocols (full costs about 40 s per million utterances; none skips it)",
+      })
       .example('$0 warehouse', 'build warehouse/plens.duckdb from ./out')
       .example('$0 warehouse --db /tmp/run.duckdb -w /data/run1', 'another workspace and database'),
   handler: async (args) => {
@@ -24,6 +31,7 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
       dbPath: userPath(args.db),
       ...(args['sql-dir'] ? { sqlDir: userPath(args['sql-dir']) } : {}),
       dryRun: args['dry-run'],
+      lexical: args.lexical.filter((p): p is 'laps' | 'full' => p !== 'none'),
     });
     printResult(args, summary, () => formatWarehouseSummary(summary));
   },

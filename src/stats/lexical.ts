@@ -1,0 +1,101 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../core/paths.js';
+import { appendRow } from '../db/append-row.js';
+import type { Database } from '../db/database.js';
+import { LAPS_DEFAULTS, lapsSubsetIterator, type LapsOptions } from './laps-subsets.js';
+
+export const LEXICAL_PROTOCOLS = ['laps', 'full'] as const;
+export type LexicalProtocol = (typeof LEXICAL_PROTOCOLS)[number];
+
+/** One row of results: a group of utterances under one protocol. */
+export interface LexicalRow {
+  grp: string;
+  protocol: LexicalProtocol;
+  /** Utterances in the group (full: also those with no word token, counted in n_empty). */
+  n_utterances: number;
+  n_empty: number | null;
+  /** Word tokens (full) or whitespace tokens (laps, Python str.split) in the group. */
+  n_tokens: number;
+  iterations: number | null;
+  dist_1: number | null;
+  dist_2: number | null;
+  ent_4: number | null;
+  self_bleu: number | null;
+}
+
+export interface LexicalRunOptions {
+  protocols: readonly LexicalProtocol[];
+  laps?: LapsOptions;
+  /** Called after each laps group, for progress. */
+  onGroup?: (done: number, total: number) => void;
+}
+
+const LEXICAL_SQL = join(packageRoot, 'warehouse', '02_lexical.sql');
+
+/** Loads the lexical macros (warehouse/02_lexical.sql) into a database that lacks them. */
+export async function loadLexicalMacros(db: Database): Promise<void> {
+  await db.run(readFileSync(LEXICAL_SQL, 'utf8'), { file: LEXICAL_SQL });
+}
+
+/**
+ * Lexical diversity of every group of a corpus table (grp VARCHAR, utt BIGINT: corpus order, text
+ * VARCHAR), written to `out` (one row per group and protocol). The statistics are the SQL macros; this
+ * drives them: it interns the full protocol's word tokens as an ENUM (integer keys group several times
+ * faster than strings) and draws the laps subsets with Python's random stream.
+ */
+export async function computeLexical(db: Database, corpus: string, out: string, options: LexicalRunOptions): Promise<LexicalRow[]> {
+  const parts: string[] = [];
+  if (options.protocols.includes('full')) {
+    await db.run(`
+      CREATE OR REPLACE TEMP TABLE lexical_words_tmp AS SELECT grp, utt, lexical_words(text) AS units FROM ${corpus};
+      DROP TABLE IF EXISTS lexical_ids_tmp; DROP TYPE IF EXISTS lexical_token_tmp;`);
+    const [{ n }] = (await db.all<{ n: number }>(`SELECT count(*)::BIGINT AS n FROM (SELECT unnest(units) FROM lexical_words_tmp LIMIT 1)`)) as [{ n: number }];
+    if (n > 0) {
+      await db.run(`
+        CREATE TYPE lexical_token_tmp AS ENUM (SELECT DISTINCT unnest(units) FROM lexical_words_tmp ORDER BY 1);
+        CREATE TEMP TABLE lexical_ids_tmp AS SELECT grp, utt, units::lexical_token_tmp[] AS units FROM lexical_words_tmp;`);
+    } else {
+      await db.run(`CREATE TEMP TABLE lexical_ids_tmp AS SELECT * FROM lexical_words_tmp`);
+    }
+    await db.run(`CREATE OR REPLACE TEMP TABLE lexical_full_tmp AS SELECT * FROM lexical_full_units(lexical_ids_tmp)`);
+    await db.run(`DROP TABLE lexical_ids_tmp; DROP TABLE lexical_words_tmp; DROP TYPE IF EXISTS lexical_token_tmp;`);
+    parts.push('SELECT * FROM lexical_full_tmp');
+  }
+  if (options.protocols.includes('laps')) {
+    await drawLapsSubsets(db, corpus, 'lexical_subsets_tmp', options);
+    await db.run(`
+      CREATE OR REPLACE TEMP TABLE lexical_laps_tmp AS
+      SELECT l.* REPLACE (c.n_utterances AS n_utterances, c.n_tokens AS n_tokens)
+      FROM lexical_laps(lexical_subsets_tmp) l
+        JOIN (SELECT grp, count(*) AS n_utterances, sum(len(python_split(text))) AS n_tokens FROM ${corpus} GROUP BY grp) c USING (grp);
+      DROP TABLE lexical_subsets_tmp;`);
+    parts.push('SELECT * FROM lexical_laps_tmp');
+  }
+  await db.run(`CREATE OR REPLACE TABLE ${out} AS ${parts.join(' UNION ALL BY NAME ')}`);
+  await db.run(`DROP TABLE IF EXISTS lexical_full_tmp; DROP TABLE IF EXISTS lexical_laps_tmp;`);
+  return db.all<LexicalRow>(`SELECT grp, protocol, n_utterances, n_empty, n_tokens, iterations, dist_1, dist_2, ent_4, self_bleu FROM ${out} ORDER BY grp, protocol`);
+}
+
+/** The laps subsets of every group, both streams, into a table (grp, stream, iteration, pos, text). */
+async function drawLapsSubsets(db: Database, corpus: string, table: string, options: LexicalRunOptions): Promise<void> {
+  const laps = { ...LAPS_DEFAULTS, ...options.laps };
+  await db.run(`CREATE OR REPLACE TEMP TABLE ${table} (grp VARCHAR, stream VARCHAR, iteration INTEGER, pos INTEGER, text VARCHAR)`);
+  const groups = (await db.all<{ grp: string }>(`SELECT DISTINCT grp FROM ${corpus} ORDER BY grp`)).map((r) => r.grp);
+  const appender = await db.appender(table);
+  try {
+    let done = 0;
+    for (const grp of groups) {
+      // One group's texts at a time, in corpus order: the random stream depends on the order.
+      const texts = (await db.all<{ text: string }>(`SELECT text FROM ${corpus} WHERE grp = $1 ORDER BY utt`, undefined, [grp])).map((r) => r.text);
+      for (const stream of ['dist', 'self_bleu'] as const) {
+        for (const subset of lapsSubsetIterator(texts, stream, laps)) {
+          subset.texts.forEach((text, pos) => appendRow(appender, [grp, stream, subset.iteration, pos, text]));
+        }
+      }
+      options.onGroup?.(++done, groups.length);
+    }
+  } finally {
+    appender.closeSync();
+  }
+}

@@ -1,0 +1,59 @@
+import { PlensError } from '../core/errors.js';
+import type { Database } from '../db/database.js';
+import { computeLexical, type LexicalProtocol } from '../stats/lexical.js';
+
+/** What a build step may use: the database being built and the build's settings. */
+export interface StepContext {
+  db: Database;
+  /** Protocols for the lexical_diversity step; empty: the step writes an empty table. */
+  lexical: readonly LexicalProtocol[];
+}
+
+/**
+ * Computations a warehouse .sql file can ask for with `-- step: NAME`: they run before the file, in
+ * SQL driven from TypeScript, where plain SQL cannot do the job (the laps protocol draws its subsets
+ * with Python's random stream).
+ */
+export const WAREHOUSE_STEPS: Record<string, (ctx: StepContext) => Promise<void>> = {
+  lexical_diversity: buildLexicalDiversity,
+};
+
+export async function runStep(name: string, ctx: StepContext, file: string): Promise<void> {
+  const step = WAREHOUSE_STEPS[name];
+  if (!step) throw new PlensError('E_SQL', `unknown step "${name}"; known: ${Object.keys(WAREHOUSE_STEPS).join(', ')}`, { location: { file } });
+  await step(ctx);
+}
+
+/**
+ * Table lexical_diversity: Dist-1, Dist-2, Ent-4 and Self-BLEU of the finished dialogues' utterances per
+ * assistant and task kind (all settings and user agents together, as the paper pools its dialogues), for
+ * both speakers together and each alone. Corpus order: scenario, setting, replicate, turn. Each laps group
+ * costs about the same whatever its size (100 subsets of 7,012 tokens): a few seconds.
+ */
+async function buildLexicalDiversity({ db, lexical }: StepContext): Promise<void> {
+  await db.run(`
+    CREATE OR REPLACE TEMP TABLE lexical_groups AS
+    SELECT DISTINCT assistant_model, kind, s.speaker_group, concat_ws(' | ', assistant_model, kind, s.speaker_group) AS grp
+    FROM turns, (VALUES ('both'), ('user'), ('assistant')) s(speaker_group)
+    WHERE status = 'ok';
+    CREATE OR REPLACE TEMP TABLE lexical_dialogue_corpus AS
+    SELECT concat_ws(' | ', t.assistant_model, t.kind, s.speaker_group) AS grp,
+      row_number() OVER (PARTITION BY t.assistant_model, t.kind, s.speaker_group
+                         ORDER BY t.scenario_id, t.setting, d.replicate, t.dialogue_id, t.turn) AS utt,
+      t.text
+    FROM turns t JOIN dialogues d USING (dialogue_id), (VALUES ('both'), ('user'), ('assistant')) s(speaker_group)
+    WHERE t.status = 'ok' AND t.text IS NOT NULL AND (s.speaker_group = 'both' OR s.speaker_group = t.speaker);`);
+  const columns = `g.assistant_model, g.kind, g.speaker_group AS speakers`;
+  if (lexical.length === 0) {
+    await db.run(`CREATE OR REPLACE TABLE lexical_diversity AS SELECT ${columns}, NULL::VARCHAR AS protocol, NULL::BIGINT AS n_utterances, NULL::BIGINT AS n_empty,
+      NULL::BIGINT AS n_tokens, NULL::BIGINT AS iterations, NULL::DOUBLE AS dist_1, NULL::DOUBLE AS dist_2, NULL::DOUBLE AS ent_4, NULL::DOUBLE AS self_bleu
+      FROM lexical_groups g LIMIT 0`);
+  } else {
+    await computeLexical(db, 'lexical_dialogue_corpus', 'lexical_diversity_raw', { protocols: lexical });
+    await db.run(`
+      CREATE OR REPLACE TABLE lexical_diversity AS
+      SELECT ${columns}, r.* EXCLUDE (grp) FROM lexical_diversity_raw r JOIN lexical_groups g USING (grp);
+      DROP TABLE lexical_diversity_raw;`);
+  }
+  await db.run(`DROP TABLE lexical_groups; DROP TABLE lexical_dialogue_corpus;`);
+}
