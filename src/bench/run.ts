@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { packageRoot } from '../core/paths.js';
 import { benchDataset } from './dataset.js';
 import { benchDialogues } from './dialogues.js';
+import { benchLexical } from './lexical.js';
 import { benchResults } from './results.js';
 import { formatBench, type BenchResult } from './report.js';
 
@@ -14,6 +15,7 @@ const BENCHES: Record<string, () => Promise<BenchResult>> = {
   dataset: () => benchDataset(dataDir),
   dialogues: () => benchDialogues(dataDir),
   results: () => benchResults(),
+  lexical: () => benchLexical(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
