@@ -1,7 +1,7 @@
 import type { Argv } from 'yargs';
 import { usageError } from '../core/errors.js';
 import { userPath } from '../core/paths.js';
-import { parseShard } from '../engine/shard.js';
+import { resolveShard } from '../engine/shard.js';
 import { CACHE_MODES, type CacheMode } from '../llm/call-cache.js';
 import { DEFAULT_RETRY } from '../llm/retry.js';
 import type { LlmStageOptions } from '../personalens/llm-stage-options.js';
@@ -13,6 +13,7 @@ export interface LlmStageArgs extends GlobalArgs {
   concurrency: number;
   limit?: number;
   shard?: string;
+  'shard-count'?: string;
   'retry-failed': boolean;
   'dry-run': boolean;
   retries: number;
@@ -29,7 +30,12 @@ export function llmStageOptions<T>(y: Argv<T>, what: string) {
     .option('cache', { choices: CACHE_MODES, default: 'on', describe: 'Call cache: on (use+record), off, read (use only), write (record only), replay (use; a miss fails)' })
     .option('concurrency', { type: 'number', default: 16, describe: `${what} in flight at once` })
     .option('limit', { type: 'number', describe: `Run at most N ${what.toLowerCase()} this time` })
-    .option('shard', { type: 'string', describe: 'Run only shard i of n (i/n, 0-based), by key hash; each shard writes its own log' })
+    .option('shard', {
+      type: 'string',
+      describe:
+        'Run only shard i of n (i/n, 0-based), by key hash; each shard writes its own log. Absent or "auto": env PLENS_SHARD=i/n, else the array-job index JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID or AWS_BATCH_JOB_ARRAY_INDEX',
+    })
+    .option('shard-count', { type: 'string', describe: 'Number of shards when the scheduler gives only an index (Kubernetes, AWS Batch); env PLENS_SHARD_COUNT' })
     .option('retry-failed', { type: 'boolean', default: false, describe: 'Run again what is recorded as failed (or, for the judge, unparsed)' })
     .option('dry-run', { type: 'boolean', default: false, describe: 'Print the planned work and an estimate of calls, tokens and cost; call nothing' })
     .option('retries', { type: 'number', default: 6, describe: 'Retries per call on 408/409/429/5xx, resets, timeouts and unreadable answers (never on 400/401/403/404)' })
@@ -40,7 +46,7 @@ export function llmStageOptions<T>(y: Argv<T>, what: string) {
 }
 
 /** Checks the shared options once and turns them into the stage's options. */
-export function llmStageRunOptions(args: LlmStageArgs, signal: AbortSignal): LlmStageOptions {
+export function llmStageRunOptions(args: LlmStageArgs, signal: AbortSignal, env: NodeJS.ProcessEnv = process.env): LlmStageOptions {
   if (!Number.isInteger(args.concurrency) || args.concurrency < 1) throw usageError('--concurrency must be a whole number >= 1');
   if (args.limit !== undefined && (!Number.isInteger(args.limit) || args.limit < 0)) throw usageError('--limit must be a whole number >= 0');
   for (const k of ['retries', 'retry-delay-ms', 'retry-window', 'call-timeout', 'connect-timeout'] as const) {
@@ -53,7 +59,7 @@ export function llmStageRunOptions(args: LlmStageArgs, signal: AbortSignal): Llm
     cache: args.cache as CacheMode,
     concurrency: args.concurrency,
     ...(args.limit !== undefined ? { limit: args.limit } : {}),
-    ...(args.shard ? { shard: parseShard(args.shard) } : {}),
+    ...shardOption(args, env),
     retryFailed: args['retry-failed'],
     dryRun: args['dry-run'],
     progress: showProgress(args),
@@ -61,4 +67,9 @@ export function llmStageRunOptions(args: LlmStageArgs, signal: AbortSignal): Llm
     retry: { ...DEFAULT_RETRY, retries: args.retries, minDelayMs: args['retry-delay-ms'], maxTotalMs: args['retry-window'] * 1000 },
     timeouts: { connectMs: args['connect-timeout'] * 1000, headersMs: callMs, bodyMs: callMs, deadlineMs: callMs },
   };
+}
+
+function shardOption(args: LlmStageArgs, env: NodeJS.ProcessEnv) {
+  const shard = resolveShard(args.shard, args['shard-count'], env);
+  return shard ? { shard } : {};
 }

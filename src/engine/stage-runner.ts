@@ -81,6 +81,8 @@ export interface StageSummary {
   estimate?: WorkCost;
   partitions: string[];
   elapsed_ms: number;
+  /** The shard this run did, and where its index came from (absent when unsharded). */
+  shard?: Shard;
 }
 
 export const RECORDS_FILE = 'records';
@@ -132,6 +134,7 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
     cost_usd: 0,
     partitions: [],
     elapsed_ms: 0,
+    ...(options.shard ? { shard: options.shard } : {}),
   };
 
   // Pass 1: what is left to do, counted without holding the items.

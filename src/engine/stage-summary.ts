@@ -1,4 +1,5 @@
 import type { StageSummary } from './stage-runner.js';
+import type { Shard } from './shard.js';
 
 interface WithCells extends StageSummary {
   prompt_version?: string;
@@ -25,6 +26,7 @@ export function formatStageSummary(s: WithCells): string {
     if (s.failed) lines.push(`  failures     ${Object.entries(s.failure_reasons).map(([k, v]) => `${k} x${v}`).join(', ')}`);
     lines.push(`  calls        ${s.calls} (${s.cached_calls} from cache), ${fmt(s.input_tokens)} input + ${fmt(s.output_tokens)} output tokens, $${s.cost_usd.toFixed(4)}`);
   }
+  if (s.shard) lines.push(`  shard        ${formatShard(s.shard)}`);
   if (s.prompt_version) lines.push(`  prompts      ${s.prompt_version}`);
   if (s.judge) lines.push(`  judge        ${s.judge}${s.rows != null ? ` | ${s.rows} records` : ''}\n               ${s.dir}`);
   for (const c of s.cells ?? []) lines.push(`  cell         ${c.setting} | ${c.assistant} | user ${c.user}${c.rows !== null ? ` | ${c.rows} records` : ''}\n               ${c.dir}`);
@@ -34,4 +36,9 @@ export function formatStageSummary(s: WithCells): string {
 
 function fmt(n: number): string {
   return Math.round(n).toLocaleString('en-US');
+}
+
+/** "2 of 4 (0-based), from JOB_COMPLETION_INDEX, count from PLENS_SHARD_COUNT". */
+export function formatShard(s: Shard): string {
+  return `${s.index} of ${s.count} (0-based)${s.source ? `, from ${s.source}` : ''}${s.count_source ? `, count from ${s.count_source}` : ''}`;
 }

@@ -62,6 +62,22 @@ function columnsLiteral(columns: Record<string, string>): string {
  * the work finished in. Written to a temp file and renamed.
  */
 export async function compactPartition(dir: string, outputName: string, columns: Record<string, string>): Promise<{ rows: number }> {
+  // Shards finishing together compact at once, and the last rename wins: one that read the logs
+  // before another shard's last appends would leave a stale file. So compact again until the logs
+  // are as read; the last rename then holds everything (the logs only grow).
+  for (;;) {
+    const read = logLengths(dir);
+    const result = await compactOnce(dir, outputName, columns, read);
+    if (JSON.stringify(logLengths(dir)) === JSON.stringify(read)) return result;
+  }
+}
+
+/** The complete length of every log in a partition, by file name. */
+function logLengths(dir: string): Record<string, number> {
+  return Object.fromEntries([...listLogs(dir, RECORDS_FILE), ...listLogs(dir, EVENTS_FILE)].map((f) => [f, completeLength(join(dir, f))]));
+}
+
+async function compactOnce(dir: string, outputName: string, columns: Record<string, string>, lengths: Record<string, number>): Promise<{ rows: number }> {
   // Another shard may be appending to its log right now: read each log only up to its last
   // complete line, from a snapshot of that prefix.
   const snapshots = join(dir, `.compact-${process.pid}`);
@@ -70,12 +86,12 @@ export async function compactPartition(dir: string, outputName: string, columns:
     Promise.all(
       files.map(async (f, i) => {
         const to = join(snapshots, `${i}-${basename(f)}`);
-        await pipeline(createReadStream(join(dir, f), { start: 0, end: completeLength(join(dir, f)) - 1 }), createWriteStream(to));
+        await pipeline(createReadStream(join(dir, f), { start: 0, end: lengths[f]! - 1 }), createWriteStream(to));
         return to;
       }),
     );
-  const records = await snapshot(listLogs(dir, RECORDS_FILE).filter((f) => completeLength(join(dir, f)) > 0));
-  const events = await snapshot(listLogs(dir, EVENTS_FILE).filter((f) => completeLength(join(dir, f)) > 0));
+  const records = await snapshot(listLogs(dir, RECORDS_FILE).filter((f) => (lengths[f] ?? 0) > 0));
+  const events = await snapshot(listLogs(dir, EVENTS_FILE).filter((f) => (lengths[f] ?? 0) > 0));
   const db = await Database.open(':memory:', { threads: 1 });
   try {
     let rows = 0;
