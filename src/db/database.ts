@@ -1,4 +1,4 @@
-import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { PlensError } from '../core/errors.js';
 
 export interface OpenOptions {
@@ -67,6 +67,30 @@ export class Database {
       return { columns, types, rows };
     } catch (error) {
       throw sqlError(error, context);
+    }
+  }
+
+  /**
+   * Runs one or more statements and returns the first `limit` rows of the last one's result
+   * with its total row count: previews that convert only the rows shown, whatever the result's size.
+   * Text with no statement at all (blank, only comments) gives no columns and no rows.
+   */
+  async head(sql: string, limit: number, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: unknown[][]; total: number }> {
+    try {
+      // DuckDB rejects an empty statement list with an opaque native error: ask how many there are first.
+      if ((await this.connection.extractStatements(sql)).count === 0) return { columns: [], types: [], rows: [], total: 0 };
+      const result = await this.connection.stream(sql, params);
+      const columns = result.columnNames();
+      const types = result.columnTypes().map((t) => t.toString());
+      const rows: unknown[][] = [];
+      let total = 0;
+      for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+        for (let i = 0; i < chunk.rowCount && rows.length < limit; i++) rows.push(chunk.convertRowValues(i, JSDuckDBValueConverter).map(normaliseValue));
+        total += chunk.rowCount;
+      }
+      return { columns, types, rows, total };
+    } catch (error) {
+      throw sqlError(error);
     }
   }
 

@@ -1,0 +1,60 @@
+import { relative } from 'node:path';
+import type { CommandModule } from 'yargs';
+import { warehouseOption, type GlobalArgs } from '../options.js';
+
+interface NotebookArgs extends GlobalArgs {
+  file: string;
+  db: string;
+  format?: 'md' | 'html';
+  out?: string;
+  param: string[];
+  'max-rows'?: number;
+}
+
+export const notebookCommand: CommandModule<GlobalArgs, NotebookArgs> = {
+  command: 'notebook <file>',
+  describe: 'Run a SQL notebook (Markdown with ```sql cells) against the warehouse and write Markdown or HTML with the results',
+  builder: (y) =>
+    warehouseOption(y)
+      .positional('file', { type: 'string', demandOption: true, describe: 'The notebook: a Markdown file whose ```sql blocks are cells (see notebooks/README.md)' })
+      .option('format', { choices: ['md', 'html'] as const, describe: 'Output format (default: from --out, else md)' })
+      .option('out', { alias: 'o', type: 'string', describe: 'Output file, or - for stdout (default: <workspace>/notebooks/<name>.<format>)' })
+      .option('param', { alias: 'p', type: 'string', array: true, default: [] as string[], describe: 'name=value for a parameter the notebook declares; read in SQL as getvariable(\'name\')' })
+      .option('max-rows', { type: 'number', describe: 'Rows shown per cell unless the cell says otherwise (default 50)' })
+      .check((a) => {
+        const n = a['max-rows'];
+        if (n !== undefined && (!Number.isInteger(n) || n < 0)) throw new Error('--max-rows must be a whole number >= 0');
+        return true;
+      })
+      .example('$0 notebook notebooks/paper-tables.md', 'writes out/notebooks/paper-tables.md')
+      .example('$0 notebook notebooks/compare-assistants.md --format html -p assistant_a=openai:gpt-4o -p assistant_b=openai:gpt-4o-mini', '')
+      .example('$0 notebook notebooks/cost.md -o - | less', 'print instead of writing a file'),
+  handler: async (args) => {
+    const { notebookCommand: run } = await import('../../notebook/notebook.js');
+    const { summary, error } = await run({
+      file: args.file,
+      db: args.db,
+      cwd: process.cwd(),
+      workspace: args.workspace,
+      ...(args.format ? { format: args.format } : {}),
+      ...(args.out !== undefined ? { out: args.out } : {}),
+      params: args.param.map(String),
+      ...(args['max-rows'] !== undefined ? { maxRows: args['max-rows'] } : {}),
+    });
+    if (args.json) {
+      // The summary says which cells failed; the exit code still says that something did.
+      process.stdout.write(JSON.stringify({ ok: !error, ...summary, ...(error ? { error: error.toJSON() } : {}) }, null, 2) + '\n');
+      if (error) process.exitCode = error.exitCode;
+      return;
+    }
+    if (summary.document !== undefined) process.stdout.write(summary.document);
+    else if (!args.quiet) process.stdout.write(`${shown(summary.output)}\n`);
+    if (error) throw error;
+  },
+};
+
+/** The path relative to the current directory when it lies below it (what the user would type). */
+function shown(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') ? rel : path;
+}
