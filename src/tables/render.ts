@@ -117,6 +117,32 @@ function displayRows(table: RenderableTable, thousands: string, escape: (s: stri
   );
 }
 
+const HTML_SPECIAL: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Escapes text for HTML content and quoted attribute values alike. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (ch) => HTML_SPECIAL[ch]!);
+}
+
+/** An HTML table (title, caption and notes around it); every piece of data is escaped. */
+export function renderHtmlTable(table: RenderableTable): string {
+  const numeric = table.columns.map((c) => isNumeric(c, table.rows));
+  const cls = (i: number) => (numeric[i] ? ' class="num"' : '');
+  const head = table.columns.map((c, i) => `<th${cls(i)}>${escapeHtml(c.label)}</th>`).join('');
+  // displayRows escapes every text cell; numbers come out as digits, separators and brackets only.
+  const body = displayRows(table, ',', escapeHtml)
+    .map((cells) => `<tr>${cells.map((cell, i) => `<td${cls(i)}>${cell}</td>`).join('')}</tr>`)
+    .join('\n');
+  const lines = [`<div class="table" id="${escapeHtml(`table-${table.name}`)}">`];
+  if (table.title) lines.push(`<h3>${escapeHtml(table.title)}</h3>`);
+  lines.push(`<div class="scroll"><table>`, `<thead><tr>${head}</tr></thead>`, `<tbody>\n${body}\n</tbody>`, '</table></div>');
+  if (table.rows.length === 0) lines.push('<p class="note">No rows.</p>');
+  if (table.caption) lines.push(`<p class="caption">${escapeHtml(table.caption)}</p>`);
+  for (const n of table.notes ?? []) lines.push(`<p class="note">${escapeHtml(n)}</p>`);
+  lines.push('</div>');
+  return lines.join('\n');
+}
+
 function renderMarkdown(table: RenderableTable): string {
   const align = table.columns.map((c) => (isNumeric(c, table.rows) ? 'r' : 'l'));
   const escapePipes = (s: string) => s.replace(/\|/g, '\\|');

@@ -1,0 +1,59 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkReportInBrowser, decodePng } from '../../src/report/browser-check.js';
+import { writeReport } from '../../src/report/report.js';
+import { repoRoot, tempDir } from '../helpers/cli.js';
+import { handMadeWarehouse } from './fixture.js';
+
+// Debian's chromium; CI machines do not have it (install: apt-get install -y chromium).
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+const skipNote = hasChromium ? '' : ' [skipped: no /usr/bin/chromium; apt-get install -y chromium to run it]';
+
+describe(`the report in headless Chromium${skipNote}`, () => {
+  it.skipIf(!hasChromium)('renders every chart: SVG in the DOM, nothing refused, chart colour on the screenshot', async () => {
+    const { db } = await handMadeWarehouse();
+    const dir = tempDir('plens-browser-');
+    const file = join(dir, 'report.html');
+    const written = await writeReport({ dbPath: db, out: file });
+    const shot = join(dir, 'shot.png');
+    const check = await checkReportInBrowser(file, { chromium: CHROMIUM, screenshot: shot });
+    expect(check.problems).toEqual([]);
+    expect(check.ok).toBe(true);
+    expect(check.svgInFile).toBe(written.charts);
+    expect(check.svgInDom).toBe(written.charts);
+    expect(check.marksInDom).toBeGreaterThanOrEqual(written.charts);
+    expect(check.refused).toEqual([]);
+    // 1200x3000 of a blank page compresses to a few KB; charts and tables make it far larger.
+    expect(check.screenshot).toMatchObject({ width: 1200, height: 3000 });
+    expect(check.screenshot.bytes).toBeGreaterThan(30_000);
+    expect(check.screenshot.distinctColors).toBeGreaterThan(50);
+    expect(check.screenshot.chartPixels).toBeGreaterThan(1_000);
+    expect(decodePng(readFileSync(shot)).channels).toBeGreaterThanOrEqual(3);
+
+    // The documented script (`npm run report:check -- FILE`) says the same, with exit 0.
+    const script = spawnSync(process.execPath, [join(repoRoot, 'dist', 'report', 'browser-check.js'), file], { encoding: 'utf8', env: { ...process.env, PLENS_CHROMIUM: CHROMIUM } });
+    expect(script.status, script.stderr + script.stdout).toBe(0);
+    expect(script.stdout).toContain('OK: the report renders with its charts');
+  });
+
+  it.skipIf(!hasChromium)('fails a page that loads something from outside, or shows no chart', async () => {
+    const dir = tempDir('plens-browser-bad-');
+    const page = (body: string) =>
+      `<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"></head><body>${body}</body></html>`;
+    const external = join(dir, 'external.html');
+    writeFileSync(external, page('<svg width="300" height="300"><rect width="300" height="300" fill="#4c78a8"/></svg><img src="https://example.invalid/x.png">'));
+    const bad = await checkReportInBrowser(external, { chromium: CHROMIUM, width: 400, height: 400 });
+    expect(bad.ok).toBe(false);
+    expect(bad.refused.length).toBe(1);
+    expect(bad.refused[0]).toContain('example.invalid');
+
+    const blank = join(dir, 'blank.html');
+    writeFileSync(blank, page('<svg width="10" height="10"></svg>'));
+    const empty = await checkReportInBrowser(blank, { chromium: CHROMIUM, width: 400, height: 400 });
+    expect(empty.ok).toBe(false);
+    expect(empty.problems.join('\n')).toMatch(/nearly uniform|shows no chart/);
+  });
+});
