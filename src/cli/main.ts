@@ -7,9 +7,14 @@ import { annotateCommand } from './commands/annotate.js';
 import { demoCommand } from './commands/demo.js';
 import { dialoguesCommand } from './commands/dialogues.js';
 import { importCommand } from './commands/import.js';
+import { notebookCommand } from './commands/notebook.js';
+import { importLegacyCommand } from './commands/import-legacy.js';
 import { judgeCommand } from './commands/judge.js';
+import { makeCommand } from './commands/make.js';
+import { reportCommand } from './commands/report.js';
 import { scenariosCommand } from './commands/scenarios.js';
 import { sqlCommand } from './commands/sql.js';
+import { statusCommand } from './commands/status.js';
 import { statsCommand } from './commands/stats.js';
 import { tablesCommand } from './commands/tables.js';
 import { warehouseCommand } from './commands/warehouse.js';
@@ -20,15 +25,20 @@ export function buildCli(argv: string[]): Argv {
     .scriptName('plens')
     .usage('$0 <command> [options]\n\nRuns the PersonaLens personalization benchmark as a pipeline of resumable stages:\nimport -> scenarios -> (dialogues -> judgments) -> warehouse -> tables.')
     .command(importCommand)
+    .command(importLegacyCommand)
     .command(scenariosCommand)
     .command(dialoguesCommand)
     .command(judgeCommand)
     .command(warehouseCommand)
     .command(sqlCommand)
+    .command(notebookCommand)
     .command(tablesCommand)
+    .command(reportCommand)
     .command(statsCommand)
     .command(annotateCommand)
     .command(demoCommand)
+    .command(makeCommand)
+    .command(statusCommand)
     .demandCommand(1, 'Name a command; `plens --help` lists them.')
     .strict()
     .recommendCommands()

@@ -30,6 +30,8 @@ export interface JudgeOptions extends LlmStageOptions {
   dimensions?: JudgeDimensionName[];
   /** Re-ask once, restating the format, when a reply does not parse. */
   reask?: boolean;
+  /** Judge only these dialogue cells (folders holding dialogues.parquet); default every cell in the workspace. */
+  dialogueDirs?: string[];
 }
 
 export interface JudgeSummary extends StageSummary {
@@ -107,9 +109,10 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
   const spec = parseModelSpec(options.judge, '--judge');
   const dimensions = options.dimensions ?? DEFAULT_DIMENSIONS;
   const prompts = PromptSet.load(options.prompts);
-  const dialoguesGlob = join(options.workspace.root, 'dialogues', '*', 'dialogues.parquet');
-  if (!existsSync(join(options.workspace.root, 'dialogues')) || readdirSync(join(options.workspace.root, 'dialogues')).length === 0) {
-    throw new PlensError('E_PREREQUISITE', `no dialogues in ${join(options.workspace.root, 'dialogues')}`, { hint: 'run `plens dialogues` first' });
+  const dialogueFiles = options.dialogueDirs?.map((d) => join(d, 'dialogues.parquet'));
+  const dialoguesSource = dialogueFiles ? `[${dialogueFiles.map(sqlString).join(', ')}]` : sqlString(join(options.workspace.root, 'dialogues', '*', 'dialogues.parquet'));
+  if (dialogueFiles ? dialogueFiles.length === 0 || !dialogueFiles.every((f) => existsSync(f)) : !existsSync(join(options.workspace.root, 'dialogues')) || readdirSync(join(options.workspace.root, 'dialogues')).length === 0) {
+    throw new PlensError('E_PREREQUISITE', `no dialogues in ${dialogueFiles?.find((f) => !existsSync(f)) ?? join(options.workspace.root, 'dialogues')}`, { hint: 'run `plens dialogues` first' });
   }
   const source = await ScenarioContextSource.open(options.workspace);
   const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.cache);
@@ -126,7 +129,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
       SELECT d."key" AS dialogue_id, d.scenario_id, d.user_id, p.user_index, d.task_id, d.kind, d.setting, d.assistant_model, d.user_model,
              d.prompt_version, d.replicate, d.end_reason, d.messages, p.relevant_domains, p.relevant_preference_types,
              p.location, p.device, p.time_of_day, p.day_of_week, p.environment
-      FROM read_parquet(${sqlString(dialoguesGlob)}, union_by_name = true) d
+      FROM read_parquet(${dialoguesSource}, union_by_name = true) d
       JOIN read_parquet(${sqlString(options.workspace.datasetFile('scenario_pool'))}) p USING (scenario_id)
       WHERE d.status = 'ok'`);
 

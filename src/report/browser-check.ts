@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync }
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { inflateSync } from 'node:zlib';
+import { PNG } from 'pngjs';
 
 /**
  * Opens a report in headless Chromium, as a reader would, and checks what it shows: the DOM after
@@ -114,79 +114,10 @@ export interface DecodedPng {
   data: Uint8Array;
 }
 
-/**
- * A minimal PNG decoder for what Chromium writes: 8-bit greyscale, RGB or RGBA (with or without
- * alpha), not interlaced. Enough to look at pixels without a dependency for one check.
- */
+/** Decodes a PNG (any bit depth, palette or interlace, via pngjs) to 8-bit RGBA. */
 export function decodePng(buf: Buffer): DecodedPng {
-  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  if (!buf.subarray(0, 8).equals(signature)) throw new Error('not a PNG file');
-  let offset = 8;
-  let width = 0;
-  let height = 0;
-  let channels = 0;
-  const idat: Buffer[] = [];
-  while (offset < buf.length) {
-    const length = buf.readUInt32BE(offset);
-    const type = buf.toString('latin1', offset + 4, offset + 8);
-    const body = buf.subarray(offset + 8, offset + 8 + length);
-    if (type === 'IHDR') {
-      width = body.readUInt32BE(0);
-      height = body.readUInt32BE(4);
-      const depth = body[8]!;
-      const colorType = body[9]!;
-      const interlace = body[12]!;
-      const byType: Record<number, number> = { 0: 1, 2: 3, 4: 2, 6: 4 };
-      if (depth !== 8 || byType[colorType] === undefined || interlace !== 0) throw new Error(`unsupported PNG (depth ${depth}, colour type ${colorType}, interlace ${interlace})`);
-      channels = byType[colorType]!;
-    } else if (type === 'IDAT') {
-      idat.push(body);
-    } else if (type === 'IEND') {
-      break;
-    }
-    offset += 12 + length;
-  }
-  const raw = inflateSync(Buffer.concat(idat));
-  const stride = width * channels;
-  const data = new Uint8Array(stride * height);
-  for (let y = 0; y < height; y++) {
-    const filter = raw[y * (stride + 1)]!;
-    const src = y * (stride + 1) + 1;
-    const dst = y * stride;
-    for (let x = 0; x < stride; x++) {
-      const a = x >= channels ? data[dst + x - channels]! : 0;
-      const b = y > 0 ? data[dst - stride + x]! : 0;
-      const c = x >= channels && y > 0 ? data[dst - stride + x - channels]! : 0;
-      const v = raw[src + x]!;
-      let out: number;
-      switch (filter) {
-        case 0:
-          out = v;
-          break;
-        case 1:
-          out = v + a;
-          break;
-        case 2:
-          out = v + b;
-          break;
-        case 3:
-          out = v + ((a + b) >> 1);
-          break;
-        case 4: {
-          const p = a + b - c;
-          const pa = Math.abs(p - a);
-          const pb = Math.abs(p - b);
-          const pc = Math.abs(p - c);
-          out = v + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c);
-          break;
-        }
-        default:
-          throw new Error(`bad PNG filter ${filter} on row ${y}`);
-      }
-      data[dst + x] = out & 0xff;
-    }
-  }
-  return { width, height, channels, data };
+  const png = PNG.sync.read(buf);
+  return { width: png.width, height: png.height, channels: 4, data: png.data };
 }
 
 /** `node dist/report/browser-check.js REPORT.html [--screenshot FILE]`: exit 0 when the report renders with its charts. */

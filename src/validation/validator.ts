@@ -12,7 +12,8 @@ export type SchemaId =
   | 'plens:upstream-preference-schema'
   | 'plens:scenario'
   | 'plens:scenario-selection'
-  | 'plens:manifest';
+  | 'plens:manifest'
+  | 'plens:pipeline';
 
 let ajv: Ajv2020.default | undefined;
 const compiled = new Map<SchemaId, ValidateFunction>();

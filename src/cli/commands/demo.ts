@@ -1,24 +1,32 @@
+import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
-import { userPath } from '../../core/paths.js';
+import { packageRoot, userPath } from '../../core/paths.js';
 import { interruptSignal } from '../interrupt.js';
-import { printResult, showProgress, warehouseOption, workspaceOf, type GlobalArgs } from '../options.js';
+import { printResult, showProgress, warehouseOption, type GlobalArgs } from '../options.js';
 
 interface DemoArgs extends GlobalArgs {
   db: string;
 }
 
+/** `plens demo` is `plens make all -p pipelines/demo.yaml`, kept as a short name; -w and --db still choose where it writes. */
 export const demoCommand: CommandModule<GlobalArgs, DemoArgs> = {
   command: 'demo',
-  describe: 'Run every stage on the bundled sample data (no network, no API keys) and print the tables',
-  builder: (y) => warehouseOption(y).example('$0 demo', 'writes ./out and warehouse/plens.duckdb'),
+  describe: 'Run every stage on the bundled sample data (no network, no API keys): plens make all -p pipelines/demo.yaml',
+  builder: (y) => warehouseOption(y).example('$0 demo', 'writes ./out, warehouse/plens.duckdb and the report'),
   handler: async (args) => {
-    const { runDemo, formatDemo } = await import('../../demo/run-demo.js');
-    const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; rerun to resume\n'));
-    const result = await runDemo(workspaceOf(args), userPath(args.db), showProgress(args), stop.signal).finally(stop.dispose);
-    printResult(
-      args,
-      { workspace: workspaceOf(args).root, db: result.warehouse.db, files: result.tables.files, scenarios: result.scenarios.scenarios },
-      () => formatDemo(result),
-    );
+    const { loadPipeline } = await import('../../make/pipeline.js');
+    const { make, formatMake } = await import('../../make/make.js');
+    // The demo pipeline reads its paths from these variables, so -w and --db still apply.
+    const pipeline = loadPipeline(join(packageRoot, 'pipelines', 'demo.yaml'), { ...process.env, PLENS_WORKSPACE: userPath(args.workspace), PLENS_WAREHOUSE: userPath(args.db) });
+    const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished work is kept, rerun to resume\n'));
+    try {
+      const quiet = args.json || args.quiet;
+      const result = await make(pipeline, { targets: ['all'], dryRun: false, keepGoing: false, retryFailed: false, progress: showProgress(args), signal: stop.signal, log: (line) => !quiet && process.stdout.write(line + '\n') });
+      printResult(args, { ok: result.failed.length === 0, ...result }, () => formatMake(result));
+      if (stop.signal.aborted) process.exitCode = 130;
+      else if (result.failed.length > 0) process.exitCode = 1;
+    } finally {
+      stop.dispose();
+    }
   },
 };

@@ -1,0 +1,51 @@
+import type { CommandModule } from 'yargs';
+import { interruptSignal } from '../interrupt.js';
+import { printResult, showProgress, type GlobalArgs } from '../options.js';
+
+interface MakeArgs extends GlobalArgs {
+  targets: string[];
+  pipeline: string;
+  'dry-run': boolean;
+  'keep-going': boolean;
+  'retry-failed': boolean;
+}
+
+export const makeCommand: CommandModule<GlobalArgs, MakeArgs> = {
+  command: 'make [targets..]',
+  describe: 'Build a pipeline\'s targets, running only what is missing or out of date (pipelines/*.yaml)',
+  builder: (y) =>
+    y
+      .positional('targets', { type: 'string', array: true, default: ['all'], describe: 'import, scenarios, dialogues, judge, warehouse, tables, a table (table3, ...), report or all' })
+      .option('pipeline', { alias: 'p', type: 'string', demandOption: true, describe: 'The pipeline file (YAML); it names the workspace and the warehouse' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'Print the plan: per stage and cell the work left, calls, tokens and cost; run nothing' })
+      .option('keep-going', { alias: 'k', type: 'boolean', default: false, describe: 'Go on past a failing cell or step; exit 1 at the end if anything failed' })
+      .option('retry-failed', { type: 'boolean', default: false, describe: 'Run again dialogues and judgments recorded as failed' })
+      .example('$0 make all -p pipelines/demo.yaml', 'the demo: every stage on the bundled sample, offline')
+      .example('$0 make table3 -p pipelines/paper-table3.yaml --dry-run', 'what Table 3 would still cost')
+      .example('$0 make dialogues -p pipelines/paper-ablation.yaml --keep-going', ''),
+  handler: async (args) => {
+    const { loadPipeline } = await import('../../make/pipeline.js');
+    const { make, formatMake } = await import('../../make/make.js');
+    const pipeline = loadPipeline(args.pipeline);
+    const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished work is kept, rerun to resume\n'));
+    try {
+      const quiet = args.json || args.quiet;
+      const result = await make(pipeline, {
+        targets: args.targets,
+        dryRun: args['dry-run'],
+        keepGoing: args['keep-going'],
+        retryFailed: args['retry-failed'],
+        progress: showProgress(args),
+        signal: stop.signal,
+        log: (line) => {
+          if (!quiet) process.stdout.write(line + '\n');
+        },
+      });
+      printResult(args, { ok: result.failed.length === 0, ...result }, () => formatMake(result));
+      if (stop.signal.aborted) process.exitCode = 130;
+      else if (result.failed.length > 0 && !result.dry_run) process.exitCode = 1;
+    } finally {
+      stop.dispose();
+    }
+  },
+};

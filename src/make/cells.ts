@@ -1,0 +1,121 @@
+import { existsSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { Workspace } from '../core/workspace.js';
+import type { WorkCost } from '../engine/stage-runner.js';
+import { parseModelSpec } from '../llm/model-spec.js';
+import { runDialogues } from '../personalens/dialogues-stage.js';
+import { runJudge } from '../personalens/judge-stage.js';
+import type { LlmStageOptions } from '../personalens/llm-stage-options.js';
+import type { Setting } from '../personalens/settings.js';
+import type { Pipeline } from './pipeline.js';
+
+/** Work of one stage in one cell: what is done, what is left, what failed, and the estimate for what is left. */
+export interface CellWork {
+  done: number;
+  pending: number;
+  failed: number;
+  estimate: WorkCost;
+  /** True when part of `pending` is an estimate (judgments of dialogues not made yet). */
+  estimated?: boolean;
+}
+
+export interface CellPlan {
+  /** The cell's folder name: setting__assistant__hash, unique per configuration. */
+  id: string;
+  dir: string;
+  assistant: string;
+  setting: Setting;
+  dialogues: CellWork;
+  judge?: CellWork;
+}
+
+const ZERO: WorkCost = { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
+
+/** The stage options a pipeline implies (limits, prompts, retries), for a real run or a dry run. */
+export function stageOptions(p: Pipeline, workspace: Workspace, o: { signal: AbortSignal; dryRun: boolean; progress: boolean; retryFailed: boolean; concurrency: number }): LlmStageOptions {
+  const callMs = p.limits.callTimeoutS * 1000;
+  return {
+    workspace,
+    ...(p.dialogues?.prompts ? { prompts: p.dialogues.prompts } : {}),
+    // A dry run calls nothing, so it need not open the cache.
+    cache: o.dryRun ? 'off' : p.limits.cache,
+    concurrency: o.concurrency,
+    retryFailed: o.retryFailed,
+    dryRun: o.dryRun,
+    progress: o.progress,
+    signal: o.signal,
+    retry: { retries: p.limits.retries, minDelayMs: p.limits.retryDelayMs, maxDelayMs: 60_000, factor: 2, maxTotalMs: p.limits.retryWindowS * 1000, maxRetryAfterMs: 5 * 60_000 },
+    timeouts: { connectMs: p.limits.connectTimeoutS * 1000, headersMs: callMs, bodyMs: callMs, deadlineMs: callMs },
+    // A plan (or a status) calls nothing, so it must not need the keys: any unset key variable reads as a placeholder.
+    ...(o.dryRun ? { env: new Proxy(process.env, { get: (env, name) => (typeof name === 'string' ? env[name] || 'unused-by-a-dry-run' : undefined) }) } : {}),
+  };
+}
+
+export function gridOf(p: Pipeline): Array<{ assistant: string; setting: Setting }> {
+  if (!p.dialogues) return [];
+  return p.dialogues.assistants.flatMap((assistant) => p.dialogues!.settings.map((setting) => ({ assistant, setting })));
+}
+
+/**
+ * The grid's cells and the work left in each, from the stages' own dry runs: a key that is
+ * done is done, whatever changed elsewhere, so this is exactly what a run would do.
+ */
+export async function planCells(p: Pipeline, workspace: Workspace, signal: AbortSignal, retryFailed = false): Promise<CellPlan[]> {
+  const out: CellPlan[] = [];
+  const base = stageOptions(p, workspace, { signal, dryRun: true, progress: false, retryFailed, concurrency: 1 });
+  for (const { assistant, setting } of gridOf(p)) {
+    const d = await runDialogues({ ...base, assistants: [assistant], settings: [setting], ...(p.dialogues!.user ? { user: p.dialogues!.user } : {}), replicates: p.dialogues!.replicates });
+    const dir = d.cells[0]!.dir;
+    const cell: CellPlan = {
+      id: basename(dir),
+      dir,
+      assistant,
+      setting,
+      dialogues: { done: d.already_done, pending: d.planned, failed: retryFailed ? 0 : d.already_failed, estimate: d.estimate ?? { ...ZERO } },
+    };
+    if (p.judge) cell.judge = await planJudgeCell(p, workspace, cell, base);
+    out.push(cell);
+  }
+  return out;
+}
+
+/** Judgments left in a cell: those of dialogues already made (the judge's dry run), plus an estimate for the dialogues still to come. */
+async function planJudgeCell(p: Pipeline, workspace: Workspace, cell: CellPlan, base: LlmStageOptions): Promise<CellWork> {
+  const judge = p.judge!;
+  const work: CellWork = { done: 0, pending: 0, failed: 0, estimate: { ...ZERO } };
+  if (existsSync(join(cell.dir, 'dialogues.parquet'))) {
+    const j = await runJudge({ ...base, judge: judge.model, dimensions: judge.dimensions, dialogueDirs: [cell.dir] });
+    work.done = j.already_done;
+    work.pending = j.planned;
+    work.failed = j.already_failed;
+    work.estimate = j.estimate ?? { ...ZERO };
+  }
+  const coming = cell.dialogues.pending;
+  if (coming > 0) {
+    // Paper Table 13: about 5 assistant turns per dialogue, 150 tokens per utterance.
+    const turns = 5;
+    const perDialogue = judge.dimensions.reduce((n, d) => n + (d === 'naturalness' || d === 'coherence' ? 2 : d === 'personalization_turns' ? turns : 1), 0);
+    const spec = parseModelSpec(judge.model);
+    const inputTokens = coming * perDialogue * (turns * 2 * 150 + 625);
+    const outputTokens = coming * perDialogue * 200;
+    work.pending += coming * perDialogue;
+    work.estimated = true;
+    work.estimate.calls += coming * perDialogue;
+    work.estimate.inputTokens += inputTokens;
+    work.estimate.outputTokens += outputTokens;
+    work.estimate.costUsd += (inputTokens * (spec.priceIn ?? 0) + outputTokens * (spec.priceOut ?? 0)) / 1e6;
+  }
+  return work;
+}
+
+export function sumWork(cells: CellWork[]): CellWork {
+  const t: CellWork = { done: 0, pending: 0, failed: 0, estimate: { ...ZERO } };
+  for (const c of cells) {
+    t.done += c.done;
+    t.pending += c.pending;
+    t.failed += c.failed;
+    t.estimated ||= Boolean(c.estimated);
+    for (const k of Object.keys(t.estimate) as Array<keyof WorkCost>) t.estimate[k] += c.estimate[k];
+  }
+  return t;
+}

@@ -1,0 +1,361 @@
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pMap from 'p-map';
+import { PlensError } from '../core/errors.js';
+import { Workspace } from '../core/workspace.js';
+import { runImport } from '../dataset/import.js';
+import type { WorkCost } from '../engine/stage-runner.js';
+import { runDialogues } from '../personalens/dialogues-stage.js';
+import { runJudge } from '../personalens/judge-stage.js';
+import { runScenarios } from '../scenarios/stage.js';
+import { collectTables } from '../tables/tables.js';
+import { buildWarehouse } from '../warehouse/build.js';
+import { planCells, stageOptions, sumWork, type CellPlan, type CellWork } from './cells.js';
+import { buildGraph, type Step } from './graph.js';
+import type { Pipeline } from './pipeline.js';
+import { fileStamp, hash, importInputs, manifestStamp, needsCompaction, readState, scenariosInputs, warehouseInputs, writeState, type MakeState } from './state.js';
+
+export interface MakeOptions {
+  targets: string[];
+  dryRun: boolean;
+  keepGoing: boolean;
+  retryFailed: boolean;
+  progress: boolean;
+  signal: AbortSignal;
+  /** One line per step as it finishes (the CLI prints them; --json collects them). */
+  log: (line: string) => void;
+}
+
+export type StepStatus = 'up-to-date' | 'ran' | 'would-run' | 'failed' | 'not-run';
+
+export interface StepResult {
+  step: Step;
+  status: StepStatus;
+  /** Units of new work: dialogues, judgments, or 1 for a rebuilt import/selection/warehouse/table set/report. */
+  work: number;
+  detail: string;
+  reason?: string;
+  cells?: Array<{ id: string; assistant: string; setting: string; status: StepStatus; work: CellWork; new?: { ok: number; failed: number; failure_reasons: Record<string, number> }; error?: string }>;
+  estimate?: WorkCost;
+}
+
+export interface MakeResult {
+  pipeline: string;
+  file: string;
+  dry_run: boolean;
+  workspace: string;
+  warehouse: string;
+  steps: StepResult[];
+  /** Units of work done (or, with --dry-run, left). 0 means every target was up to date. */
+  work: number;
+  up_to_date: boolean;
+  failed: string[];
+  report: string | null;
+  elapsed_ms: number;
+}
+
+// The report module is written separately; importing it by a computed name keeps this file compiling without it.
+const REPORT_MODULE = '../report/report.js';
+type WriteReport = (o: { dbPath: string; out: string; title?: string; metadata?: Record<string, unknown> }) => Promise<{ file: string; charts: number; tables: number }>;
+
+/** `plens make`: the steps the targets need, each only when it is missing or out of date, in dependency order. */
+export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
+  const started = performance.now();
+  const graph = buildGraph(o.targets, p);
+  const ws = new Workspace(p.workspace);
+  const state = readState(p);
+  const steps: StepResult[] = [];
+  const failed: string[] = [];
+  const outcome = new Map<Step, StepStatus>();
+  let scratch: string | undefined;
+  let planWs = ws;
+  let cells: CellPlan[] | undefined;
+  let reportFile: string | null = state['report']?.output && existsSync(state['report'].output) ? state['report'].output : null;
+
+  const finish = (r: StepResult) => {
+    steps.push(r);
+    outcome.set(r.step, r.status);
+    if (r.status === 'failed') failed.push(r.step);
+    o.log(formatStep(r));
+  };
+  // A step runs when what it depends on did not fail; --keep-going runs it on whatever is there.
+  const blocked = (s: Step) => !o.keepGoing && !o.dryRun && graph.dependsOn[s].some((d) => outcome.get(d) === 'failed' || outcome.get(d) === 'not-run');
+  const upstreamChanged = (s: Step) => graph.dependsOn[s].some((d) => outcome.get(d) === 'ran' || outcome.get(d) === 'would-run');
+  const save = async (step: string, inputs: string, output?: string) => {
+    state[step] = { inputs, ...(output ? { output } : {}) };
+    await writeState(p, state);
+  };
+
+  try {
+    for (const step of graph.steps) {
+      if (o.signal.aborted) break;
+      if (blocked(step)) {
+        finish({ step, status: 'not-run', work: 0, detail: 'not run: a step it depends on failed (--keep-going runs it anyway)' });
+        continue;
+      }
+      try {
+        switch (step) {
+          case 'import': {
+            const inputs = importInputs(p);
+            const current = state['import']?.inputs === inputs && state['import']?.output === manifestStamp(ws.datasetDir) && manifestStamp(ws.datasetDir) !== null;
+            if (current) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.data.from})` });
+            else if (o.dryRun) {
+              // The plan needs the scenarios to count the dialogues: import into a scratch folder.
+              scratch = mkdtempSync(join(tmpdir(), 'plens-plan-'));
+              planWs = new Workspace(scratch);
+              const r = await runImport({ from: p.data.from, ...(p.data.schema ? { schema: p.data.schema } : {}), workspace: planWs });
+              finish({ step, status: 'would-run', work: 1, detail: `would import ${r.users} users, ${r.scenarios.sd + r.scenarios.md} scenarios from ${p.data.from}`, reason: state['import'] ? 'the data changed' : 'not imported yet' });
+            } else {
+              const r = await runImport({ from: p.data.from, ...(p.data.schema ? { schema: p.data.schema } : {}), workspace: ws, progress: o.progress });
+              await save('import', inputs, manifestStamp(ws.datasetDir)!);
+              finish({ step, status: 'ran', work: 1, detail: `imported ${r.users} users, ${r.scenarios.sd + r.scenarios.md} scenarios -> ${ws.datasetDir}` });
+            }
+            break;
+          }
+          case 'scenarios': {
+            const inputs = scenariosInputs(p);
+            const current = !upstreamChanged(step) && state['scenarios']?.inputs === inputs && state['scenarios']?.output === manifestStamp(ws.scenariosDir) && manifestStamp(ws.scenariosDir) !== null;
+            if (current) finish({ step, status: 'up-to-date', work: 0, detail: 'up to date' });
+            else if (o.dryRun) {
+              if (!scratch) {
+                scratch = mkdtempSync(join(tmpdir(), 'plens-plan-'));
+                symlinkSync(ws.datasetDir, join(scratch, 'dataset'), 'dir');
+                planWs = new Workspace(scratch);
+              }
+              const r = await runScenarios(planWs, p.selection);
+              finish({ step, status: 'would-run', work: 1, detail: `would select ${r.scenarios.total} scenarios (${r.scenarios.sd} SD + ${r.scenarios.md} MD)`, reason: 'the selection or the import changed' });
+            } else {
+              const r = await runScenarios(ws, p.selection);
+              await save('scenarios', scenariosInputs(p), manifestStamp(ws.scenariosDir)!);
+              finish({ step, status: 'ran', work: 1, detail: `selected ${r.scenarios.total} scenarios (${r.scenarios.sd} SD + ${r.scenarios.md} MD)` });
+            }
+            break;
+          }
+          case 'dialogues': {
+            if (scratch) {
+              // The scratch view sees the real outputs, so done keys count as done in the plan.
+              for (const d of ['dialogues', 'judgments']) if (existsSync(join(ws.root, d)) && !existsSync(join(scratch, d))) symlinkSync(join(ws.root, d), join(scratch, d), 'dir');
+            }
+            cells = await planCells(p, planWs, o.signal, o.retryFailed);
+            finish(o.dryRun ? planStep('dialogues', cells, (c) => c.dialogues) : await runDialogueCells(p, ws, cells, o));
+            break;
+          }
+          case 'judge': {
+            cells ??= await planCells(p, planWs, o.signal, o.retryFailed);
+            finish(o.dryRun ? planStep('judge', cells, (c) => c.judge!) : await runJudgeStep(p, ws, cells, o));
+            break;
+          }
+          case 'warehouse': {
+            const inputs = warehouseInputs(p);
+            const current = !upstreamChanged(step) && state['warehouse']?.inputs === inputs && state['warehouse']?.output === fileStamp(p.warehouse) && fileStamp(p.warehouse) !== null;
+            if (current) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.warehouse})` });
+            else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would build ${p.warehouse}` });
+            else {
+              const r = await buildWarehouse({ workspace: ws, dbPath: p.warehouse, lexical: p.lexical });
+              // Fingerprinted after the build: the inputs are what this build read.
+              await save('warehouse', inputs, fileStamp(p.warehouse)!);
+              finish({ step, status: 'ran', work: 1, detail: `built ${r.db} (${r.relations.filter((x) => x.type === 'view').length} views${r.skipped.length ? `; skipped ${r.skipped.map((s) => s.file).join(', ')}` : ''})` });
+            }
+            break;
+          }
+          case 'tables': {
+            const inputs = hash(['tables', fileStamp(p.warehouse), p.tables.formats, p.tables.outDir]);
+            const stale = graph.tables.filter((t) => state[`table:${t}`]?.inputs !== inputs);
+            if (!upstreamChanged(step) && stale.length === 0) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.tables.outDir})` });
+            else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would render ${graph.tables.length} table(s) as ${p.tables.formats.join(', ')} in ${p.tables.outDir}` });
+            else {
+              let files = 0;
+              const missing = new Set<string>();
+              for (const format of p.tables.formats) {
+                const r = await collectTables({ dbPath: p.warehouse, format, outDir: p.tables.outDir, only: graph.tables });
+                files += r.files.length;
+                for (const m of r.missing) missing.add(m.name);
+              }
+              const now = hash(['tables', fileStamp(p.warehouse), p.tables.formats, p.tables.outDir]);
+              for (const t of graph.tables) state[`table:${t}`] = { inputs: now };
+              await writeState(p, state);
+              finish({ step, status: 'ran', work: 1, detail: `wrote ${files} file(s) to ${p.tables.outDir}${missing.size ? ` (not in the warehouse: ${[...missing].join(', ')})` : ''}` });
+            }
+            break;
+          }
+          case 'report': {
+            const r = p.report!;
+            const inputs = hash(['report', fileStamp(p.warehouse), r.title, r.out]);
+            if (!upstreamChanged(step) && state['report']?.inputs === inputs && reportFile) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${reportFile})` });
+            else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would write the report to ${r.out}` });
+            else {
+              const writeReport = await loadReportWriter();
+              const w = await writeReport({ dbPath: p.warehouse, out: r.out, title: r.title, metadata: reportMetadata(p) });
+              reportFile = w.file;
+              await save('report', inputs, w.file);
+              finish({ step, status: 'ran', work: 1, detail: `wrote ${w.file} (${w.tables} tables, ${w.charts} charts)` });
+            }
+            break;
+          }
+        }
+      } catch (error) {
+        // Without --keep-going a thrown error stops make with its own code (usage, prerequisite, ...).
+        if (!o.keepGoing) throw error;
+        finish({ step, status: 'failed', work: 0, detail: `failed: ${error instanceof PlensError ? `${error.code}: ${error.message}` : (error as Error).message}` });
+      }
+    }
+  } finally {
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }
+  const work = steps.reduce((n, s) => n + s.work, 0);
+  return {
+    pipeline: p.name,
+    file: p.file,
+    dry_run: o.dryRun,
+    workspace: p.workspace,
+    warehouse: p.warehouse,
+    steps,
+    work,
+    up_to_date: work === 0 && failed.length === 0,
+    failed,
+    report: reportFile,
+    elapsed_ms: Math.round(performance.now() - started),
+  };
+}
+
+async function loadReportWriter(): Promise<WriteReport> {
+  try {
+    const mod = (await import(REPORT_MODULE)) as { writeReport: WriteReport };
+    return mod.writeReport;
+  } catch (error) {
+    throw new PlensError('E_PREREQUISITE', `the report writer (src/report/report.ts) is not available: ${(error as Error).message}`, { hint: 'run `npm run build`, or make other targets, e.g. `plens make tables`' });
+  }
+}
+
+function reportMetadata(p: Pipeline): Record<string, unknown> {
+  return {
+    pipeline: p.name,
+    pipeline_file: p.file,
+    description: p.description,
+    selection: p.selection,
+    assistants: p.dialogues?.assistants ?? [],
+    settings: p.dialogues?.settings ?? [],
+    user: p.dialogues?.user ?? null,
+    judge: p.judge ? { model: p.judge.model, dimensions: p.judge.dimensions } : null,
+  };
+}
+
+function planStep(step: 'dialogues' | 'judge', cells: CellPlan[], of: (c: CellPlan) => CellWork): StepResult {
+  const total = sumWork(cells.map(of));
+  return {
+    step,
+    status: total.pending > 0 ? 'would-run' : total.failed > 0 ? 'failed' : 'up-to-date',
+    work: total.pending,
+    detail: `${cells.length} cell(s): ${fmtWork(total)}`,
+    cells: cells.map((c) => ({ id: c.id, assistant: c.assistant, setting: c.setting, status: of(c).pending > 0 ? 'would-run' : of(c).failed > 0 ? 'failed' : 'up-to-date', work: of(c) })),
+    estimate: total.estimate,
+  };
+}
+
+/** Runs the grid's cells that have work left, `limits.cells` at a time, each with its own concurrency. */
+async function runDialogueCells(p: Pipeline, ws: Workspace, cells: CellPlan[], o: MakeOptions): Promise<StepResult> {
+  const base = stageOptions(p, ws, { signal: o.signal, dryRun: false, progress: o.progress && p.limits.cells === 1, retryFailed: o.retryFailed, concurrency: p.limits.concurrency });
+  let stop = false;
+  const results = await pMap(
+    cells,
+    async (c): Promise<NonNullable<StepResult['cells']>[number]> => {
+      const entry = { id: c.id, assistant: c.assistant, setting: c.setting, work: c.dialogues };
+      if (c.dialogues.pending === 0 && !needsCompaction(c.dir, 'dialogues')) {
+        if (c.dialogues.failed > 0) {
+          stop ||= !o.keepGoing;
+          return { ...entry, status: 'failed', error: `${c.dialogues.failed} dialogue(s) recorded failed (--retry-failed reruns them)` };
+        }
+        return { ...entry, status: 'up-to-date' };
+      }
+      if (stop || o.signal.aborted) return { ...entry, status: 'not-run' };
+      try {
+        const s = await runDialogues({ ...base, assistants: [c.assistant], settings: [c.setting], ...(p.dialogues!.user ? { user: p.dialogues!.user } : {}), replicates: p.dialogues!.replicates });
+        const failedNow = s.failed + (o.retryFailed ? 0 : s.already_failed);
+        const line = { ...entry, status: (failedNow > 0 ? 'failed' : 'ran') as StepStatus, new: { ok: s.ok, failed: s.failed, failure_reasons: s.failure_reasons } };
+        if (failedNow > 0) stop ||= !o.keepGoing;
+        o.log(`  dialogues  ${c.setting} | ${c.assistant}: ${s.ok} ok, ${s.failed} failed${s.failed ? ` (${reasons(s.failure_reasons)})` : ''}`);
+        return failedNow > 0 ? { ...line, error: `${failedNow} dialogue(s) failed${s.failed ? `: ${reasons(s.failure_reasons)}` : ''}` } : line;
+      } catch (error) {
+        stop ||= !o.keepGoing;
+        return { ...entry, status: 'failed', error: error instanceof PlensError ? `${error.code}: ${error.message}` : (error as Error).message };
+      }
+    },
+    { concurrency: p.limits.cells },
+  );
+  const work = results.reduce((n, r) => n + (r.new ? r.new.ok + r.new.failed : 0), 0);
+  const bad = results.filter((r) => r.status === 'failed');
+  return {
+    step: 'dialogues',
+    status: bad.length ? 'failed' : results.some((r) => r.status === 'ran') ? 'ran' : 'up-to-date',
+    work,
+    detail: bad.length
+      ? `${bad.length} of ${cells.length} cell(s) failed: ${bad.map((b) => `${b.setting} | ${b.assistant}: ${b.error}`).join('; ')}`
+      : work === 0 ? `up to date (${cells.length} cells)` : `${work} new dialogue(s) in ${results.filter((r) => r.status === 'ran').length} of ${cells.length} cell(s)`,
+    cells: results,
+  };
+}
+
+/** The judge over the pipeline's cells at once: its output is one partition, written by one writer. */
+async function runJudgeStep(p: Pipeline, ws: Workspace, cells: CellPlan[], o: MakeOptions): Promise<StepResult> {
+  const judge = p.judge!;
+  const dirs = cells.map((c) => c.dir).filter((d) => existsSync(join(d, 'dialogues.parquet')));
+  const total = sumWork(cells.map((c) => c.judge!));
+  if (dirs.length === 0) return { step: 'judge', status: 'up-to-date', work: 0, detail: 'no dialogues to judge yet' };
+  const options = { ...stageOptions(p, ws, { signal: o.signal, dryRun: false, progress: o.progress, retryFailed: o.retryFailed, concurrency: p.limits.concurrency * p.limits.cells }), judge: judge.model, dimensions: judge.dimensions, reask: judge.reask, dialogueDirs: dirs };
+  const plan = await runJudge({ ...options, dryRun: true, cache: 'off' });
+  const judgeDir = plan.dir;
+  if (plan.planned === 0 && !needsCompaction(judgeDir, 'judgments')) {
+    if (total.failed > 0) return { step: 'judge', status: 'failed', work: 0, detail: `${total.failed} judgment(s) recorded failed or unparsed (--retry-failed reruns them)` };
+    return { step: 'judge', status: 'up-to-date', work: 0, detail: `up to date (${total.done} judgments)` };
+  }
+  const s = await runJudge(options);
+  const failedNow = s.failed + (o.retryFailed ? 0 : s.already_failed);
+  return {
+    step: 'judge',
+    status: failedNow > 0 ? 'failed' : 'ran',
+    work: s.ok + s.failed,
+    detail: `${s.ok} new judgment(s), ${s.failed} failed${s.failed ? ` (${reasons(s.failure_reasons)})` : ''}; ${s.already_done} kept`,
+  };
+}
+
+function reasons(r: Record<string, number>): string {
+  return Object.entries(r).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} x${v}`).join(', ');
+}
+
+function fmtWork(w: CellWork): string {
+  const n = (x: number) => Math.round(x).toLocaleString('en-US');
+  const left = `${n(w.pending)}${w.estimated ? ' (estimated)' : ''} left, ${n(w.done)} done, ${n(w.failed)} failed`;
+  return w.pending > 0 ? `${left}; ~${n(w.estimate.calls)} calls, ~${n(w.estimate.inputTokens)} in + ~${n(w.estimate.outputTokens)} out tokens, ~$${w.estimate.costUsd.toFixed(2)}` : left;
+}
+
+const LABEL: Record<StepStatus, string> = { 'up-to-date': 'up to date', ran: 'done', 'would-run': 'to do', failed: 'FAILED', 'not-run': 'not run' };
+
+export function formatStep(r: StepResult): string {
+  const lines = [`${r.step.padEnd(10)} ${r.detail}${r.reason ? ` (${r.reason})` : ''}`];
+  for (const c of r.cells ?? []) {
+    // A run lists only the cells that need attention; the ones that ran were logged as they finished.
+    if (r.status !== 'would-run' && (c.status === 'ran' || c.status === 'up-to-date')) continue;
+    lines.push(`  ${LABEL[c.status].padEnd(10)} ${c.setting} | ${c.assistant}: ${c.error ?? fmtWork(c.work)}`);
+  }
+  return lines.join('\n');
+}
+
+export function formatMake(r: MakeResult): string {
+  const lines: string[] = [];
+  if (r.dry_run) {
+    const est = r.steps.flatMap((s) => (s.estimate ? [s.estimate] : []));
+    const cost = est.reduce((n, e) => n + e.costUsd, 0);
+    const calls = est.reduce((n, e) => n + e.calls, 0);
+    lines.push(r.work === 0 ? 'plan: nothing to do: every target is up to date' : `plan: ${r.steps.filter((s) => s.status === 'would-run').map((s) => s.step).join(', ')} to run; ~${Math.round(calls).toLocaleString('en-US')} calls, ~$${cost.toFixed(2)} (prices from the pipeline's model specs). Nothing was run.`);
+  } else if (r.failed.length) {
+    lines.push(`make: FAILED: ${r.failed.join(', ')} (${(r.elapsed_ms / 1000).toFixed(1)} s)`);
+  } else if (r.up_to_date) {
+    lines.push('nothing to do: every target is up to date');
+  } else {
+    lines.push(`make: done in ${(r.elapsed_ms / 1000).toFixed(1)} s`);
+  }
+  lines.push(`workspace ${r.workspace} | warehouse ${r.warehouse}`);
+  if (r.report) lines.push(`report: ${r.report}`);
+  return lines.join('\n');
+}

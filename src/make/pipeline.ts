@@ -1,0 +1,204 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { LineCounter, parseDocument } from 'yaml';
+import { PlensError, type InputLocation } from '../core/errors.js';
+import { sampleDataDir, userPath } from '../core/paths.js';
+import { parseModelSpec } from '../llm/model-spec.js';
+import { DEFAULT_DIMENSIONS, type JudgeDimensionName } from '../personalens/judge-stage.js';
+import type { Setting } from '../personalens/settings.js';
+import { parseUserList, type ScenarioSelection } from '../scenarios/selection.js';
+import type { SampleSize } from '../scenarios/samples.js';
+import type { LexicalProtocol } from '../stats/lexical.js';
+import { PAPER_TABLES } from '../tables/catalog.js';
+import type { TableFormat } from '../tables/render.js';
+import { assertValid, escapePointer } from '../validation/validator.js';
+
+/** A pipeline file as written (after `${VAR}` substitution), checked against schemas/pipeline.schema.json. */
+interface PipelineFile {
+  name: string;
+  description?: string;
+  workspace?: string;
+  warehouse?: string;
+  data: { from: string; schema?: string };
+  scenarios: { kind: 'sd' | 'md' | 'all'; sample?: number | string; users?: string | number[]; domains?: string[]; random?: number; seed?: string };
+  dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates?: number; prompts?: string };
+  judge?: { model: string; dimensions?: JudgeDimensionName[]; reask?: boolean };
+  limits?: Partial<Record<'cells' | 'concurrency' | 'retries' | 'retry_delay_ms' | 'retry_window_s' | 'call_timeout_s' | 'connect_timeout_s', number>> & { cache?: string };
+  statistics?: { lexical?: LexicalProtocol[] };
+  tables?: { only?: string[]; formats?: Array<Exclude<TableFormat, 'table'>>; out_dir?: string };
+  report?: boolean | { title?: string; out?: string };
+}
+
+/** A pipeline ready to run: paths absolute, environment resolved, defaults filled in. */
+export interface Pipeline {
+  file: string;
+  name: string;
+  description: string;
+  workspace: string;
+  warehouse: string;
+  data: { from: string; schema?: string };
+  selection: ScenarioSelection;
+  dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates: number; prompts?: string };
+  judge?: { model: string; dimensions: JudgeDimensionName[]; reask: boolean };
+  limits: {
+    cells: number;
+    concurrency: number;
+    cache: 'on' | 'off' | 'read' | 'write' | 'replay';
+    retries: number;
+    retryDelayMs: number;
+    retryWindowS: number;
+    callTimeoutS: number;
+    connectTimeoutS: number;
+  };
+  lexical: LexicalProtocol[];
+  tables: { only: string[]; formats: Array<Exclude<TableFormat, 'table'>>; outDir: string };
+  report?: { title: string; out: string };
+}
+
+const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/** Reads, validates and resolves a pipeline file. Errors name the file, the line and the JSON pointer. */
+export function loadPipeline(path: string, env: NodeJS.ProcessEnv = process.env): Pipeline {
+  const file = userPath(path);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    throw new PlensError('E_INPUT_NOT_FOUND', `no pipeline file ${file}`, { hint: 'see pipelines/*.yaml for examples' });
+  }
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0]!;
+    const pos = lineCounter.linePos(e.pos[0]);
+    throw new PlensError('E_INPUT_JSON', `not valid YAML: ${e.message.split('\n')[0]}`, { location: { file, line: pos.line, column: pos.col } });
+  }
+  const locate = (pointer: string): InputLocation => {
+    const path = pointer.split('/').slice(1).map((k) => (/^\d+$/.test(k) ? Number(k) : k.replace(/~1/g, '/').replace(/~0/g, '~')));
+    // The deepest node that exists: a missing field is reported where its parent is.
+    for (let n = path.length; n >= 0; n--) {
+      const node = doc.getIn(path.slice(0, n), true) as { range?: [number, number, number] } | undefined;
+      if (node?.range) {
+        const pos = lineCounter.linePos(node.range[0]);
+        return { file, line: pos.line, column: pos.col, pointer };
+      }
+    }
+    return { file, pointer };
+  };
+  const raw = substitute(doc.toJS(), '', env, locate);
+  try {
+    assertValid<PipelineFile>('plens:pipeline', raw, { file });
+  } catch (error) {
+    if (error instanceof PlensError && error.code === 'E_INPUT_SCHEMA') {
+      // An unexpected field is reported at the field itself (ajv points at the object holding it).
+      const extra = /^unexpected field "(.*)"$/.exec(error.message);
+      const pointer = (error.location.pointer ?? '') + (extra ? `/${escapePointer(extra[1]!)}` : '');
+      throw new PlensError('E_INPUT_SCHEMA', error.message, { location: locate(pointer), hint: 'the format is in schemas/pipeline.schema.json and README.md (Pipelines)' });
+    }
+    throw error;
+  }
+  return resolvePipeline(raw, file, locate);
+}
+
+/** Replaces `${VAR}` (and `${VAR:-default}`) in every string; a variable that is not set is an error. */
+function substitute(value: unknown, pointer: string, env: NodeJS.ProcessEnv, locate: (p: string) => InputLocation): unknown {
+  if (typeof value === 'string') {
+    return value.replace(PLACEHOLDER, (_, name: string, fallback: string | undefined) => {
+      if (/(^|[?&])key_env=$/.test(value.slice(0, value.indexOf(`\${${name}`)))) {
+        // key_env names the variable that holds the key; substituting it would put the key in the spec.
+        throw new PlensError('E_USAGE', `key_env=\${${name}} would put a key into the pipeline; write key_env=${name}`, { location: locate(pointer) });
+      }
+      const v = env[name];
+      if (v !== undefined && v !== '') return v;
+      if (fallback !== undefined) return fallback;
+      throw new PlensError('E_PREREQUISITE', `environment variable ${name} is not set (the pipeline uses \${${name}})`, {
+        location: locate(pointer),
+        hint: `export ${name}=... or write \${${name}:-default} in the pipeline`,
+      });
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => substitute(v, `${pointer}/${i}`, env, locate));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, `${pointer}/${escapePointer(k)}`, env, locate)]));
+  }
+  return value;
+}
+
+function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string) => InputLocation): Pipeline {
+  // A model spec is checked now, so a typo fails before any stage runs, at its line in the file.
+  const checkSpec = (spec: string, pointer: string) => {
+    try {
+      parseModelSpec(spec, pointer);
+    } catch (error) {
+      if (error instanceof PlensError) throw new PlensError(error.code, error.message, { location: locate(pointer), ...(error.hint ? { hint: error.hint } : {}) });
+      throw error;
+    }
+  };
+  p.dialogues?.assistants.forEach((a, i) => checkSpec(a, `/dialogues/assistants/${i}`));
+  if (p.dialogues?.user) checkSpec(p.dialogues.user, '/dialogues/user');
+  if (p.judge) checkSpec(p.judge.model, '/judge/model');
+  if (p.judge && !p.dialogues) throw new PlensError('E_INPUT_SCHEMA', 'a judge needs dialogues to judge', { location: locate('/judge') });
+  if (p.scenarios.seed !== undefined && p.scenarios.random === undefined) throw new PlensError('E_INPUT_SCHEMA', 'seed only applies with random', { location: locate('/scenarios/seed') });
+
+  const known = new Set(PAPER_TABLES.map((t) => t.name));
+  p.tables?.only?.forEach((t, i) => {
+    if (!known.has(t)) throw new PlensError('E_INPUT_SCHEMA', `unknown table "${t}"; known: ${[...known].join(', ')}`, { location: locate(`/tables/only/${i}`) });
+  });
+
+  const s = p.scenarios;
+  const selection: ScenarioSelection = { kind: s.kind };
+  if (s.sample !== undefined) selection.sample = Number(String(s.sample).replace('sample_', '')) as SampleSize;
+  if (s.users !== undefined) {
+    try {
+      selection.users = typeof s.users === 'string' ? parseUserList(s.users) : [...new Set(s.users)].sort((a, b) => a - b);
+    } catch (error) {
+      throw new PlensError('E_INPUT_SCHEMA', (error as Error).message.replace('--users', 'users'), { location: locate('/scenarios/users') });
+    }
+  }
+  if (s.domains) selection.domains = s.domains;
+  if (s.random !== undefined) selection.random = s.random;
+  if (s.seed !== undefined) selection.seed = s.seed;
+
+  const workspace = resolve(userPath(p.workspace ?? `out/${p.name}`));
+  const l = p.limits ?? {};
+  // The report is on unless the pipeline says `report: false`.
+  const report = p.report === false ? undefined : p.report === true || p.report === undefined ? {} : p.report;
+  return {
+    file,
+    name: p.name,
+    description: p.description ?? '',
+    workspace,
+    warehouse: userPath(p.warehouse ?? `warehouse/${p.name}.duckdb`),
+    data: { from: p.data.from === 'sample' ? sampleDataDir : userPath(p.data.from), ...(p.data.schema ? { schema: userPath(p.data.schema) } : {}) },
+    selection,
+    ...(p.dialogues
+      ? {
+          dialogues: {
+            ...(p.dialogues.user ? { user: p.dialogues.user } : {}),
+            assistants: p.dialogues.assistants,
+            settings: p.dialogues.settings,
+            replicates: p.dialogues.replicates ?? 1,
+            ...(p.dialogues.prompts ? { prompts: userPath(p.dialogues.prompts) } : {}),
+          },
+        }
+      : {}),
+    ...(p.judge ? { judge: { model: p.judge.model, dimensions: p.judge.dimensions ?? DEFAULT_DIMENSIONS, reask: p.judge.reask ?? false } } : {}),
+    limits: {
+      cells: l.cells ?? 2,
+      concurrency: l.concurrency ?? 16,
+      cache: (l.cache ?? 'on') as Pipeline['limits']['cache'],
+      retries: l.retries ?? 6,
+      retryDelayMs: l.retry_delay_ms ?? 1000,
+      retryWindowS: l.retry_window_s ?? 600,
+      callTimeoutS: l.call_timeout_s ?? 180,
+      connectTimeoutS: l.connect_timeout_s ?? 10,
+    },
+    lexical: p.statistics?.lexical ?? ['laps', 'full'],
+    tables: {
+      only: p.tables?.only ?? PAPER_TABLES.map((t) => t.name),
+      formats: p.tables?.formats ?? ['md'],
+      outDir: p.tables?.out_dir ? userPath(p.tables.out_dir) : resolve(workspace, 'tables'),
+    },
+    ...(report ? { report: { title: report.title ?? `plens: ${p.name}`, out: report.out ? userPath(report.out) : resolve(workspace, 'report.html') } } : {}),
+  };
+}

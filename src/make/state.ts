@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { writeFileAtomic } from '../core/atomic.js';
+import { plensVersion } from '../core/version.js';
+import { DATASET_FORMAT } from '../dataset/tables.js';
+import { EVENTS_FILE, listLogs, RECORDS_FILE } from '../engine/stage-runner.js';
+import { defaultSqlDir } from '../warehouse/build.js';
+import type { Pipeline } from './pipeline.js';
+
+/**
+ * What each non-keyed stage was last built from. The LLM stages need none of this: their keys
+ * already say what is done. The others (import, scenarios, warehouse, tables, report) are rebuilt
+ * when the fingerprint of their inputs changes.
+ */
+export interface MakeState {
+  [step: string]: { inputs: string; output?: string } | undefined;
+}
+
+export function statePath(p: Pipeline): string {
+  return join(p.workspace, 'make', `${p.name}.state.json`);
+}
+
+export function readState(p: Pipeline): MakeState {
+  try {
+    return JSON.parse(readFileSync(statePath(p), 'utf8')) as MakeState;
+  } catch {
+    return {};
+  }
+}
+
+export async function writeState(p: Pipeline, state: MakeState): Promise<void> {
+  await writeFileAtomic(statePath(p), JSON.stringify(state, null, 2) + '\n');
+}
+
+export function hash(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
+}
+
+/** Path, size and mtime of every file below `dir` (recursively) that passes `keep`. */
+function fileStats(dir: string, keep: (name: string) => boolean = () => true): Array<[string, number, number]> {
+  const out: Array<[string, number, number]> = [];
+  const walk = (d: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(d).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (name.startsWith('.')) continue;
+      const p = join(d, name);
+      const st = statSync(p, { throwIfNoEntry: false });
+      if (!st) continue;
+      if (st.isDirectory()) walk(p);
+      else if (keep(name)) out.push([relative(dir, p), st.size, Math.round(st.mtimeMs)]);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+export function fileStamp(file: string): string | null {
+  const st = statSync(file, { throwIfNoEntry: false });
+  return st ? `${st.size}:${Math.round(st.mtimeMs)}` : null;
+}
+
+/** The `created_at` of a stage's manifest: a new import or selection, by us or by hand, changes it. */
+export function manifestStamp(dir: string): string | null {
+  try {
+    return (JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { created_at: string }).created_at;
+  } catch {
+    return null;
+  }
+}
+
+export function importInputs(p: Pipeline): string {
+  const schema = p.data.schema ?? join(dirname(p.data.from), 'res', 'schema.json');
+  return hash(['import', plensVersion, DATASET_FORMAT, p.data.from, p.data.schema ?? null, fileStats(p.data.from), existsSync(schema) ? fileStamp(schema) : null]);
+}
+
+export function scenariosInputs(p: Pipeline): string {
+  return hash(['scenarios', p.selection, manifestStamp(join(p.workspace, 'dataset'))]);
+}
+
+/** Everything the warehouse reads: the workspace's Parquet files, the SQL files, the statistics asked for. */
+export function warehouseInputs(p: Pipeline): string {
+  const parquet = fileStats(p.workspace, (n) => n.endsWith('.parquet')).filter(([f]) => !f.startsWith('tables') && !f.startsWith('report'));
+  const sql = fileStats(defaultSqlDir, (n) => n.endsWith('.sql')).map(([f]) => [f, hash(readFileSync(join(defaultSqlDir, f), 'utf8'))]);
+  return hash(['warehouse', plensVersion, parquet, sql, p.lexical]);
+}
+
+/** A partition whose logs are newer than its compacted Parquet (e.g. a run was killed before compaction). */
+export function needsCompaction(dir: string, output: string): boolean {
+  const logs = listLogs(dir, RECORDS_FILE).concat(listLogs(dir, EVENTS_FILE));
+  if (logs.length === 0) return false;
+  const parquet = statSync(join(dir, `${output}.parquet`), { throwIfNoEntry: false });
+  if (!parquet) return true;
+  return logs.some((f) => (statSync(join(dir, f), { throwIfNoEntry: false })?.mtimeMs ?? 0) > parquet.mtimeMs);
+}

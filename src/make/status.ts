@@ -1,0 +1,212 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Workspace } from '../core/workspace.js';
+import { readJsonl } from '../engine/jsonl-log.js';
+import { EVENTS_FILE, listLogs, RECORDS_FILE } from '../engine/stage-runner.js';
+import { runJudge } from '../personalens/judge-stage.js';
+import { planCells, stageOptions } from './cells.js';
+import type { Pipeline } from './pipeline.js';
+import { fileStamp, hash, importInputs, manifestStamp, readState, scenariosInputs, warehouseInputs } from './state.js';
+
+export interface Spent {
+  calls: number;
+  cached_calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+export interface WorkStatus {
+  done: number;
+  /** null when it cannot be known yet (the scenarios are not selected, or out of date). */
+  pending: number | null;
+  failed: number;
+  /** The most common failure reasons of what is failed now, most frequent first. */
+  failure_reasons: Array<{ reason: string; count: number }>;
+  spent: Spent;
+  /** Part of `pending` is estimated: judgments of dialogues not made yet. */
+  pending_estimated?: boolean;
+}
+
+export interface StatusResult {
+  pipeline: string;
+  file: string;
+  workspace: string;
+  warehouse: string;
+  stages: Record<'import' | 'scenarios' | 'warehouse' | 'tables' | 'report', 'done' | 'out-of-date' | 'pending' | 'off'>;
+  scenarios: number | null;
+  cells: Array<{ id: string; assistant: string; setting: string; dialogues: WorkStatus; judge: WorkStatus | null }>;
+  totals: { dialogues: WorkStatus; judge: WorkStatus | null };
+  report: string | null;
+}
+
+interface LogRecord {
+  key: string;
+  status: string;
+  error?: { kind?: string } | null;
+  dialogue_id?: string;
+}
+
+interface LogEvent {
+  key: string;
+  cached?: boolean;
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cost_usd?: number | null;
+}
+
+/** `plens status`: per stage and cell, what is done, left and failed, and what it has cost so far. Runs nothing. */
+export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<StatusResult> {
+  const ws = new Workspace(p.workspace);
+  const state = readState(p);
+  const imported = manifestStamp(ws.datasetDir);
+  const selected = manifestStamp(ws.scenariosDir);
+  const importDone = imported !== null && state['import']?.output === imported && state['import']?.inputs === importInputs(p);
+  const scenariosDone = importDone && selected !== null && state['scenarios']?.output === selected && state['scenarios']?.inputs === scenariosInputs(p);
+  const stage = (known: boolean, current: boolean) => (current ? 'done' : known ? 'out-of-date' : 'pending') as 'done' | 'out-of-date' | 'pending';
+
+  const cells: StatusResult['cells'] = [];
+  if (scenariosDone && p.dialogues) {
+    const plans = await planCells(p, ws, signal);
+    const judgeDir = p.judge ? (await judgeDirOf(p, ws, signal, plans.map((c) => c.dir))) : null;
+    const judgeLogs = judgeDir ? await readPartition(judgeDir) : null;
+    for (const c of plans) {
+      const d = await readPartition(c.dir);
+      const dialogues: WorkStatus = { done: c.dialogues.done, pending: c.dialogues.pending, failed: c.dialogues.failed, failure_reasons: d.reasons(), spent: d.spent() };
+      let judge: WorkStatus | null = null;
+      if (judgeLogs && c.judge) {
+        // Judgments belong to a cell through the dialogue they judge.
+        const mine = (r: LogRecord) => r.dialogue_id !== undefined && d.okKeys.has(r.dialogue_id);
+        judge = { done: c.judge.done, pending: c.judge.pending, failed: c.judge.failed, failure_reasons: judgeLogs.reasons(mine), spent: judgeLogs.spent(mine) };
+      } else if (c.judge) {
+        judge = { ...emptyWork(), pending: c.judge.pending };
+      }
+      if (judge && c.judge?.estimated) judge.pending_estimated = true;
+      cells.push({ id: c.id, assistant: c.assistant, setting: c.setting, dialogues, judge });
+    }
+  } else if (p.dialogues) {
+    for (const a of p.dialogues.assistants) for (const s of p.dialogues.settings) {
+      cells.push({ id: '', assistant: a, setting: s, dialogues: emptyWork(), judge: p.judge ? emptyWork() : null });
+    }
+  }
+
+  const warehouseCurrent = scenariosDone && fileStamp(p.warehouse) !== null && state['warehouse']?.output === fileStamp(p.warehouse) && state['warehouse']?.inputs === warehouseInputs(p);
+  const tablesHash = hash(['tables', fileStamp(p.warehouse), p.tables.formats, p.tables.outDir]);
+  const tablesCurrent = warehouseCurrent && p.tables.only.every((t) => state[`table:${t}`]?.inputs === tablesHash);
+  const report = state['report']?.output && existsSync(state['report'].output) ? state['report'].output : null;
+  const reportCurrent = warehouseCurrent && report !== null && p.report !== undefined && state['report']?.inputs === hash(['report', fileStamp(p.warehouse), p.report.title, p.report.out]);
+  return {
+    pipeline: p.name,
+    file: p.file,
+    workspace: p.workspace,
+    warehouse: p.warehouse,
+    stages: {
+      import: stage(imported !== null, importDone),
+      scenarios: stage(selected !== null, scenariosDone),
+      warehouse: stage(fileStamp(p.warehouse) !== null, warehouseCurrent),
+      tables: stage(Boolean(state['table:' + p.tables.only[0]]), tablesCurrent),
+      report: p.report ? stage(report !== null, reportCurrent) : 'off',
+    },
+    scenarios: scenariosDone ? scenarioCount(ws) : null,
+    cells,
+    totals: { dialogues: sumStatus(cells.map((c) => c.dialogues)), judge: p.judge ? sumStatus(cells.map((c) => c.judge ?? emptyWork())) : null },
+    report,
+  };
+}
+
+async function judgeDirOf(p: Pipeline, ws: Workspace, signal: AbortSignal, dirs: string[]): Promise<string | null> {
+  const withDialogues = dirs.filter((d) => existsSync(join(d, 'dialogues.parquet')));
+  if (withDialogues.length === 0) return null;
+  const base = stageOptions(p, ws, { signal, dryRun: true, progress: false, retryFailed: false, concurrency: 1 });
+  const j = await runJudge({ ...base, judge: p.judge!.model, dimensions: p.judge!.dimensions, dialogueDirs: withDialogues });
+  return j.dir;
+}
+
+/** A partition's logs, read once: the latest state of every key and the calls' spend. */
+async function readPartition(dir: string) {
+  const latest = new Map<string, LogRecord>();
+  for (const f of listLogs(dir, RECORDS_FILE)) {
+    for await (const r of readJsonl<LogRecord>(join(dir, f))) {
+      const before = latest.get(r.key);
+      // A result beats any failure; among failures the latest try counts.
+      if (!before || before.status !== 'ok') latest.set(r.key, r);
+    }
+  }
+  const events: LogEvent[] = [];
+  for (const f of listLogs(dir, EVENTS_FILE)) for await (const e of readJsonl<LogEvent>(join(dir, f))) events.push(e);
+  const okKeys = new Set([...latest.values()].filter((r) => r.status === 'ok').map((r) => r.key));
+  return {
+    okKeys,
+    reasons(filter: (r: LogRecord) => boolean = () => true) {
+      const counts = new Map<string, number>();
+      for (const r of latest.values()) if (r.status !== 'ok' && filter(r)) counts.set(r.error?.kind ?? r.status, (counts.get(r.error?.kind ?? r.status) ?? 0) + 1);
+      return [...counts].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([reason, count]) => ({ reason, count }));
+    },
+    spent(filter: (r: LogRecord) => boolean = () => true): Spent {
+      const keys = new Set([...latest.values()].filter(filter).map((r) => r.key));
+      const s: Spent = { calls: 0, cached_calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+      for (const e of events) {
+        if (!keys.has(e.key)) continue;
+        s.calls++;
+        // What was spent: a call the cache answered cost nothing this time.
+        if (e.cached) s.cached_calls++;
+        else {
+          s.input_tokens += e.input_tokens ?? 0;
+          s.output_tokens += e.output_tokens ?? 0;
+          s.cost_usd += e.cost_usd ?? 0;
+        }
+      }
+      return s;
+    },
+  };
+}
+
+function scenarioCount(ws: Workspace): number | null {
+  try {
+    return (JSON.parse(readFileSync(join(ws.scenariosDir, 'manifest.json'), 'utf8')) as { tables: { scenarios: { rows: number } } }).tables.scenarios.rows;
+  } catch {
+    return null;
+  }
+}
+
+function emptyWork(): WorkStatus {
+  return { done: 0, pending: null, failed: 0, failure_reasons: [], spent: { calls: 0, cached_calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 } };
+}
+
+function sumStatus(list: WorkStatus[]): WorkStatus {
+  const t = emptyWork();
+  t.pending = list.length && list.every((w) => w.pending !== null) ? 0 : null;
+  const reasons = new Map<string, number>();
+  for (const w of list) {
+    t.done += w.done;
+    t.failed += w.failed;
+    if (t.pending !== null) t.pending += w.pending!;
+    t.pending_estimated ||= Boolean(w.pending_estimated);
+    for (const r of w.failure_reasons) reasons.set(r.reason, (reasons.get(r.reason) ?? 0) + r.count);
+    for (const k of Object.keys(t.spent) as Array<keyof Spent>) t.spent[k] += w.spent[k];
+  }
+  t.failure_reasons = [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([reason, count]) => ({ reason, count }));
+  return t;
+}
+
+export function formatStatus(s: StatusResult): string {
+  const n = (x: number | null) => (x === null ? '?' : Math.round(x).toLocaleString('en-US'));
+  const work = (w: WorkStatus) =>
+    `${n(w.done)} done, ${w.pending_estimated ? '~' : ''}${n(w.pending)} pending, ${n(w.failed)} failed${w.failure_reasons.length ? ` (${w.failure_reasons.map((r) => `${r.reason} x${r.count}`).join(', ')})` : ''}` +
+    ` | ${n(w.spent.calls)} calls (${n(w.spent.cached_calls)} cached), ${n(w.spent.input_tokens)} in + ${n(w.spent.output_tokens)} out tokens, $${w.spent.cost_usd.toFixed(4)}`;
+  const lines = [`pipeline ${s.pipeline} (${s.file})`, `  workspace ${s.workspace} | warehouse ${s.warehouse}`];
+  lines.push(`import     ${s.stages.import}`);
+  lines.push(`scenarios  ${s.stages.scenarios}${s.scenarios !== null ? ` (${s.scenarios} selected)` : ''}`);
+  if (s.cells.length) {
+    lines.push(`dialogues  ${work(s.totals.dialogues)}`);
+    for (const c of s.cells) lines.push(`  ${c.setting} | ${c.assistant}: ${work(c.dialogues)}`);
+    if (s.totals.judge) {
+      lines.push(`judge      ${work(s.totals.judge)}`);
+      for (const c of s.cells) if (c.judge) lines.push(`  ${c.setting} | ${c.assistant}: ${work(c.judge)}`);
+    }
+    if (s.stages.scenarios !== 'done') lines.push('  (pending is known once the scenarios are selected: plens make scenarios)');
+  }
+  for (const k of ['warehouse', 'tables', 'report'] as const) lines.push(`${k.padEnd(10)} ${s.stages[k]}`);
+  if (s.report) lines.push(`report: ${s.report}`);
+  return lines.join('\n');
+}
