@@ -10,6 +10,7 @@ import type { Workspace } from '../core/workspace.js';
 import { Database, sqlString } from '../db/database.js';
 import { PromptSet, type TemplateName } from '../personalens/prompt-set.js';
 import { requireWarehouse } from '../warehouse/build.js';
+import { DEMOGRAPHIC_LABELS } from '../personalens/scenario-context.js';
 
 /**
  * The labels people give, one sheet column each, matching the judge's dimension and target
@@ -280,18 +281,6 @@ interface Item {
   messages: Array<{ role: string; content: string }>;
 }
 
-const DEMOGRAPHICS: Array<[string, string]> = [
-  ['age', 'Age'],
-  ['gender', 'Gender'],
-  ['employment_status', 'Employment status'],
-  ['education', 'Education'],
-  ['marital_status', 'Marital status'],
-  ['english_proficiency', 'English proficiency'],
-  ['ethnicity', 'Ethnicity'],
-  ['religion', 'Religion'],
-  ['birth_country', 'Country of birth'],
-  ['reside_country', 'Country of residence'],
-];
 
 const SITUATION: Array<[string, string]> = [
   ['location', 'Location'],
@@ -310,7 +299,7 @@ async function loadItems(db: Database, relations: Set<string>, ids: string[]): P
     `SELECT d.dialogue_id, d.kind, d.task_id, d.user_id, d.scenario_id, d.messages,
        ${has('tasks') ? 't.description, t.goal, t.user_intent, t.relevant_domains AS task_domains' : 'NULL AS description, NULL AS goal, NULL AS user_intent, NULL AS task_domains'}
        ${has('scenario_pool') ? `, ${SITUATION.map(([k]) => `s.${k}`).join(', ')}, s.relevant_domains AS scenario_domains` : ''}
-       ${has('users') ? `, ${DEMOGRAPHICS.map(([k]) => `u.${k} AS demo_${k}`).join(', ')}` : ''}
+       ${has('users') ? `, ${DEMOGRAPHIC_LABELS.map(([k]) => `u.${k} AS demo_${k}`).join(', ')}` : ''}
      FROM dialogues d
        ${has('tasks') ? 'LEFT JOIN tasks t USING (task_id)' : ''}
        ${has('scenario_pool') ? 'LEFT JOIN scenario_pool s ON s.scenario_id = d.scenario_id' : ''}
@@ -346,7 +335,7 @@ async function loadItems(db: Database, relations: Set<string>, ids: string[]): P
       user_intent: (r['user_intent'] as string | null) ?? null,
       relevant_domains: domains,
       situation: SITUATION.filter(([k]) => r[k] !== undefined && r[k] !== null).map(([k, label]) => [label, String(r[k])]),
-      demographics: DEMOGRAPHICS.filter(([k]) => r[`demo_${k}`] !== undefined && r[`demo_${k}`] !== null).map(([k, label]) => [label, String(r[`demo_${k}`])]),
+      demographics: DEMOGRAPHIC_LABELS.filter(([k]) => r[`demo_${k}`] !== undefined && r[`demo_${k}`] !== null).map(([k, label]) => [label, String(r[`demo_${k}`])]),
       preferences: domains.map((domain) => ({
         domain,
         lines: preferences.filter((p) => p.user_id === user && p.domain === domain).map((p) => `${p.preference_type}: ${p.vals?.length ? p.vals.join(', ') : '(none)'}`),

@@ -26,7 +26,8 @@ interface UserDomain {
   interactions: string | null;
 }
 
-const DEMOGRAPHIC_LABELS: Array<[string, string]> = [
+/** The profile's demographic fields and how prompts and annotation sheets label them. */
+export const DEMOGRAPHIC_LABELS: Array<[string, string]> = [
   ['age', 'Age'],
   ['gender', 'Gender'],
   ['employment_status', 'Employment status'],

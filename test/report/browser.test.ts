@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { checkReportInBrowser, decodePng } from '../../src/report/browser-check.js';
 import { writeReport } from '../../src/report/report.js';
 import { repoRoot, tempDir } from '../helpers/cli.js';
-import { handMadeWarehouse } from './fixture.js';
+import { handMadeWarehouse } from '../helpers/hand-experiment.js';
 
 // Debian's chromium; CI machines do not have it (install: apt-get install -y chromium).
 const CHROMIUM = '/usr/bin/chromium';

@@ -7,7 +7,8 @@ import { PAPER_TABLES } from '../../src/tables/catalog.js';
 import { escapeHtml } from '../../src/tables/render.js';
 import { runCli, runCliJson, tempDir } from '../helpers/cli.js';
 import { sampleWorkspace } from '../helpers/workspace.js';
-import { A, B, chartSvg, countMarks, handMadeWarehouse } from './fixture.js';
+import { A, B, handMadeWarehouse } from '../helpers/hand-experiment.js';
+import { chartSvg, countMarks } from './fixture.js';
 
 describe('plens report on a hand-made experiment', () => {
   let db: string;

@@ -1,77 +1,14 @@
-import { writeFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { compactPartition, DIALOGUE_COLUMNS } from '../../src/personalens/compact.js';
-import { JUDGMENT_COLUMNS } from '../../src/personalens/judge-stage.js';
-import { runCli, runCliJson } from '../helpers/cli.js';
-import { sampleWorkspace } from '../helpers/workspace.js';
+import { runCliJson } from '../helpers/cli.js';
+import { A, B, handMadeWarehouse } from '../helpers/hand-experiment.js';
 
-/*
- * A hand-made experiment on the sample's scenarios (judge J, assistants A and B):
- *   d1 A base     user0:SD-Alarm-task-1  SD  rounds 2  tc 1  p 3  nat_a 4 coh_a 5  nat_u 5 coh_u 4   turn-level p: 2, 3
- *   d2 A base     user0:SD-Books-task-1  SD  rounds 1  tc 0  p 1  nat_a 3 coh_a 4  nat_u 4 coh_u (unparsed)
- *   d3 A base     user0:MD-task-1        MD  rounds 1  tc 1  p 2  nat_a 5 coh_a 5  nat_u (failed)
- *   d4 A base     user1:SD-Alarm-task-1  SD  the dialogue itself failed: no judgments, not in Table 13
- *   d5 B base     user0:SD-Alarm-task-1  SD  rounds 1  tc 1  p 4
- *   d6 A base+all user0:SD-Alarm-task-1  SD  rounds 1  tc 1  p 4
- * Every expected value below is computed by hand from this table.
- */
-const A = 'openai:a';
-const B = 'openai:b';
-const J = 'openai:judge';
-const msgs = (...tokens: number[]) => tokens.map((t, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `m${i}`, input_tokens: 1, output_tokens: t, latency_ms: 1, finish_reason: 'stop' }));
-const dialogues = [
-  { key: 'd1', setting: 'base', assistant_model: A, scenario_id: 'user0:SD-Alarm-task-1', kind: 'SD', rounds: 2, messages: msgs(10, 20, 10, 30) },
-  { key: 'd2', setting: 'base', assistant_model: A, scenario_id: 'user0:SD-Books-task-1', kind: 'SD', rounds: 1, messages: msgs(10, 40) },
-  { key: 'd3', setting: 'base', assistant_model: A, scenario_id: 'user0:MD-task-1', kind: 'MD', rounds: 1, messages: msgs(10, 50) },
-  { key: 'd4', setting: 'base', assistant_model: A, scenario_id: 'user1:SD-Alarm-task-1', kind: 'SD', rounds: 0, messages: [], status: 'failed' },
-  { key: 'd5', setting: 'base', assistant_model: B, scenario_id: 'user0:SD-Alarm-task-1', kind: 'SD', rounds: 1, messages: msgs(10, 10) },
-  { key: 'd6', setting: 'base+all', assistant_model: A, scenario_id: 'user0:SD-Alarm-task-1', kind: 'SD', rounds: 1, messages: msgs(10, 10) },
-];
-const domains: Record<string, string[]> = { d1: ['Alarm'], d2: ['Books'], d3: ['Flights', 'Hotels', 'Rental Cars'], d5: ['Alarm'], d6: ['Alarm'] };
-type J = [string, string, string, number | null, number | null, string?];
-const judgments: J[] = [
-  ['d1', 'task_completion', 'dialogue', null, 1], ['d1', 'personalization', 'assistant', null, 3], ['d1', 'naturalness', 'assistant', null, 4],
-  ['d1', 'coherence', 'assistant', null, 5], ['d1', 'naturalness', 'user', null, 5], ['d1', 'coherence', 'user', null, 4],
-  ['d1', 'personalization', 'assistant', 1, 2], ['d1', 'personalization', 'assistant', 2, 3],
-  ['d2', 'task_completion', 'dialogue', null, 0], ['d2', 'personalization', 'assistant', null, 1], ['d2', 'naturalness', 'assistant', null, 3],
-  ['d2', 'coherence', 'assistant', null, 4], ['d2', 'naturalness', 'user', null, 4], ['d2', 'coherence', 'user', null, null, 'parse_error'],
-  ['d3', 'task_completion', 'dialogue', null, 1], ['d3', 'personalization', 'assistant', null, 2], ['d3', 'naturalness', 'assistant', null, 5],
-  ['d3', 'coherence', 'assistant', null, 5], ['d3', 'naturalness', 'user', null, null, 'failed'],
-  ['d5', 'task_completion', 'dialogue', null, 1], ['d5', 'personalization', 'assistant', null, 4],
-  ['d6', 'task_completion', 'dialogue', null, 1], ['d6', 'personalization', 'assistant', null, 4],
-];
-
+// The hand-made experiment (test/helpers/hand-experiment.ts): every expected value below is computed by hand from its table.
 describe('result views on a hand-made experiment', () => {
   let db: string;
   const q = async (sql: string) => (await runCliJson<Array<Record<string, unknown>>>(['sql', sql, '--db', db])).json;
 
   beforeAll(async () => {
-    const ws = await sampleWorkspace(['--kind', 'all']);
-    for (const [cell, setting, model] of [['a-base', 'base', A], ['b-base', 'base', B], ['a-all', 'base+all', A]] as const) {
-      const dir = join(ws, 'dialogues', cell);
-      mkdirSync(dir, { recursive: true });
-      const lines = dialogues
-        .filter((d) => d.setting === setting && d.assistant_model === model)
-        .map((d) => JSON.stringify({ try: 1, status: 'ok', user_model: 'openai:u', replicate: 0, end_reason: 'terminated', user_id: d.scenario_id.split(':')[0], task_id: d.scenario_id.split(':')[1], ...d }));
-      writeFileSync(join(dir, 'records.jsonl'), lines.join('\n') + '\n');
-      await compactPartition(dir, 'dialogues', DIALOGUE_COLUMNS);
-    }
-    const jdir = join(ws, 'judgments', 'j');
-    mkdirSync(jdir, { recursive: true });
-    const lines = judgments.map(([d, dimension, target, turn, score, status], i) => {
-      const dl = dialogues.find((x) => x.key === d)!;
-      return JSON.stringify({
-        key: `j${i}`, try: 1, status: status ?? 'ok', dialogue_id: d, scenario_id: dl.scenario_id, kind: dl.kind, setting: dl.setting,
-        assistant_model: dl.assistant_model, user_model: 'openai:u', replicate: 0, relevant_domains: domains[d], dimension, target, turn,
-        judge_model: J, score, verdict: dimension === 'task_completion' && score !== null ? score === 1 : null,
-      });
-    });
-    writeFileSync(join(jdir, 'records.jsonl'), lines.join('\n') + '\n');
-    await compactPartition(jdir, 'judgments', JUDGMENT_COLUMNS);
-    db = join(ws, '..', 'w.duckdb');
-    const built = await runCli(['warehouse', '-w', ws, '--db', db]);
-    expect(built.code, built.stderr).toBe(0);
+    db = (await handMadeWarehouse()).db;
   });
 
   it('table3: base setting per assistant and kind, failures and unparsed counted but not scored', async () => {
