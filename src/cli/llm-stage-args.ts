@@ -52,6 +52,8 @@ export function llmStageRunOptions(args: LlmStageArgs, signal: AbortSignal, env:
   for (const k of ['retries', 'retry-delay-ms', 'retry-window', 'call-timeout', 'connect-timeout'] as const) {
     if (!Number.isFinite(args[k]) || args[k] < 0) throw usageError(`--${k} must be a number >= 0`);
   }
+  // A zero timeout would fail every call at once (and be retried until the window closes).
+  for (const k of ['call-timeout', 'connect-timeout'] as const) if (args[k] === 0) throw usageError(`--${k} must be more than 0 seconds`);
   const callMs = args['call-timeout'] * 1000;
   return {
     workspace: workspaceOf(args),

@@ -42,9 +42,12 @@ export function renderConversation(messages: Array<{ role: string; content: stri
   return messages.map((m) => `[${m.role === 'user' ? 'USER' : 'ASSISTANT'}]: ${m.content}`).join('\n');
 }
 
-/** Removes the marker wherever the user agent put it (end of message, own line, with punctuation). */
+/**
+ * Removes the marker wherever the user agent put it (end of message, own line, with punctuation),
+ * with any Markdown emphasis, code ticks, quotes or brackets wrapped around it (`**TERMINATE**`).
+ */
 export function stripTerminate(text: string): { text: string; terminated: boolean } {
-  const pattern = new RegExp(`\\s*\\b${TERMINATE}\\b[.!]*`, 'g');
+  const pattern = new RegExp(`\\s*[*_\`"'([<]*\\b${TERMINATE}\\b[*_\`"')\\]>]*[.!]*`, 'g');
   if (!pattern.test(text)) return { text, terminated: false };
   return { text: text.replace(pattern, '').trim(), terminated: true };
 }

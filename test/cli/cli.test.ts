@@ -38,6 +38,14 @@ describe('plens CLI', () => {
     expect(r.stderr).toContain('from');
   });
 
+  it('a zero timeout for an LLM stage is a usage error', async () => {
+    for (const flag of ['--call-timeout', '--connect-timeout']) {
+      const r = await runCli(['dialogues', '--assistant', 'sim:default', flag, '0', '-w', join(tempDir(), 'out')]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`${flag} must be more than 0 seconds`);
+    }
+  });
+
   it('errors come as JSON on stdout with --json', async () => {
     const r = await runCliJson<{ ok: boolean; error: { code: string } }>(['sql', 'select 1', '--db', join(tempDir(), 'none.duckdb')]);
     expect(r.code).toBe(4);

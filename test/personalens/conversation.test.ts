@@ -8,6 +8,11 @@ describe('stripTerminate', () => {
     ['Perfect, thanks! TERMINATE.', 'Perfect, thanks!'],
     ['TERMINATE', ''],
     ['Great. TERMINATE Thanks', 'Great. Thanks'],
+    ['Thanks! **TERMINATE**', 'Thanks!'],
+    ['**TERMINATE**', ''],
+    ['Done. `TERMINATE`.', 'Done.'],
+    ['Bye [TERMINATE]', 'Bye'],
+    ['"TERMINATE"', ''],
   ])('%j -> %j', (input, text) => {
     expect(stripTerminate(input)).toEqual({ text, terminated: true });
   });
