@@ -1,5 +1,5 @@
 import { Database } from '../db/database.js';
-import { computeLexical, loadLexicalMacros } from '../stats/lexical.js';
+import { computeLexical, internWords, loadLexicalMacros } from '../stats/lexical.js';
 import type { BenchResult } from './report.js';
 
 const FULL_UTTERANCES = 1_000_000;
@@ -40,11 +40,7 @@ export async function benchLexical(): Promise<BenchResult> {
       t = now;
       return s;
     };
-    await db.run(`
-      CREATE TABLE words AS SELECT grp, utt, lexical_words(text) AS units FROM corpus;
-      CREATE TYPE bench_token AS ENUM (SELECT DISTINCT unnest(units) FROM words ORDER BY 1);
-      CREATE TABLE ids AS SELECT grp, utt, units::bench_token[] AS units FROM words;
-      DROP TABLE words;`);
+    await internWords(db, 'corpus', 'ids', 'bench_token');
     const tokenise = lap();
     const [tokens] = await db.all<{ n: number }>(`SELECT sum(len(units))::BIGINT AS n FROM ids`);
     await db.all(`SELECT * FROM dist_n(ids, 1)`);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -6,10 +6,11 @@ import { tempSibling, writeFileAtomic } from '../core/atomic.js';
 import { PlensError } from '../core/errors.js';
 import type { Workspace } from '../core/workspace.js';
 import { Database, sqlString } from '../db/database.js';
-import { DIALOGUE_COLUMNS } from '../personalens/compact.js';
+import { columnsLiteral, DIALOGUE_COLUMNS } from '../personalens/compact.js';
+import { hashParts, slugName } from '../personalens/dialogue-cell.js';
 import { parseJudgment } from '../personalens/judge-parse.js';
 import { JUDGMENT_COLUMNS } from '../personalens/judge-stage.js';
-import type { Setting } from '../personalens/settings.js';
+import { SETTING_NAMES, type Setting } from '../personalens/settings.js';
 import { describeSuffixes, settingSuffixes, walkLayout, type LegacyDialogueFile, type LegacyJudgmentFile } from './layout.js';
 import { readLegacyDialogue, readLegacyReply, type LegacyMessage } from './read.js';
 
@@ -141,13 +142,12 @@ interface Judgment {
   raw: string | null;
 }
 
-const slug = (s: string) => s.replace(/[^A-Za-z0-9.+-]+/g, '_');
-const hashKey = (...parts: string[]) => createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
+const hashKey = (...parts: string[]) => hashParts(parts);
 
 /** `<workspace>/dialogues/<this>`: one cell per model and setting. */
-export const legacyCellDir = (model: string, setting: Setting) => `legacy-${slug(model)}-${setting}`;
+export const legacyCellDir = (model: string, setting: Setting) => `legacy-${slugName(model)}-${setting}`;
 /** `<workspace>/judgments/<this>`: one folder per judge. */
-export const legacyJudgeDir = (judge: string) => `legacy-${slug(judge)}`;
+export const legacyJudgeDir = (judge: string) => `legacy-${slugName(judge)}`;
 
 /**
  * `plens import-legacy`: reads a run of the original PersonaLens scripts into the dialogue and
@@ -313,7 +313,7 @@ function summarise(
         md: ds.filter((d) => d.scenario.kind === 'MD').length,
       };
     })
-    .sort((a, b) => cmp(a.model, b.model) || SETTING_ORDER.indexOf(a.setting) - SETTING_ORDER.indexOf(b.setting));
+    .sort((a, b) => cmp(a.model, b.model) || SETTING_NAMES.indexOf(a.setting) - SETTING_NAMES.indexOf(b.setting));
   const counts = new Map<string, LegacyCountRow>();
   for (const j of judgments) {
     const s = j.source;
@@ -337,7 +337,7 @@ function summarise(
     cells,
     judges,
     counts: [...counts.values()].sort(
-      (a, b) => cmp(a.model, b.model) || SETTING_ORDER.indexOf(a.setting) - SETTING_ORDER.indexOf(b.setting) || cmp(a.judge, b.judge) || cmp(a.dimension, b.dimension) || cmp(a.target, b.target),
+      (a, b) => cmp(a.model, b.model) || SETTING_NAMES.indexOf(a.setting) - SETTING_NAMES.indexOf(b.setting) || cmp(a.judge, b.judge) || cmp(a.dimension, b.dimension) || cmp(a.target, b.target),
     ),
     unparsed: judgments.filter((j) => j.status === 'parse_error').map((j) => ({ file: fileOf(j.source.file), dimension: j.source.dimension, error: j.error!.message })),
     warnings: coverageWarnings(dialogues, judgments),
@@ -348,7 +348,6 @@ function summarise(
   };
 }
 
-const SETTING_ORDER: string[] = ['vanilla', 'base', 'base+d', 'base+i', 'base+s', 'base+all'];
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A judge that scored some dialogues of a cell on a dimension but not others: worth knowing, not an error. */
@@ -518,9 +517,6 @@ function judgmentRecord(j: Judgment, userModel: string): Record<string, unknown>
   };
 }
 
-function columnsLiteral(columns: Record<string, string>): string {
-  return `{${Object.entries(columns).map(([k, v]) => `${sqlString(k)}: ${sqlString(v)}`).join(', ')}}`;
-}
 
 async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);

@@ -42,7 +42,7 @@ export const DIMENSION_ALIASES: Readonly<Record<string, JudgeDimension>> = Objec
 export type Target = 'dialogue' | 'user' | 'assistant';
 
 export interface LegacyDialogueFile {
-  /** Path relative to the output folder, with `/` separators: the source of the dialogue's key. */
+  /** Path relative to the output folder, with `/` separators: the source of the record's key. */
   rel: string;
   file: string;
   userId: string;
@@ -53,14 +53,8 @@ export interface LegacyDialogueFile {
   setting: Setting;
 }
 
-export interface LegacyJudgmentFile {
-  rel: string;
-  file: string;
-  userId: string;
-  taskId: string;
-  modelFolder: string;
-  model: string;
-  setting: Setting;
+/** A judge reply: the same path parts as its dialogue, plus the dimension, target and judge. */
+export interface LegacyJudgmentFile extends LegacyDialogueFile {
   /** The dialogue this judgment is of, as a `rel` of a LegacyDialogueFile. */
   dialogueRel: string;
   dimensionFolder: string;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
+import { Workspace } from '../core/workspace.js';
 import { plensVersion } from '../core/version.js';
 import { DATASET_FORMAT } from '../dataset/tables.js';
 import { EVENTS_FILE, listLogs, RECORDS_FILE } from '../engine/stage-runner.js';
@@ -80,7 +81,7 @@ export function importInputs(p: Pipeline): string {
 }
 
 export function scenariosInputs(p: Pipeline): string {
-  return hash(['scenarios', p.selection, manifestStamp(join(p.workspace, 'dataset'))]);
+  return hash(['scenarios', p.selection, manifestStamp(new Workspace(p.workspace).datasetDir)]);
 }
 
 /** Everything the warehouse reads: the workspace's Parquet files, the SQL files, the statistics asked for. */

@@ -1,6 +1,6 @@
 import MarkdownIt from 'markdown-it';
 import { basename } from 'node:path';
-import { formatCell, renderTable, type ColumnSpec } from '../tables/render.js';
+import { escapeHtml, formatCell, renderTable, type ColumnSpec } from '../tables/render.js';
 import type { Block } from './parse.js';
 import type { CellResult, NotebookRun } from './run.js';
 
@@ -107,9 +107,6 @@ function renderMarkdown(run: NotebookRun, context: RenderContext): string {
 
 // ---- HTML -----------------------------------------------------------------------------------
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!);
-}
 
 function slug(text: string): string {
   return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');

@@ -52,7 +52,8 @@ export const CALL_COLUMNS: Record<string, string> = {
   at: 'TIMESTAMP',
 };
 
-function columnsLiteral(columns: Record<string, string>): string {
+/** The `columns` argument of read_json for a column-type map. */
+export function columnsLiteral(columns: Record<string, string>): string {
   return `{${Object.entries(columns).map(([k, v]) => `${sqlString(k)}: ${sqlString(v)}`).join(', ')}}`;
 }
 

@@ -28,14 +28,20 @@ function identity(cell: DialogueCell): unknown[] {
   return [cell.assistant.model, p(cell.assistant.params), cell.setting, cell.user.model, p(cell.user.params), cell.promptVersion];
 }
 
+/** A stable key from parts: sha256 of their JSON, hex, cut to `length`. */
+export function hashParts(parts: readonly unknown[], length = 32): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, length);
+}
+
+/** A name safe in a folder name: runs of other characters become '_'. */
+export const slugName = (s: string): string => s.replace(/[^A-Za-z0-9.+-]+/g, '_');
+
 /** Hash of everything that decides a dialogue: the idempotent key of one output record. */
 export function dialogueKey(cell: DialogueCell, scenarioId: string, replicate: number): string {
-  return createHash('sha256').update(JSON.stringify(['dialogue-v1', scenarioId, ...identity(cell), replicate])).digest('hex').slice(0, 32);
+  return hashParts(['dialogue-v1', scenarioId, ...identity(cell), replicate]);
 }
 
 /** The cell's folder under <workspace>/dialogues: readable, and unique per configuration. */
 export function cellDir(root: string, cell: DialogueCell): string {
-  const hash = createHash('sha256').update(JSON.stringify(identity(cell))).digest('hex').slice(0, 8);
-  const slug = (s: string) => s.replace(/[^A-Za-z0-9.+-]+/g, '_');
-  return join(root, `${slug(cell.setting)}__${slug(cell.assistant.model)}__${hash}`);
+  return join(root, `${slugName(cell.setting)}__${slugName(cell.assistant.model)}__${hashParts(identity(cell), 8)}`);
 }

@@ -3,7 +3,6 @@ import { writeFileAtomic } from '../core/atomic.js';
 import { plensVersion } from '../core/version.js';
 import { Database } from '../db/database.js';
 import { collectTables } from '../tables/tables.js';
-import { requireWarehouse } from '../warehouse/build.js';
 import { figure4Chart, figure5Chart, renderChart, SCORE_DIMENSIONS, scoreDistributionChart, table4Chart, type ChartSpec, type RenderedChart } from './charts.js';
 import { renderPage } from './html.js';
 import { collectMetadata } from './metadata.js';
@@ -44,7 +43,6 @@ const CHARTS: Array<{ view: string; sql?: string; build: (rows: Row[]) => ChartS
  * Whatever the warehouse lacks is listed as skipped, never an error.
  */
 export async function writeReport(options: ReportOptions): Promise<{ file: string; charts: number; tables: number }> {
-  requireWarehouse(options.dbPath);
   const file = resolve(options.out);
   const skipped: string[] = [];
   const warnings: string[] = [];

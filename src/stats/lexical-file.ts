@@ -1,5 +1,6 @@
 import { PlensError } from '../core/errors.js';
 import { Database } from '../db/database.js';
+import { LEXICAL_METRIC_COLUMNS } from '../tables/catalog.js';
 import type { ColumnSpec, RenderableTable } from '../tables/render.js';
 import type { LapsOptions } from './laps-subsets.js';
 import { computeLexical, loadLexicalMacros, type LexicalProtocol, type LexicalRow } from './lexical.js';
@@ -59,10 +60,7 @@ export const LEXICAL_COLUMNS: ColumnSpec[] = [
   { key: 'n_utterances', label: 'Utterances', format: 'int' },
   { key: 'n_tokens', label: 'Tokens', format: 'int' },
   { key: 'iterations', label: 'Iterations', format: 'int', nullText: '-' },
-  { key: 'dist_1', label: 'Dist-1', format: 'float3', nullText: '-' },
-  { key: 'dist_2', label: 'Dist-2', format: 'float3', nullText: '-' },
-  { key: 'ent_4', label: 'Ent-4', format: 'float3', nullText: '-' },
-  { key: 'self_bleu', label: 'Self-BLEU', format: 'float3', nullText: '-' },
+  ...LEXICAL_METRIC_COLUMNS,
 ];
 
 export function lexicalTable(result: LexicalFileResult): RenderableTable {

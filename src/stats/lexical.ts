@@ -47,19 +47,9 @@ export async function loadLexicalMacros(db: Database): Promise<void> {
 export async function computeLexical(db: Database, corpus: string, out: string, options: LexicalRunOptions): Promise<LexicalRow[]> {
   const parts: string[] = [];
   if (options.protocols.includes('full')) {
-    await db.run(`
-      CREATE OR REPLACE TEMP TABLE lexical_words_tmp AS SELECT grp, utt, lexical_words(text) AS units FROM ${corpus};
-      DROP TABLE IF EXISTS lexical_ids_tmp; DROP TYPE IF EXISTS lexical_token_tmp;`);
-    const [{ n }] = (await db.all<{ n: number }>(`SELECT count(*)::BIGINT AS n FROM (SELECT unnest(units) FROM lexical_words_tmp LIMIT 1)`)) as [{ n: number }];
-    if (n > 0) {
-      await db.run(`
-        CREATE TYPE lexical_token_tmp AS ENUM (SELECT DISTINCT unnest(units) FROM lexical_words_tmp ORDER BY 1);
-        CREATE TEMP TABLE lexical_ids_tmp AS SELECT grp, utt, units::lexical_token_tmp[] AS units FROM lexical_words_tmp;`);
-    } else {
-      await db.run(`CREATE TEMP TABLE lexical_ids_tmp AS SELECT * FROM lexical_words_tmp`);
-    }
+    await internWords(db, corpus, 'lexical_ids_tmp', 'lexical_token_tmp');
     await db.run(`CREATE OR REPLACE TEMP TABLE lexical_full_tmp AS SELECT * FROM lexical_full_units(lexical_ids_tmp)`);
-    await db.run(`DROP TABLE lexical_ids_tmp; DROP TABLE lexical_words_tmp; DROP TYPE IF EXISTS lexical_token_tmp;`);
+    await db.run(`DROP TABLE lexical_ids_tmp; DROP TYPE IF EXISTS lexical_token_tmp;`);
     parts.push('SELECT * FROM lexical_full_tmp');
   }
   if (options.protocols.includes('laps')) {
@@ -75,6 +65,25 @@ export async function computeLexical(db: Database, corpus: string, out: string, 
   await db.run(`CREATE OR REPLACE TABLE ${out} AS ${parts.join(' UNION ALL BY NAME ')}`);
   await db.run(`DROP TABLE IF EXISTS lexical_full_tmp; DROP TABLE IF EXISTS lexical_laps_tmp;`);
   return db.all<LexicalRow>(`SELECT grp, protocol, n_utterances, n_empty, n_tokens, iterations, dist_1, dist_2, ent_4, self_bleu FROM ${out} ORDER BY grp, protocol`);
+}
+
+/**
+ * The full protocol's word tokens of a corpus (grp, utt, text) as a table `out` (grp, utt, units), the
+ * words interned as the ENUM type `type`: integer keys group several times faster than strings.
+ */
+export async function internWords(db: Database, corpus: string, out: string, type: string): Promise<void> {
+  await db.run(`
+    CREATE OR REPLACE TEMP TABLE lexical_words_tmp AS SELECT grp, utt, lexical_words(text) AS units FROM ${corpus};
+    DROP TABLE IF EXISTS ${out}; DROP TYPE IF EXISTS ${type};`);
+  const [{ n }] = (await db.all<{ n: number }>(`SELECT count(*)::BIGINT AS n FROM (SELECT unnest(units) FROM lexical_words_tmp LIMIT 1)`)) as [{ n: number }];
+  // An ENUM needs at least one value: a corpus without any word keeps its (empty) string lists.
+  await db.run(
+    n > 0
+      ? `CREATE TYPE ${type} AS ENUM (SELECT DISTINCT unnest(units) FROM lexical_words_tmp ORDER BY 1);
+         CREATE TEMP TABLE ${out} AS SELECT grp, utt, units::${type}[] AS units FROM lexical_words_tmp;`
+      : `CREATE TEMP TABLE ${out} AS SELECT * FROM lexical_words_tmp`,
+  );
+  await db.run('DROP TABLE lexical_words_tmp');
 }
 
 /** The laps subsets of every group, both streams, into a table (grp, stream, iteration, pos, text). */

@@ -14,6 +14,14 @@ const JUDGE_RUN: ColumnSpec[] = [
   { key: 'run', label: 'Run', group: true },
 ];
 
+/** Table 10's four metrics, shared by the warehouse view and `plens stats lexical`. */
+export const LEXICAL_METRIC_COLUMNS: ColumnSpec[] = [
+  { key: 'dist_1', label: 'Dist-1', format: 'float3', nullText: '-' },
+  { key: 'dist_2', label: 'Dist-2', format: 'float3', nullText: '-' },
+  { key: 'ent_4', label: 'Ent-4', format: 'float3', nullText: '-' },
+  { key: 'self_bleu', label: 'Self-BLEU', format: 'float3', nullText: '-' },
+];
+
 export const PAPER_TABLES: PaperTable[] = [
   {
     name: 'table1',
@@ -119,10 +127,7 @@ export const PAPER_TABLES: PaperTable[] = [
       { key: 'speakers', label: 'Speakers', group: true },
       { key: 'protocol', label: 'Protocol' },
       { key: 'n_utterances', label: 'Utterances', format: 'int' },
-      { key: 'dist_1', label: 'Dist-1', format: 'float3', nullText: '-' },
-      { key: 'dist_2', label: 'Dist-2', format: 'float3', nullText: '-' },
-      { key: 'ent_4', label: 'Ent-4', format: 'float3', nullText: '-' },
-      { key: 'self_bleu', label: 'Self-BLEU', format: 'float3', nullText: '-' },
+      ...LEXICAL_METRIC_COLUMNS,
     ],
   },
   {
