@@ -410,13 +410,15 @@ async function writeAll(
     }
 
     const cellsWritten = [...cellModels.values()].map((c) => `${LEGACY_PREFIX}${c.model} | ${c.setting}`);
+    // A judgment row of a cell written now: replaced by this import.
+    const stale = `list_contains([${cellsWritten.map(sqlString).join(', ')}], assistant_model || ' | ' || setting)`;
     for (const judge of summary.judges) {
       const name = judge.judge.slice(LEGACY_PREFIX.length);
       const out = join(judge.dir, 'judgments.parquet');
       let keep: string | undefined;
       if (existsSync(out)) {
         // Rows of the cells written now are replaced; rows of other cells stay.
-        keep = `SELECT * FROM read_parquet(${sqlString(out)}) WHERE NOT list_contains([${cellsWritten.map(sqlString).join(', ')}], assistant_model || ' | ' || setting)`;
+        keep = `SELECT * FROM read_parquet(${sqlString(out)}) WHERE NOT ${stale}`;
         judge.kept_rows = (await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM (${keep})`))[0]!.n;
       }
       const records = judgments.filter((j) => j.source.judge === name).map((j) => judgmentRecord(j, userModel));
@@ -429,7 +431,6 @@ async function writeAll(
     const others = existsSync(judgeRoot) ? readdirSync(judgeRoot).filter((n) => n.startsWith('legacy-')).map((n) => join(judgeRoot, n)) : [];
     for (const dir of others.filter((d) => !mine.has(d) && existsSync(join(d, 'legacy.json')) && existsSync(join(d, 'judgments.parquet'))).sort()) {
       const out = join(dir, 'judgments.parquet');
-      const stale = `list_contains([${cellsWritten.map(sqlString).join(', ')}], assistant_model || ' | ' || setting)`;
       const removed = (await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(out)}) WHERE ${stale}`))[0]!.n;
       if (removed === 0) continue;
       const tmp = tempSibling(out);

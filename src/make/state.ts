@@ -66,13 +66,18 @@ export function fileStamp(file: string): string | null {
   return st ? `${st.size}:${Math.round(st.mtimeMs)}` : null;
 }
 
-/** The `created_at` of a stage's manifest: a new import or selection, by us or by hand, changes it. */
-export function manifestStamp(dir: string): string | null {
+/** A stage's manifest.json, or null when it is missing or unreadable (make then treats the stage as not done). */
+export function readManifest<T = Record<string, unknown>>(dir: string): T | null {
   try {
-    return (JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { created_at: string }).created_at;
+    return JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as T;
   } catch {
     return null;
   }
+}
+
+/** The `created_at` of a stage's manifest: a new import or selection, by us or by hand, changes it. */
+export function manifestStamp(dir: string): string | null {
+  return readManifest<{ created_at?: string }>(dir)?.created_at ?? null;
 }
 
 export function importInputs(p: Pipeline): string {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Workspace } from '../core/workspace.js';
 import { readJsonl } from '../engine/jsonl-log.js';
@@ -6,7 +6,7 @@ import { EVENTS_FILE, listLogs, RECORDS_FILE } from '../engine/stage-runner.js';
 import { runJudge } from '../personalens/judge-stage.js';
 import { planCells, stageOptions } from './cells.js';
 import type { Pipeline } from './pipeline.js';
-import { fileStamp, hash, importInputs, manifestStamp, readState, scenariosInputs, warehouseInputs } from './state.js';
+import { fileStamp, hash, importInputs, manifestStamp, readManifest, readState, scenariosInputs, warehouseInputs } from './state.js';
 
 export interface Spent {
   calls: number;
@@ -162,11 +162,7 @@ async function readPartition(dir: string) {
 }
 
 function scenarioCount(ws: Workspace): number | null {
-  try {
-    return (JSON.parse(readFileSync(join(ws.scenariosDir, 'manifest.json'), 'utf8')) as { tables: { scenarios: { rows: number } } }).tables.scenarios.rows;
-  } catch {
-    return null;
-  }
+  return readManifest<{ tables?: { scenarios?: { rows?: number } } }>(ws.scenariosDir)?.tables?.scenarios?.rows ?? null;
 }
 
 function emptyWork(): WorkStatus {
