@@ -21,6 +21,9 @@ export const TEMPLATE_NAMES = [
 ] as const;
 export type TemplateName = (typeof TEMPLATE_NAMES)[number];
 
+/** Prompts are plain text: no HTML escaping. */
+const PLAIN_TEXT = { escape: (s: string) => s };
+
 /**
  * The prompt templates in use: a directory given with --prompts, falling back file by file to
  * the bundled ones. Each stage has its own version, VERSION plus a hash of its own templates'
@@ -28,20 +31,24 @@ export type TemplateName = (typeof TEMPLATE_NAMES)[number];
  * other way round.
  */
 export class PromptSet {
+  /** The version of the dialogue prompts (user and assistant templates). */
+  readonly dialogueVersion: string;
+  /** The version of the judge prompts. */
+  readonly judgeVersion: string;
+
+  /** Parsed once: Mustache.render would key its own cache by the whole template text on every call. */
+  private readonly tokens = new Map<TemplateName, string[][]>();
+  private readonly writer = new Mustache.Writer();
+
   private constructor(
     private readonly templates: Map<TemplateName, string>,
     private readonly label: string,
     readonly sources: Record<string, string>,
-  ) {}
-
-  /** The version of the dialogue prompts (user and assistant templates). */
-  get dialogueVersion(): string {
-    return this.versionOf((n) => !n.startsWith('judge-'));
-  }
-
-  /** The version of the judge prompts. */
-  get judgeVersion(): string {
-    return this.versionOf((n) => n.startsWith('judge-'));
+  ) {
+    for (const [name, text] of templates) this.tokens.set(name, Mustache.parse(text) as string[][]);
+    // Computed once: every LLM call carries the version in its request and cache key.
+    this.dialogueVersion = this.versionOf((n) => !n.startsWith('judge-'));
+    this.judgeVersion = this.versionOf((n) => n.startsWith('judge-'));
   }
 
   private versionOf(include: (name: TemplateName) => boolean): string {
@@ -82,7 +89,6 @@ export class PromptSet {
   }
 
   render(name: TemplateName, view: Record<string, string | undefined>): string {
-    // Prompts are plain text: no HTML escaping.
-    return Mustache.render(this.templates.get(name)!, view, undefined, { escape: (s: string) => s }).trim();
+    return this.writer.renderTokens(this.tokens.get(name)!, new Mustache.Context(view), undefined, this.templates.get(name)!, PLAIN_TEXT).trim();
   }
 }
