@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createStageProgress } from './stage-progress.js';
@@ -49,6 +50,11 @@ export interface StageDefinition<I> {
   run(item: I, ctx: WorkContext): Promise<{ record: StageOutput; cost: WorkCost }>;
   /** For --dry-run: the expected calls, tokens and cost of one item. */
   estimate?(item: I): WorkCost;
+  /**
+   * Resolves once what finished work wrote elsewhere (the call cache) is committed. Awaited
+   * before each record is appended: a recorded result's calls are always in the cache.
+   */
+  durable?(): Promise<void>;
 }
 
 export interface EngineOptions {
@@ -181,6 +187,9 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
   const progress = createStageProgress(def.stage, summary.planned, options.progress ?? false);
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
+  // Every unit in flight listens to the run's signal (HTTP call, rate-limit wait, retry sleep):
+  // raise the leak warning's threshold to what the concurrency really needs, no further.
+  setMaxListeners(Math.max(1, options.concurrency) * 4 + 10, signal);
   let fatal: unknown;
   let taken = 0;
 
@@ -205,6 +214,7 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
         const { item, key, dir, tries } = next.value;
         const l = logsFor(dir);
         const { record, cost } = await def.run(item, { signal, event: (e) => l.events.append(e) });
+        await def.durable?.();
         // Work cut short by a stop is not a result and not a failure: a rerun does it again.
         if (signal.aborted) return;
         l.records.append({ key, try: tries + 1, ...record });

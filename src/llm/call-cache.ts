@@ -44,6 +44,11 @@ export function callKey(provider: string, model: string, request: ChatRequest): 
 
 /** A content-addressed record of every LLM call, in an LMDB environment shared by all stages (and shards). */
 export class CallCache {
+  /** The first write that failed (disk full, ...): reported by committed(), never swallowed. */
+  private failure: unknown;
+  /** Written but not yet committed: served by get() so a call repeated at once is still a hit. */
+  private readonly pending = new Map<string, CachedCall>();
+
   private constructor(
     readonly mode: CacheMode,
     private readonly db: RootDatabase<CachedCall, string> | undefined,
@@ -66,11 +71,32 @@ export class CallCache {
   }
 
   get(key: string): CachedCall | undefined {
-    return this.reads ? this.db!.get(key) : undefined;
+    return this.reads ? (this.pending.get(key) ?? this.db!.get(key)) : undefined;
   }
 
-  async put(key: string, value: CachedCall): Promise<void> {
-    if (this.writes) await this.db!.put(key, value);
+  /**
+   * Starts recording a call; LMDB commits it with the other writes of this event turn. Not
+   * awaited per call (each await is one more event-loop turn on the call's path); committed()
+   * is the barrier.
+   */
+  put(key: string, value: CachedCall): void {
+    if (!this.writes) return;
+    this.pending.set(key, value);
+    this.db!.put(key, value).then(
+      () => {
+        if (this.pending.get(key) === value) this.pending.delete(key);
+      },
+      (error: unknown) => {
+        this.failure ??= error;
+      },
+    );
+  }
+
+  /** Resolves once every write started so far is committed; rejects if any write failed. */
+  async committed(): Promise<void> {
+    if (!this.db || !this.writes) return;
+    await this.db.committed;
+    if (this.failure) throw this.failure;
   }
 
   async close(): Promise<void> {

@@ -116,8 +116,9 @@ export class LlmClient {
         signal,
       );
       response = value;
-      // Awaited: writes left in the background pile up in memory faster than LMDB commits them.
-      if (cache) await cache.put(key, { response, latencyMs });
+      // Committed with this turn's other writes; the stage awaits cache.committed() before it
+      // records the result, which also bounds how many writes can be pending.
+      cache?.put(key, { response, latencyMs });
       return { response, cached: false, attempts, latencyMs, costUsd: this.costOf(response.usage) };
     } finally {
       this.limiter.settle(reserved, response ? response.usage.inputTokens + response.usage.outputTokens : undefined);

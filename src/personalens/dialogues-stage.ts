@@ -11,7 +11,7 @@ import { converse } from './conversation.js';
 import { cellDir, dialogueKey, makeCell, type DialogueCell } from './dialogue-cell.js';
 import { clientOptions, engineOptions, type LlmStageOptions } from './llm-stage-options.js';
 import { PromptSet } from './prompt-set.js';
-import { ScenarioContextSource, type ScenarioContext, type ScenarioRow } from './scenario-context.js';
+import { ScenarioContextSource, type ScenarioContext, type ScenarioHead, type ScenarioRow } from './scenario-context.js';
 import { ROUND_LIMITS, type Setting } from './settings.js';
 
 export interface DialoguesOptions extends LlmStageOptions {
@@ -28,9 +28,9 @@ export interface DialoguesSummary extends StageSummary {
 }
 
 interface Item {
-  scenario: ScenarioRow;
-  /** Loaded only for the run pass. */
-  context: ScenarioContext | undefined;
+  scenario: ScenarioHead;
+  /** The whole row and its context: loaded only for the run pass. */
+  full: { scenario: ScenarioRow; context: ScenarioContext } | undefined;
   cell: DialogueCell;
   dir: string;
   replicate: number;
@@ -67,19 +67,25 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
         items: async function* (forRun) {
           for (const { cell } of cells) {
             const dir = cellDir(root, cell);
-            const rows = forRun ? source.scenariosWithContext() : withoutContext(source.scenarios());
-            for await (const { scenario, context } of rows) {
-              for (let replicate = 0; replicate < replicates; replicate++) yield { scenario, context, cell, dir, replicate };
+            if (forRun) {
+              for await (const full of source.scenariosWithContext()) {
+                for (let replicate = 0; replicate < replicates; replicate++) yield { scenario: full.scenario, full, cell, dir, replicate };
+              }
+            } else {
+              for await (const scenario of source.scenarioHeads()) {
+                for (let replicate = 0; replicate < replicates; replicate++) yield { scenario, full: undefined, cell, dir, replicate };
+              }
             }
           }
         },
         keyOf: (item) => ({ key: dialogueKey(item.cell, item.scenario.scenario_id, item.replicate), dir: item.dir }),
         run: async (item, ctx) => {
-          const context = item.context ?? (await source.contextFor(item.scenario));
+          // The engine runs only items of its run pass, which carry their row and context.
+          const { scenario, context } = item.full!;
           const cost: WorkCost = { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
-          const key = dialogueKey(item.cell, item.scenario.scenario_id, item.replicate);
+          const key = dialogueKey(item.cell, scenario.scenario_id, item.replicate);
           const result = await converse(
-            item.scenario,
+            scenario,
             context,
             item.cell.setting,
             item.replicate,
@@ -123,10 +129,10 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
             record: {
               status: result.status,
               error: result.error,
-              scenario_id: item.scenario.scenario_id,
-              user_id: item.scenario.user_id,
-              task_id: item.scenario.task_id,
-              kind: item.scenario.kind,
+              scenario_id: scenario.scenario_id,
+              user_id: scenario.user_id,
+              task_id: scenario.task_id,
+              kind: scenario.kind,
               setting: c.setting,
               replicate: item.replicate,
               assistant_model: c.assistant.model,
@@ -146,6 +152,7 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
             },
           };
         },
+        durable: () => cache.committed(),
         estimate: (item) => estimateDialogue(item, clientOf.get(item.cell)!, user),
       },
       engineOptions(options),
@@ -162,10 +169,6 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
     await cache.close();
     source.close();
   }
-}
-
-async function* withoutContext(rows: AsyncIterable<ScenarioRow>): AsyncGenerator<{ scenario: ScenarioRow; context: undefined }> {
-  for await (const scenario of rows) yield { scenario, context: undefined };
 }
 
 function defaultUser(allSimulated: boolean): string {

@@ -247,6 +247,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
             return { cost, record: { ...base, status: 'failed', error: { kind, message: error.message }, verdict: null, score: null, justification: null, raw: null, reasked: false, input_tokens: 0, output_tokens: 0, cost_usd: 0 } };
           }
         },
+        durable: () => cache.committed(),
         estimate: (item) => {
           const chars = messagesFor(item).reduce((n, m) => n + m.content.length, 0) + 2500;
           const usage = { inputTokens: Math.ceil(chars / 4), outputTokens: 200 };

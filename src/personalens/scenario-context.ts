@@ -7,6 +7,9 @@ import type { Scenario } from '../scenarios/scenario.js';
 /** A selected scenario as the dialogue stage streams it (cheap: ids and situation only). */
 export type ScenarioRow = Omit<Scenario, 'task_key'>;
 
+/** What counting the work needs of a scenario: its id, and its kind for estimates. */
+export type ScenarioHead = Pick<ScenarioRow, 'scenario_id' | 'kind'>;
+
 /** Everything the agents may be shown about a scenario, already rendered as text blocks. */
 export interface ScenarioContext {
   demographics: string;
@@ -47,6 +50,7 @@ interface UserContext {
 
 /** How many scenarios share one batch of context queries. */
 const BATCH = 512;
+const FIRST_BATCH = 32;
 
 /**
  * Reads scenarios and their context from the workspace's Parquet. Context is loaded for a batch of
@@ -96,6 +100,11 @@ export class ScenarioContextSource {
     );
   }
 
+  /** The selected scenarios' ids and kinds, in stored order: several times cheaper to stream than whole rows. */
+  async *scenarioHeads(): AsyncGenerator<ScenarioHead> {
+    yield* this.streamDb.stream<ScenarioHead>(`SELECT scenario_id, kind FROM read_parquet(${sqlString(this.workspace.scenariosFile)})`);
+  }
+
   /** The selected scenarios with their context. */
   async *scenariosWithContext(): AsyncGenerator<{ scenario: ScenarioRow; context: ScenarioContext }> {
     for await (const { row, context } of this.withContext(this.scenarios())) yield { scenario: row, context };
@@ -110,14 +119,17 @@ export class ScenarioContextSource {
     const load = async (batch: T[]) => ({ batch, users: await this.loadUsers([...new Set(batch.map((s) => s.user_index))], batch) });
     let pending: ReturnType<typeof load> | undefined;
     let batch: T[] = [];
+    // Small first batches put the first items in the workers' hands at once; then full batches.
+    let size = FIRST_BATCH;
     const emit = async function* (this: ScenarioContextSource, loaded: Awaited<ReturnType<typeof load>>) {
       for (const row of loaded.batch) yield { row, context: this.contextOf(row, loaded.users) };
     }.bind(this);
     for await (const s of rows) {
       batch.push(s);
-      if (batch.length >= BATCH) {
+      if (batch.length >= size) {
         const next = load(batch);
         batch = [];
+        size = Math.min(BATCH, size * 2);
         if (pending) yield* emit(await pending);
         pending = next;
       }
