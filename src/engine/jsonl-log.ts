@@ -60,21 +60,44 @@ function completeLengthOf(fd: number, size: number): number {
  * naming file and line.
  */
 export async function* readJsonl<T>(path: string): AsyncGenerator<T> {
-  if (!existsSync(path)) return;
-  let rest = '';
+  for await (const { value } of readJsonlLines<T>(path)) yield value;
+}
+
+/** A record of a log, with its line number and where its bytes lie (the newline not counted). */
+export interface JsonlLine<T> {
+  value: T;
+  line: number;
+  offset: number;
+  length: number;
+}
+
+/**
+ * `readJsonl` with each record's position, so a caller can index a log and read a line back later.
+ * `end` stops at that byte (a complete length captured earlier): what was appended since is not read.
+ */
+export async function* readJsonlLines<T>(path: string, end?: number): AsyncGenerator<JsonlLine<T>> {
+  if (!existsSync(path) || end === 0) return;
+  // Split bytes, not text: offsets must be byte offsets, and a 0x0A byte is never part of a multi-byte UTF-8 character.
+  let rest: Buffer = Buffer.alloc(0);
+  let restAt = 0;
   let n = 0;
-  for await (const chunk of createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
-    const lines = (rest + (chunk as string)).split('\n');
-    rest = lines.pop()!;
-    for (const line of lines) {
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20, ...(end === undefined ? {} : { end: end - 1 }) })) {
+    const bytes = rest.length ? Buffer.concat([rest, chunk as Buffer]) : (chunk as Buffer);
+    let start = 0;
+    for (let nl = bytes.indexOf(10); nl >= 0; start = nl + 1, nl = bytes.indexOf(10, start)) {
       n++;
+      const line = bytes.toString('utf8', start, nl);
       if (line.trim() === '') continue;
+      let value: T;
       try {
-        yield JSON.parse(line) as T;
+        value = JSON.parse(line) as T;
       } catch (error) {
         throw new PlensError('E_INPUT_JSON', 'a record in this log is not valid JSON (edited by hand?)', { location: { file: path, line: n }, cause: error });
       }
+      yield { value, line: n, offset: restAt + start, length: nl - start };
     }
+    rest = bytes.subarray(start);
+    restAt += start;
   }
 }
 

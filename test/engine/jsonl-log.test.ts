@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JsonlLog, readJsonl } from '../../src/engine/jsonl-log.js';
+import { JsonlLog, readJsonl, readJsonlLines } from '../../src/engine/jsonl-log.js';
 import { WriterLock } from '../../src/engine/lock.js';
 import { inShard, parseShard } from '../../src/engine/shard.js';
 import { tempDir } from '../helpers/cli.js';
@@ -52,6 +52,29 @@ describe('JsonlLog', () => {
     const file = join(tempDir(), 'r.jsonl');
     writeFileSync(file, '{"a":1}\nnot json\n{"a":2}\n');
     await expect(all(file)).rejects.toMatchObject({ code: 'E_INPUT_JSON', location: { file, line: 2 } });
+  });
+});
+
+describe('readJsonlLines', () => {
+  it('gives each record its line number and byte offset and length, and stops at the given end', async () => {
+    const file = join(tempDir(), 'r.jsonl');
+    // "é" is 2 bytes and "😀" 4, so byte offsets differ from string offsets; line 2 is blank.
+    writeFileSync(file, '{"a":"é"}\n\n{"a":"😀"}\n{"a":3}\n');
+    const lines = async (end?: number) => {
+      const out = [];
+      for await (const l of readJsonlLines(file, end)) out.push(l);
+      return out;
+    };
+    expect(await lines()).toEqual([
+      { value: { a: 'é' }, line: 1, offset: 0, length: 10 },
+      { value: { a: '😀' }, line: 3, offset: 12, length: 12 },
+      { value: { a: 3 }, line: 4, offset: 25, length: 7 },
+    ]);
+    expect(await lines(25)).toEqual([
+      { value: { a: 'é' }, line: 1, offset: 0, length: 10 },
+      { value: { a: '😀' }, line: 3, offset: 12, length: 12 },
+    ]);
+    expect(await lines(0)).toEqual([]);
   });
 });
 
