@@ -1,12 +1,15 @@
 import { Workspace } from '../core/workspace.js';
 import { runDialogues } from '../personalens/dialogues-stage.js';
+import { MemorySampler } from './memory-sampler.js';
 
 /**
  * One benchmark run in a fresh process (so its peak RSS is its own):
  *   node dist/bench/dialogues-worker.js <workspace> <concurrency> <mock url>
- * Prints one JSON line with calls (HTTP and cached), wall and CPU time of the stage, and peak RSS.
+ * Prints one JSON line with calls (HTTP and cached), wall and CPU time of the stage, and peak
+ * memory (resident set, and its anonymous and file-backed parts).
  */
 const [ws, concurrency, url] = process.argv.slice(2);
+const memory = new MemorySampler();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const summary = await runDialogues({
@@ -21,6 +24,7 @@ const summary = await runDialogues({
 });
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
+const peaks = memory.stop();
 // The live JS set after the run (a full GC first when exposed): what grows if the stage holds on to work.
 (globalThis as { gc?: () => void }).gc?.();
 process.stdout.write(
@@ -31,7 +35,9 @@ process.stdout.write(
     http_calls: summary.calls - summary.cached_calls,
     wall_ms: wallMs,
     cpu_ms: (cpu.user + cpu.system) / 1000,
-    peak_rss_mib: process.resourceUsage().maxRSS / 1024,
+    peak_rss_mib: peaks.rssMiB,
+    peak_anon_mib: peaks.anonMiB ?? null,
+    peak_file_mib: peaks.fileMiB ?? null,
     heap_after_mib: process.memoryUsage().heapUsed / 1024 / 1024,
   }) + '\n',
 );

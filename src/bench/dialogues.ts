@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,9 @@ import { runScenarios } from '../scenarios/stage.js';
 import type { BenchResult } from './report.js';
 
 const LATENCY_MS = 50;
+const JITTER_MS = 25;
+/** Calls for the bare-client ceiling: several seconds of steady state at each concurrency. */
+const CEILING_CALLS: Record<number, number> = { 64: 10_000, 256: 20_000 };
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 
 /**
@@ -21,22 +24,29 @@ const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 export async function benchDialogues(dataDir: string): Promise<BenchResult> {
   if (!existsSync(join(dataDir, 'profile'))) throw new Error(`bench data not found at ${dataDir} (set PLENS_BENCH_DATA)`);
   const root = await mkdtemp(join(tmpdir(), 'plens-bench-dialogues-'));
-  const mock = spawn(process.execPath, [here('../llm/mock-server-main.js'), '--port', '0', '--latency', String(LATENCY_MS), '--unique-replies'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
+  const mocks: ChildProcess[] = [];
+  // Each mock in its own process, as an endpoint would be; resolves to its URL once it listens.
+  const startMock = (...flags: string[]) =>
+    new Promise<string>((resolve, reject) => {
+      const mock = spawn(process.execPath, [here('../llm/mock-server-main.js'), '--port', '0', '--latency', String(LATENCY_MS), '--unique-replies', ...flags], { stdio: ['ignore', 'pipe', 'inherit'] });
+      mocks.push(mock);
       mock.on('error', reject);
       createInterface({ input: mock.stdout! }).once('line', (line) => resolve(line.replace(/^listening /, '').trim()));
     });
+  try {
+    const url = await startMock();
     const template = new Workspace(join(root, 'template'));
     await runImport({ from: dataDir, workspace: template, progress: false });
 
     const figures: BenchResult['figures'] = [];
-    const run = async (scenarios: number, concurrency: number, capHeap: boolean) => {
-      const ws = new Workspace(join(root, `run-${scenarios}-${concurrency}`));
+    let runs = 0;
+    const run = async (scenarios: number, concurrency: number, capHeap: boolean, endpoint = url) => {
+      // A fresh workspace (and call cache) per run: nothing is ever served from an earlier one.
+      const ws = new Workspace(join(root, `run-${++runs}-${scenarios}-${concurrency}`));
       const { cp } = await import('node:fs/promises');
       await cp(template.datasetDir, ws.datasetDir, { recursive: true });
       await runScenarios(ws, { kind: 'all', random: scenarios, seed: 'bench' });
-      const result = await worker(ws.root, concurrency, url, capHeap);
+      const result = await worker<WorkerResult>('./dialogues-worker.js', [ws.root, String(concurrency), endpoint], capHeap);
       if (result.failed) throw new Error(`${result.failed} dialogues failed in the benchmark`);
       return result;
     };
@@ -46,17 +56,38 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
       const bound = concurrency / (LATENCY_MS / 1000);
       // Only calls that went over HTTP count towards the rate (the mock's replies are unique, so all do).
       const rate = r.http_calls / (r.wall_ms / 1000);
+      const ceiling = await worker<CeilingResult>('./http-ceiling-worker.js', [url, String(concurrency), String(CEILING_CALLS[concurrency]!)], false);
+      const ceilingRate = ceiling.calls / (ceiling.wall_ms / 1000);
       figures.push({ name: `c=${concurrency}: calls/s (5k dialogues)`, value: rate, unit: 'calls/s' });
       figures.push({ name: `c=${concurrency}: share of bound ${bound}/s`, value: (100 * rate) / bound, unit: '%', min: 90 });
       figures.push({ name: `c=${concurrency}: CPU per call`, value: r.cpu_ms / r.http_calls, unit: 'ms', bound: 1 });
       figures.push({ name: `c=${concurrency}: peak RSS`, value: r.peak_rss_mib, unit: 'MiB' });
+      figures.push({ name: `c=${concurrency}: harness ceiling (bare undici)`, value: ceilingRate, unit: 'calls/s' });
+      figures.push({ name: `c=${concurrency}: ceiling's share of bound`, value: (100 * ceilingRate) / bound, unit: '%' });
+      figures.push({ name: `c=${concurrency}: stage's share of ceiling`, value: (100 * rate) / ceilingRate, unit: '%' });
+      figures.push({ name: `c=${concurrency}: bare client CPU per call`, value: ceiling.cpu_ms / ceiling.calls, unit: 'ms' });
     }
+    // Fixed latency answers in bursts (requests sent together come back together), so every
+    // burst waits on the client's CPU; real endpoints vary. The same run with latency spread
+    // evenly over 25-75 ms (same mean, same bound) shows how much of the gap is that convoy.
+    const jittered = await run(5000, 64, false, await startMock('--jitter', String(JITTER_MS)));
+    const jitteredRate = jittered.http_calls / (jittered.wall_ms / 1000);
+    figures.push({ name: `c=64, latency ${LATENCY_MS}±${JITTER_MS} ms: calls/s`, value: jitteredRate, unit: 'calls/s' });
+    figures.push({ name: `c=64, latency ${LATENCY_MS}±${JITTER_MS} ms: share of bound`, value: (100 * jitteredRate) / (64 / (LATENCY_MS / 1000)), unit: '%' });
     // Memory runs cap the old space, so a stage that held on to finished work would fail, not just grow.
     const small = await run(1000, 256, true);
     const large = await run(20000, 256, true);
     figures.push({ name: 'peak RSS, 1k dialogues (c=256)', value: small.peak_rss_mib, unit: 'MiB' });
     figures.push({ name: 'peak RSS, 20k dialogues (c=256)', value: large.peak_rss_mib, unit: 'MiB' });
-    figures.push({ name: 'peak RSS growth 1k -> 20k', value: large.peak_rss_mib - small.peak_rss_mib, unit: 'MiB', bound: 64 });
+    figures.push({ name: 'peak RSS growth 1k -> 20k', value: large.peak_rss_mib - small.peak_rss_mib, unit: 'MiB' });
+    if (small.peak_anon_mib !== null && large.peak_anon_mib !== null && small.peak_file_mib !== null && large.peak_file_mib !== null) {
+      figures.push({ name: '  of it file-backed (LMDB cache pages)', value: large.peak_file_mib - small.peak_file_mib, unit: 'MiB' });
+      figures.push({ name: 'peak anonymous RSS, 1k dialogues', value: small.peak_anon_mib, unit: 'MiB' });
+      figures.push({ name: 'peak anonymous RSS, 20k dialogues', value: large.peak_anon_mib, unit: 'MiB' });
+      figures.push({ name: 'peak anonymous RSS growth 1k -> 20k', value: large.peak_anon_mib - small.peak_anon_mib, unit: 'MiB', bound: 64 });
+    } else {
+      figures.push({ name: 'peak RSS growth 1k -> 20k (no /proc: total)', value: large.peak_rss_mib - small.peak_rss_mib, unit: 'MiB', bound: 64 });
+    }
     figures.push({ name: 'live JS heap after 1k (128 MiB cap)', value: small.heap_after_mib, unit: 'MiB' });
     figures.push({ name: 'live JS heap after 20k (128 MiB cap)', value: large.heap_after_mib, unit: 'MiB' });
     figures.push({ name: 'live heap growth 1k -> 20k', value: large.heap_after_mib - small.heap_after_mib, unit: 'MiB', bound: 16 });
@@ -66,7 +97,7 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
       figures,
     };
   } finally {
-    mock.kill('SIGTERM');
+    for (const mock of mocks) mock.kill('SIGTERM');
     await rm(root, { recursive: true, force: true });
   }
 }
@@ -79,18 +110,27 @@ interface WorkerResult {
   wall_ms: number;
   cpu_ms: number;
   peak_rss_mib: number;
+  peak_anon_mib: number | null;
+  peak_file_mib: number | null;
   heap_after_mib: number;
 }
 
-function worker(ws: string, concurrency: number, url: string, capHeap: boolean): Promise<WorkerResult> {
+interface CeilingResult {
+  calls: number;
+  wall_ms: number;
+  cpu_ms: number;
+}
+
+/** Runs a bench worker script in a fresh node process and parses the JSON line it prints. */
+function worker<T>(script: string, args: string[], capHeap: boolean): Promise<T> {
   return new Promise((resolve, reject) => {
     const flags = capHeap ? ['--max-old-space-size=128', '--expose-gc'] : ['--expose-gc'];
-    const child = spawn(process.execPath, [...flags, here('./dialogues-worker.js'), ws, String(concurrency), url], {
+    const child = spawn(process.execPath, [...flags, here(script), ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as WorkerResult) : reject(new Error(`bench worker exited ${code}`))));
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as T) : reject(new Error(`bench worker ${script} exited ${code}`))));
   });
 }

@@ -1,7 +1,7 @@
 /**
  * The mock LLM server as a process, for benchmarks:
  *
- *   node dist/llm/mock-server-main.js --port 0 --latency 50 [--terminate-after 2] [--no-keep] [--require-auth]
+ *   node dist/llm/mock-server-main.js --port 0 --latency 50 [--jitter 25] [--terminate-after 2] [--no-keep] [--require-auth] [--unique-replies]
  *
  * Prints exactly one line, `listening <url>`, on stdout once ready; exits cleanly on SIGTERM/SIGINT.
  * Requests are never kept in memory (keepRequests is always off here; --no-keep is accepted for clarity).
@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { defaultReply, startMockLlm, type MockRequest } from './mock-server.js';
 
 function usage(message: string): never {
-  process.stderr.write(`mock-server: ${message}\nusage: mock-server-main --port <n> --latency <ms> [--terminate-after <n>] [--no-keep] [--require-auth]\n`);
+  process.stderr.write(`mock-server: ${message}\nusage: mock-server-main --port <n> --latency <ms> [--jitter <ms>] [--terminate-after <n>] [--no-keep] [--require-auth] [--unique-replies]\n`);
   process.exit(2);
 }
 
@@ -22,13 +22,14 @@ function integer(name: string, value: string | undefined, fallback: number): num
   return n;
 }
 
-let values: { port?: string; latency?: string; 'terminate-after'?: string; 'no-keep'?: boolean; 'require-auth'?: boolean; 'unique-replies'?: boolean };
+let values: { port?: string; latency?: string; jitter?: string; 'terminate-after'?: string; 'no-keep'?: boolean; 'require-auth'?: boolean; 'unique-replies'?: boolean };
 try {
   ({ values } = parseArgs({
     args: process.argv.slice(2),
     options: {
       port: { type: 'string' },
       latency: { type: 'string' },
+      jitter: { type: 'string' },
       'terminate-after': { type: 'string' },
       'no-keep': { type: 'boolean' },
       'require-auth': { type: 'boolean' },
@@ -54,6 +55,7 @@ const server = await startMockLlm({
   ...(values['unique-replies'] ? { reply: uniqueReply } : {}),
   port,
   latencyMs: integer('latency', values.latency, 0),
+  jitterMs: integer('jitter', values.jitter, 0),
   terminateAfter,
   requireAuth: values['require-auth'] ?? false,
   keepRequests: false,

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PythonRandom } from '../stats/python-random.js';
 
 export type MockFault =
   | { kind: 'status'; status: number; retryAfterSeconds?: number; body?: string }
@@ -37,6 +38,11 @@ export interface MockRequest {
 export interface MockLlmOptions {
   port?: number;
   latencyMs?: number;
+  /**
+   * Spreads each answer's latency uniformly over latencyMs ± jitterMs (a fixed pseudo-random
+   * sequence, so runs repeat): the mean stays latencyMs, as real endpoints vary around theirs.
+   */
+  jitterMs?: number;
   reply?: (req: MockRequest) => string;
   fault?: (req: MockRequest) => MockFault | undefined;
   terminateAfter?: number;
@@ -309,6 +315,10 @@ function send(res: ServerResponse, status: number, body: string, retryAfterSecon
 /** Starts the mock on 127.0.0.1 and resolves once it listens. */
 export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServer> {
   const latencyMs = Math.max(0, options.latencyMs ?? 0);
+  const jitterMs = Math.min(latencyMs, Math.max(0, options.jitterMs ?? 0));
+  // A seeded generator, so a jittered run is the same run every time.
+  const rng = new PythonRandom(50);
+
   const terminateAfter = options.terminateAfter ?? 2;
   const reply = options.reply ?? ((req: MockRequest) => defaultReply(req, terminateAfter));
   const faultOf = options.fault;
@@ -336,7 +346,7 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
     const timer = setTimeout(() => {
       timers.delete(timer);
       send(res, status, body, retryAfterSeconds);
-    }, latencyMs);
+    }, jitterMs ? latencyMs - jitterMs + 2 * jitterMs * rng.random() : latencyMs);
     timers.add(timer);
   };
 

@@ -282,6 +282,25 @@ describe('mock LLM server: latency and auth', () => {
     }
   });
 
+  it('spreads latency over latencyMs ± jitterMs, never below the low end', async () => {
+    const s = await startMockLlm({ latencyMs: 200, jitterMs: 150 });
+    try {
+      const body = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
+      const delays = await Promise.all(
+        Array.from({ length: 20 }, async () => {
+          const t = performance.now();
+          expect((await post(openai(s), body)).status).toBe(200);
+          return performance.now() - t;
+        }),
+      );
+      // Fixed latency would answer all twenty within a few ms of each other.
+      expect(Math.min(...delays)).toBeGreaterThanOrEqual(45);
+      expect(Math.max(...delays) - Math.min(...delays)).toBeGreaterThan(100);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('close() also ends requests still waiting out their latency', async () => {
     const s = await startMockLlm({ latencyMs: 10_000 });
     const pending = post(openai(s), { model: 'm', messages: [{ role: 'user', content: 'hi' }] });

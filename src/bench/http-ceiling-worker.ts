@@ -1,0 +1,39 @@
+import { Agent, request } from 'undici';
+
+/**
+ * The harness's own ceiling: a plain undici loop against the same mock, with the same concurrency,
+ * connection pool and request size as the stage, and nothing else (no prompts, cache, logs):
+ *   node dist/bench/http-ceiling-worker.js <mock url> <concurrency> <calls>
+ * Prints one JSON line. What it reaches is the most any client can get from this mock on this
+ * machine; the stage's rate is read against it as well as against concurrency / latency.
+ */
+const [url, concurrencyArg, callsArg] = process.argv.slice(2);
+const concurrency = Number(concurrencyArg);
+const calls = Number(callsArg);
+const dispatcher = new Agent({ connections: concurrency, pipelining: 1, keepAliveTimeout: 30_000 });
+// About what a dialogue call sends: a ~4 KB system prompt and a ~1 KB turn.
+const system = 'You are a simulated user. '.repeat(160);
+const turn = 'Tell me more about the options you suggested. '.repeat(22);
+
+let started = 0;
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+await Promise.all(
+  Array.from({ length: concurrency }, async () => {
+    while (started < calls) {
+      const i = started++;
+      const response = await request(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        dispatcher,
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
+        body: JSON.stringify({ model: 'ceiling', messages: [{ role: 'system', content: system }, { role: 'user', content: `${i} ${turn}` }], temperature: 0.7, max_tokens: 1024 }),
+      });
+      const json = JSON.parse(await response.body.text()) as { choices?: unknown[] };
+      if (response.statusCode !== 200 || !json.choices) throw new Error(`mock answered ${response.statusCode}`);
+    }
+  }),
+);
+const wallMs = performance.now() - t0;
+const cpu = process.cpuUsage(cpu0);
+await dispatcher.close();
+process.stdout.write(JSON.stringify({ calls, wall_ms: wallMs, cpu_ms: (cpu.user + cpu.system) / 1000 }) + '\n');
