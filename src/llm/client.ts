@@ -100,29 +100,33 @@ export class LlmClient {
       throw new LlmCallError('cache_miss', `--cache replay: no recorded answer for this ${request.purpose} call to ${this.id} (key ${key.slice(0, 12)})`, { retryable: false });
     }
     const promptChars = request.system.length + request.messages.reduce((n, m) => n + m.content.length, 0);
-    const reserved = await this.limiter.acquire(Math.ceil(promptChars / 4) + request.params.maxTokens, signal);
+    const estimate = Math.ceil(promptChars / 4) + request.params.maxTokens;
     let latencyMs = 0;
-    let response: ChatResponse | undefined;
-    try {
-      const { value, attempts } = await withRetry(
-        async () => {
+    const { value: response, attempts } = await withRetry(
+      async () => {
+        // Every attempt is a request the endpoint counts: each one takes from the RPM and TPM
+        // buckets, so a burst of retries cannot overrun the limits that caused the 429s.
+        const reserved = await this.limiter.acquire(estimate, signal);
+        let used: number | undefined;
+        try {
           const t0 = performance.now();
           const r = await this.provider.complete(request, signal);
           // The simulator has no latency worth recording; 0 keeps its dialogues byte-stable.
           latencyMs = this.spec.provider === 'sim' ? 0 : Math.round(performance.now() - t0);
+          used = r.usage.inputTokens + r.usage.outputTokens;
           return r;
-        },
-        this.options.retry ?? DEFAULT_RETRY,
-        signal,
-      );
-      response = value;
-      // Committed with this turn's other writes; the stage awaits cache.committed() before it
-      // records the result, which also bounds how many writes can be pending.
-      cache?.put(key, { response, latencyMs });
-      return { response, cached: false, attempts, latencyMs, costUsd: this.costOf(response.usage) };
-    } finally {
-      this.limiter.settle(reserved, response ? response.usage.inputTokens + response.usage.outputTokens : undefined);
-    }
+        } finally {
+          // A failed attempt keeps its reservation: the endpoint may have spent the tokens.
+          this.limiter.settle(reserved, used);
+        }
+      },
+      this.options.retry ?? DEFAULT_RETRY,
+      signal,
+    );
+    // Committed with this turn's other writes; the stage awaits cache.committed() before it
+    // records the result, which also bounds how many writes can be pending.
+    cache?.put(key, { response, latencyMs });
+    return { response, cached: false, attempts, latencyMs, costUsd: this.costOf(response.usage) };
   }
 
   async close(): Promise<void> {

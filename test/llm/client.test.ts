@@ -97,6 +97,28 @@ describe.each(['openai', 'anthropic'] as const)('%s provider over real HTTP', (a
   });
 });
 
+describe('rate limits', () => {
+  it('every retry takes from the RPM bucket: a third attempt waits for a token rather than going out', async () => {
+    server = await startMockLlm({ fault: (r) => (r.attempt < 2 ? { kind: 'status', status: 500 } : undefined) });
+    // rpm=2: two requests now, the next only after 30 s.
+    const client = LlmClient.create(parseModelSpec(`openai:gpt-test?base_url=${server.url}/v1&rpm=2`), {
+      cache: CallCache.open(join(tempDir(), 'cache'), 'off'),
+      retry: FAST_RETRY,
+      timeouts: TIMEOUTS,
+      env: { OPENAI_API_KEY: 'sk-test-openai' },
+    });
+    clients.push(client);
+    const stop = new AbortController();
+    const pending = client.call(request(), stop.signal).catch((e: unknown) => e);
+    // Both tokens spent on the two failed attempts: the third is held back by the bucket.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(server.stats().requests).toBe(2);
+    stop.abort(new Error('test over'));
+    expect(await pending).toMatchObject({ message: 'test over' });
+    expect(server.stats().requests).toBe(2);
+  });
+});
+
 describe('call cache', () => {
   it('serves a repeated call from the cache with no HTTP, and replay fails clearly on a miss', async () => {
     const dir = tempDir();
