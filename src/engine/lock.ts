@@ -1,4 +1,5 @@
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { hostname } from 'node:os';
 import { PlensError } from '../core/errors.js';
 
@@ -34,6 +35,30 @@ export class WriterLock {
     throw new PlensError('E_INTERNAL', `cannot take the lock ${path}`);
   }
 
+  /**
+   * Takes `.lock<suffix>` in `dir` for one layout of the output: the whole of it (suffix '') or
+   * shard i of n ('.shard-i-of-n'). Writers of different layouts would split the keys differently
+   * and do the same work twice, so a live lock of another layout (the whole, or another n) refuses
+   * this one. Two that start at the same instant may both refuse: safe, and a rerun settles it.
+   */
+  static acquireLayout(dir: string, suffix: string, what: string): WriterLock {
+    const lock = WriterLock.acquire(join(dir, `.lock${suffix}`), what);
+    const mine = layoutOf(suffix) ?? suffix;
+    for (const name of readdirSync(dir)) {
+      if (!name.startsWith('.lock') || name === basename(lock.path)) continue;
+      const theirs = layoutOf(name.slice('.lock'.length));
+      if (theirs === undefined || (mine !== 'whole' && theirs === mine)) continue;
+      const owner = readOwner(join(dir, name));
+      if (!owner || (owner.host === hostname() && !isAlive(owner.pid))) continue;
+      lock.release();
+      throw new PlensError('E_PREREQUISITE', `${what} is being written by another plens process as ${describe(theirs, name)} (pid ${owner.pid} on ${owner.host}); this run would write it as ${describe(mine, `.lock${suffix}`)}`, {
+        location: { file: join(dir, name) },
+        hint: 'run every process of one job with the same --shard count (or none), or wait for the other run to end',
+      });
+    }
+    return lock;
+  }
+
   release(): void {
     try {
       const owner = readOwner(this.path);
@@ -42,6 +67,16 @@ export class WriterLock {
       // already gone
     }
   }
+}
+
+/** 'whole', or 'of-n' for a shard of n; undefined for a name that is not a lock of ours. */
+function layoutOf(suffix: string): string | undefined {
+  if (suffix === '') return 'whole';
+  return /^\.shard-\d+-(of-\d+)$/.exec(suffix)?.[1];
+}
+
+function describe(layout: string, name: string): string {
+  return layout === 'whole' ? 'one unsharded run' : `shard ${name.replace(/^\.lock\.shard-/, '').replace('-of-', '/')}`;
 }
 
 function readOwner(path: string): { pid: number; host: string } | undefined {

@@ -112,7 +112,7 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
     if (!options.dryRun) {
       mkdirSync(dir, { recursive: true });
       const suffix = shardSuffix(options.shard);
-      locks.set(dir, WriterLock.acquire(join(dir, `.lock${suffix}`), `${dir}${suffix ? ` (shard ${suffix.slice(7)})` : ''}`));
+      locks.set(dir, WriterLock.acquireLayout(dir, suffix, `${dir}${suffix ? ` (shard ${suffix.slice(7)})` : ''}`));
     }
     for (const file of listLogs(dir, RECORDS_FILE)) {
       for await (const r of readJsonl<EngineRecord>(join(dir, file))) {

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -89,6 +89,26 @@ describe('WriterLock', () => {
     writeFileSync(path, `4194999@${hostname()}\n`);
     const again = WriterLock.acquire(path, 'out/x');
     again.release();
+  });
+});
+
+describe('WriterLock layouts', () => {
+  it('lets the shards of one count write side by side, and refuses a run of another layout while one lives', () => {
+    const dir = tempDir();
+    const shard0 = WriterLock.acquireLayout(dir, '.shard-0-of-2', 'out/x (shard 0-of-2)');
+    const shard1 = WriterLock.acquireLayout(dir, '.shard-1-of-2', 'out/x (shard 1-of-2)');
+    expect(() => WriterLock.acquireLayout(dir, '', 'out/x')).toThrow(/out\/x is being written by another plens process as shard 0\/2 .*this run would write it as one unsharded run/);
+    expect(() => WriterLock.acquireLayout(dir, '.shard-0-of-3', 'out/x (shard 0-of-3)')).toThrow(/as shard [01]\/2 .*as shard 0\/3/);
+    // A refused run leaves no lock of its own behind.
+    expect(readdirSync(dir).sort()).toEqual(['.lock.shard-0-of-2', '.lock.shard-1-of-2']);
+    shard0.release();
+    shard1.release();
+    const whole = WriterLock.acquireLayout(dir, '', 'out/x');
+    expect(() => WriterLock.acquireLayout(dir, '.shard-1-of-2', 'out/x (shard 1-of-2)')).toThrow(/as one unsharded run/);
+    whole.release();
+    // A lock left by a process that is gone blocks nobody.
+    writeFileSync(join(dir, '.lock'), `4194999@${hostname()}\n`);
+    WriterLock.acquireLayout(dir, '.shard-0-of-4', 'out/x (shard 0-of-4)').release();
   });
 });
 
