@@ -34,6 +34,7 @@ process.stdout.write(
     calls: summary.calls,
     http_calls: summary.calls - summary.cached_calls,
     wall_ms: wallMs,
+    work_ms: summary.work_ms,
     cpu_ms: (cpu.user + cpu.system) / 1000,
     peak_rss_mib: peaks.rssMiB,
     peak_anon_mib: peaks.anonMiB ?? null,

@@ -87,6 +87,8 @@ export interface StageSummary {
   estimate?: WorkCost;
   partitions: string[];
   elapsed_ms: number;
+  /** Of elapsed_ms, the time the work itself ran (after counting what is left, before compaction). */
+  work_ms: number;
   /** The shard this run did, and where its index came from (absent when unsharded). */
   shard?: Shard;
 }
@@ -140,6 +142,7 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
     cost_usd: 0,
     partitions: [],
     elapsed_ms: 0,
+    work_ms: 0,
     ...(options.shard ? { shard: options.shard } : {}),
   };
 
@@ -239,9 +242,11 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
     }
   };
 
+  const workStarted = performance.now();
   try {
     await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
   } finally {
+    summary.work_ms = Math.round(performance.now() - workStarted);
     progress.stop();
     for (const l of logs.values()) {
       l.records.close();
