@@ -5,26 +5,27 @@ import { PlensError } from '../core/errors.js';
 
 /**
  * One writer per output: a lock file created exclusively, holding pid@host. A lock left by a
- * process that no longer runs (on this host) is taken over.
+ * process that no longer runs (on this host) is taken over, by one process at a time.
  */
 export class WriterLock {
   private constructor(private readonly path: string) {}
 
   static acquire(path: string, what: string): WriterLock {
-    for (let attempt = 0; attempt < 2; attempt++) {
+    for (let attempt = 0; attempt < 3; attempt++) {
       try {
-        const fd = openSync(path, 'wx');
-        writeSync(fd, `${process.pid}@${hostname()}\n`);
-        closeSync(fd);
+        writeOwnerFile(path);
         const lock = new WriterLock(path);
         process.once('exit', () => lock.release());
         return lock;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const owner = readOwner(path);
-        if (owner && owner.host === hostname() && !isAlive(owner.pid)) {
-          rmSync(path, { force: true });
-          continue;
+        if (owner && isDead(owner)) {
+          if (removeStale(path, owner)) continue;
+          throw new PlensError('E_PREREQUISITE', `${what}: another plens process is taking over the lock left by pid ${owner.pid}, which is gone`, {
+            location: { file: path },
+            hint: 'run again in a moment',
+          });
         }
         throw new PlensError('E_PREREQUISITE', `${what} is being written by another plens process (${owner ? `pid ${owner.pid} on ${owner.host}` : 'unknown owner'})`, {
           location: { file: path },
@@ -49,7 +50,7 @@ export class WriterLock {
       const theirs = layoutOf(name.slice('.lock'.length));
       if (theirs === undefined || (mine !== 'whole' && theirs === mine)) continue;
       const owner = readOwner(join(dir, name));
-      if (!owner || (owner.host === hostname() && !isAlive(owner.pid))) continue;
+      if (!owner || isDead(owner)) continue;
       lock.release();
       throw new PlensError('E_PREREQUISITE', `${what} is being written by another plens process as ${describe(theirs, name)} (pid ${owner.pid} on ${owner.host}); this run would write it as ${describe(mine, `.lock${suffix}`)}`, {
         location: { file: join(dir, name) },
@@ -77,6 +78,50 @@ function layoutOf(suffix: string): string | undefined {
 
 function describe(layout: string, name: string): string {
   return layout === 'whole' ? 'one unsharded run' : `shard ${name.replace(/^\.lock\.shard-/, '').replace('-of-', '/')}`;
+}
+
+/** Creates `path` exclusively (EEXIST if it is there) holding this process's pid@host. */
+function writeOwnerFile(path: string): void {
+  const fd = openSync(path, 'wx');
+  try {
+    writeSync(fd, `${process.pid}@${hostname()}\n`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Removes a dead owner's lock, under a guard file: two processes that found the same dead lock
+ * would otherwise both remove it, the second removing the first one's new lock, and both write.
+ * Only the guard's holder removes, and only if the lock still names the dead owner. Returns
+ * whether the caller should try again (the lock is gone, or a dead guard was cleared).
+ */
+function removeStale(path: string, dead: { pid: number; host: string }): boolean {
+  const guard = `${path}.takeover`;
+  try {
+    writeOwnerFile(guard);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Another process is taking over now; a guard left by a crash is cleared for the next try.
+    const holder = readOwner(guard);
+    if (holder && isDead(holder)) {
+      rmSync(guard, { force: true });
+      return true;
+    }
+    return false;
+  }
+  try {
+    const now = readOwner(path);
+    if (now?.pid === dead.pid && now.host === dead.host) rmSync(path, { force: true });
+  } finally {
+    rmSync(guard, { force: true });
+  }
+  return true;
+}
+
+/** A lock's owner that is known to be gone: a pid that no longer runs on this host. */
+function isDead(owner: { pid: number; host: string }): boolean {
+  return owner.host === hostname() && !isAlive(owner.pid);
 }
 
 function readOwner(path: string): { pid: number; host: string } | undefined {

@@ -92,6 +92,26 @@ describe('WriterLock', () => {
   });
 });
 
+describe('WriterLock takeover', () => {
+  it('takes over a dead lock only under the takeover guard, and clears a guard left by a crash', () => {
+    const dir = tempDir();
+    const path = join(dir, '.lock');
+    const dead = `4194999@${hostname()}\n`;
+    writeFileSync(path, dead);
+    // Another live process (here: this one) is taking the dead lock over right now.
+    writeFileSync(`${path}.takeover`, `${process.pid}@${hostname()}\n`);
+    expect(() => WriterLock.acquire(path, 'out/x')).toThrow(/another plens process is taking over the lock left by pid 4194999/);
+    expect(readFileSync(path, 'utf8')).toBe(dead);
+    // The guard's holder died mid-takeover: the guard is cleared and the lock taken over.
+    writeFileSync(`${path}.takeover`, `4194998@${hostname()}\n`);
+    const lock = WriterLock.acquire(path, 'out/x');
+    expect(readFileSync(path, 'utf8')).toBe(`${process.pid}@${hostname()}\n`);
+    expect(readdirSync(dir)).toEqual(['.lock']);
+    lock.release();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
 describe('WriterLock layouts', () => {
   it('lets the shards of one count write side by side, and refuses a run of another layout while one lives', () => {
     const dir = tempDir();
