@@ -1,4 +1,5 @@
-import { Agent, request } from 'undici';
+import { request } from 'undici';
+import { createDispatcher, DEFAULT_TIMEOUTS } from '../llm/http.js';
 
 /**
  * The harness's own ceiling: a plain undici loop against the same mock, with the same concurrency,
@@ -10,7 +11,8 @@ import { Agent, request } from 'undici';
 const [url, concurrencyArg, callsArg] = process.argv.slice(2);
 const concurrency = Number(concurrencyArg);
 const calls = Number(callsArg);
-const dispatcher = new Agent({ connections: concurrency, pipelining: 1, keepAliveTimeout: 30_000 });
+// The stage's own pool settings, sized to the concurrency as the stage sizes it.
+const dispatcher = createDispatcher(DEFAULT_TIMEOUTS, concurrency);
 // About what a dialogue call sends: a ~4 KB system prompt and a ~1 KB turn.
 const system = 'You are a simulated user. '.repeat(160);
 const turn = 'Tell me more about the options you suggested. '.repeat(22);
