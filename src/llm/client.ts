@@ -130,6 +130,9 @@ export class LlmClient {
   }
 
   async close(): Promise<void> {
+    // The cache is shared and closed by its owner, but the writes this client started are its
+    // own: once it is closed, every answer it got is recorded.
+    await this.options.cache.committed();
     await this.provider.close();
     await this.dispatcher?.close();
   }
