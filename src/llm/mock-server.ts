@@ -337,32 +337,38 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
     outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
   };
 
-  /** Sends now, or after the configured latency. */
-  const respond = (res: ServerResponse, status: number, body: string, retryAfterSeconds?: number): void => {
+  /**
+   * Sends once the configured latency has passed since the request arrived. Counting from arrival
+   * rather than from the end of the mock's own parsing keeps that work inside the latency, as an
+   * endpoint's own processing is: under a burst of requests the mock's queue would otherwise add
+   * to every answer's latency, and a benchmark would measure the mock rather than the client.
+   */
+  const respond = (res: ServerResponse, arrived: number, status: number, body: string, retryAfterSeconds?: number): void => {
     if (latencyMs === 0) {
       send(res, status, body, retryAfterSeconds);
       return;
     }
+    const latency = jitterMs ? latencyMs - jitterMs + 2 * jitterMs * rng.random() : latencyMs;
     const timer = setTimeout(() => {
       timers.delete(timer);
       send(res, status, body, retryAfterSeconds);
-    }, jitterMs ? latencyMs - jitterMs + 2 * jitterMs * rng.random() : latencyMs);
+    }, Math.max(0, latency - (performance.now() - arrived)));
     timers.add(timer);
   };
 
-  const onBody = (api: Api, req: IncomingMessage, res: ServerResponse, raw: Buffer): void => {
+  const onBody = (api: Api, req: IncomingMessage, res: ServerResponse, raw: Buffer, arrived: number): void => {
     let json: unknown;
     try {
       json = JSON.parse(raw.toString('utf8'));
     } catch {
       count('status:400');
-      respond(res, 400, errorBody(api, 400, 'The request body is not valid JSON'));
+      respond(res, arrived, 400, errorBody(api, 400, 'The request body is not valid JSON'));
       return;
     }
     const parsed = api === 'openai' ? parseOpenAi(json) : parseAnthropic(json);
     if (typeof parsed === 'string') {
       count('status:400');
-      respond(res, 400, errorBody(api, 400, parsed));
+      respond(res, arrived, 400, errorBody(api, 400, parsed));
       return;
     }
 
@@ -389,19 +395,19 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
       if (fault === undefined || fault.kind === 'truncated') text = reply(mock);
     } catch (error) {
       count('error');
-      respond(res, 500, errorBody(api, 500, `mock callback failed: ${(error as Error)?.message ?? String(error)}`));
+      respond(res, arrived, 500, errorBody(api, 500, `mock callback failed: ${(error as Error)?.message ?? String(error)}`));
       return;
     }
 
     if (fault === undefined) {
       count('ok');
-      respond(res, 200, successBody(api, mock, text));
+      respond(res, arrived, 200, successBody(api, mock, text));
       return;
     }
     switch (fault.kind) {
       case 'status':
         count(`status:${fault.status}`);
-        respond(res, fault.status, fault.body ?? errorBody(api, fault.status), fault.retryAfterSeconds);
+        respond(res, arrived, fault.status, fault.body ?? errorBody(api, fault.status), fault.retryAfterSeconds);
         return;
       case 'reset':
         count('reset');
@@ -412,22 +418,23 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
         return;
       case 'garbage':
         count('garbage');
-        respond(res, 200, GARBAGE_BODY);
+        respond(res, arrived, 200, GARBAGE_BODY);
         return;
       case 'truncated': {
         count('truncated');
         const full = successBody(api, mock, text);
-        respond(res, 200, full.slice(0, Math.floor(full.length / 2)));
+        respond(res, arrived, 200, full.slice(0, Math.floor(full.length / 2)));
         return;
       }
       case 'empty-choices':
         count('empty-choices');
-        respond(res, 200, successBody(api, mock, undefined));
+        respond(res, arrived, 200, successBody(api, mock, undefined));
         return;
     }
   };
 
   const server = createServer((req, res) => {
+    const arrived = performance.now();
     received++;
     const url = req.url ?? '';
     const q = url.indexOf('?');
@@ -448,7 +455,7 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
     const target: Api = api;
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => onBody(target, req, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.on('end', () => onBody(target, req, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), arrived));
   });
   // Keep idle keep-alive connections well past the client's own idle timeout races.
   server.keepAliveTimeout = 30_000;
