@@ -1,5 +1,6 @@
 import { request } from 'undici';
-import { createDispatcher, DEFAULT_TIMEOUTS } from '../llm/http.js';
+import { DEFAULT_TIMEOUTS } from '../llm/http-transport.js';
+import { createDispatcher } from '../llm/inline-transport.js';
 
 /**
  * The harness's own ceiling: a plain undici loop against the same mock, with the same concurrency,

@@ -23,7 +23,7 @@ export class AnthropicProvider extends HttpProvider {
     };
     const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
     if (this.apiKey) headers['x-api-key'] = this.apiKey;
-    const json = (await postJson(this.dispatcher, this.endpoint('/v1/messages'), headers, body, this.timeouts, signal)) as AnthropicResponse;
+    const json = (await postJson(this.transport, this.endpoint('/v1/messages'), headers, body, signal)) as AnthropicResponse;
     const blocks = (json.content ?? []).filter((b) => b.type === 'text' && typeof b.text === 'string');
     if (blocks.length === 0) throw new LlmCallError('bad_response', 'Anthropic response has no text content block', { retryable: true });
     return {

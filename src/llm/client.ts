@@ -1,13 +1,14 @@
-import type { Dispatcher } from 'undici';
 import { usageError } from '../core/errors.js';
 import { AnthropicProvider } from './anthropic.js';
 import { callKey, type CallCache } from './call-cache.js';
 import { LlmCallError } from './errors.js';
-import { createDispatcher, DEFAULT_TIMEOUTS, type HttpTimeouts } from './http.js';
+import { DEFAULT_TIMEOUTS, type HttpTimeouts, type HttpTransport, type TransportKind } from './http-transport.js';
+import { InlineTransport } from './inline-transport.js';
 import { modelId, type ModelSpec } from './model-spec.js';
 import { OpenAiProvider } from './openai.js';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.js';
 import { SimProvider } from './sim.js';
+import { WorkerTransport } from './worker-transport.js';
 import { RateLimiter } from './token-bucket.js';
 import type { ChatRequest, ChatResponse, Provider, SamplingParams } from './types.js';
 
@@ -17,6 +18,8 @@ export interface ClientOptions {
   timeouts?: HttpTimeouts;
   /** Upper bound on simultaneous connections to the endpoint. */
   connections?: number;
+  /** Where requests run: the shared HTTP worker thread (the default) or this thread. */
+  transport?: TransportKind;
   env?: NodeJS.ProcessEnv;
 }
 
@@ -38,7 +41,7 @@ export class LlmClient {
   private constructor(
     readonly spec: ModelSpec,
     private readonly provider: Provider,
-    private readonly dispatcher: Dispatcher | undefined,
+    private readonly transport: HttpTransport | undefined,
     private readonly options: ClientOptions,
   ) {
     this.id = modelId(spec);
@@ -49,17 +52,22 @@ export class LlmClient {
     const env = options.env ?? process.env;
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
     if (spec.provider === 'sim') return new LlmClient(spec, new SimProvider(), undefined, options);
-    const dispatcher = createDispatcher(timeouts, options.connections ?? 64);
+    const connect = () => {
+      const connections = options.connections ?? 64;
+      return options.transport === 'inline' ? new InlineTransport(timeouts, connections) : new WorkerTransport(timeouts, connections);
+    };
     if (spec.provider === 'openai') {
       const baseUrl = spec.baseUrl ?? env['OPENAI_BASE_URL'] ?? 'https://api.openai.com/v1';
       const key = env[spec.keyEnv ?? 'OPENAI_API_KEY'];
       requireKey(spec, baseUrl, key, 'api.openai.com', spec.keyEnv ?? 'OPENAI_API_KEY');
-      return new LlmClient(spec, new OpenAiProvider(spec.model, baseUrl, key, dispatcher, timeouts), dispatcher, options);
+      const transport = connect();
+      return new LlmClient(spec, new OpenAiProvider(spec.model, baseUrl, key, transport), transport, options);
     }
     const baseUrl = spec.baseUrl ?? env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com';
     const key = env[spec.keyEnv ?? 'ANTHROPIC_API_KEY'];
     requireKey(spec, baseUrl, key, 'api.anthropic.com', spec.keyEnv ?? 'ANTHROPIC_API_KEY');
-    return new LlmClient(spec, new AnthropicProvider(spec.model, baseUrl, key, dispatcher, timeouts), dispatcher, options);
+    const transport = connect();
+    return new LlmClient(spec, new AnthropicProvider(spec.model, baseUrl, key, transport), transport, options);
   }
 
   /** The agent's defaults (the paper's), overridden by what the model spec sets. */
@@ -134,7 +142,7 @@ export class LlmClient {
     // own: once it is closed, every answer it got is recorded.
     await this.options.cache.committed();
     await this.provider.close();
-    await this.dispatcher?.close();
+    await this.transport?.close();
   }
 }
 

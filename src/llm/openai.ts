@@ -18,7 +18,7 @@ export class OpenAiProvider extends HttpProvider {
       max_tokens: request.params.maxTokens,
     };
     const headers: Record<string, string> = this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {};
-    const json = (await postJson(this.dispatcher, this.endpoint('/chat/completions'), headers, body, this.timeouts, signal)) as OpenAiResponse;
+    const json = (await postJson(this.transport, this.endpoint('/chat/completions'), headers, body, signal)) as OpenAiResponse;
     const choice = json.choices?.[0];
     const text = choice?.message?.content;
     if (typeof text !== 'string') {

@@ -1,7 +1,7 @@
 import type { Workspace } from '../core/workspace.js';
 import type { Shard } from '../engine/shard.js';
 import type { CacheMode } from '../llm/call-cache.js';
-import type { HttpTimeouts } from '../llm/http.js';
+import type { HttpTimeouts } from '../llm/http-transport.js';
 import type { RetryPolicy } from '../llm/retry.js';
 
 /** How any LLM stage (dialogues, judge) runs: the same knobs on the same engine. */

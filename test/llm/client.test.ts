@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CallCache } from '../../src/llm/call-cache.js';
 import { LlmClient } from '../../src/llm/client.js';
 import { LlmCallError } from '../../src/llm/errors.js';
+import type { TransportKind } from '../../src/llm/http-transport.js';
 import { startMockLlm, type MockFault, type MockLlmServer, type MockRequest } from '../../src/llm/mock-server.js';
 import { parseModelSpec } from '../../src/llm/model-spec.js';
 import type { RetryPolicy } from '../../src/llm/retry.js';
@@ -29,13 +30,14 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function setup(api: 'openai' | 'anthropic', fault?: (r: MockRequest) => MockFault | undefined, cacheMode: 'off' | 'on' | 'replay' = 'off', dir = tempDir()) {
+async function setup(api: 'openai' | 'anthropic', fault?: (r: MockRequest) => MockFault | undefined, cacheMode: 'off' | 'on' | 'replay' = 'off', dir = tempDir(), transport: TransportKind = 'worker') {
   server = await startMockLlm({ ...(fault ? { fault } : {}), requireAuth: true });
   const spec = parseModelSpec(api === 'openai' ? `openai:gpt-test?base_url=${server.url}/v1&price_in=2&price_out=8` : `anthropic:claude-test?base_url=${server.url}`);
   const client = LlmClient.create(spec, {
     cache: CallCache.open(join(dir, 'cache'), cacheMode),
     retry: FAST_RETRY,
     timeouts: TIMEOUTS,
+    transport,
     env: { OPENAI_API_KEY: 'sk-test-openai', ANTHROPIC_API_KEY: 'sk-ant-test' },
   });
   clients.push(client);
@@ -44,9 +46,17 @@ async function setup(api: 'openai' | 'anthropic', fault?: (r: MockRequest) => Mo
 
 const signal = () => new AbortController().signal;
 
-describe.each(['openai', 'anthropic'] as const)('%s provider over real HTTP', (api) => {
+// Every fault through both transports: the HTTP worker thread (the default) and this thread.
+describe.each([
+  ['openai', 'worker'],
+  ['anthropic', 'worker'],
+  ['openai', 'inline'],
+  ['anthropic', 'inline'],
+] as const)('%s provider over real HTTP (%s transport)', (api, transport) => {
+  const setupFor = (fault?: (r: MockRequest) => MockFault | undefined) => setup(api, fault, 'off', tempDir(), transport);
+
   it('returns the text and usage, and prices it per 1M tokens', async () => {
-    const client = await setup(api);
+    const client = await setupFor();
     const out = await client.call(request(), signal());
     expect(out.response.text.length).toBeGreaterThan(10);
     expect(out.response.usage.inputTokens).toBeGreaterThan(0);
@@ -73,7 +83,7 @@ describe.each(['openai', 'anthropic'] as const)('%s provider over real HTTP', (a
     ['empty choices', { kind: 'empty-choices' } as MockFault],
     ['hang (call deadline)', { kind: 'hang' } as MockFault],
   ])('retries after %s and succeeds', async (_name, fault) => {
-    const client = await setup(api, (r) => (r.attempt < 2 ? fault : undefined));
+    const client = await setupFor((r) => (r.attempt < 2 ? fault : undefined));
     const t0 = performance.now();
     const out = await client.call(request(), signal());
     expect(out.attempts).toBe(3);
@@ -82,7 +92,7 @@ describe.each(['openai', 'anthropic'] as const)('%s provider over real HTTP', (a
   });
 
   it.each([400, 401, 403, 404])('fails fast on %i, with no retry', async (status) => {
-    const client = await setup(api, () => ({ kind: 'status', status }));
+    const client = await setupFor(() => ({ kind: 'status', status }));
     const error = await client.call(request(), signal()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LlmCallError);
     expect(error).toMatchObject({ kind: 'http', status, retryable: false });
@@ -90,7 +100,7 @@ describe.each(['openai', 'anthropic'] as const)('%s provider over real HTTP', (a
   });
 
   it('gives up after the bounded number of retries', async () => {
-    const client = await setup(api, () => ({ kind: 'status', status: 500 }));
+    const client = await setupFor(() => ({ kind: 'status', status: 500 }));
     const error = (await client.call(request(), signal()).catch((e: unknown) => e)) as LlmCallError;
     expect(error).toMatchObject({ kind: 'http', status: 500 });
     expect(server!.stats().requests).toBe(FAST_RETRY.retries + 1);

@@ -1,0 +1,44 @@
+import { LlmCallError } from './errors.js';
+import type { HttpReply, HttpTimeouts, HttpTransport } from './http-transport.js';
+import { HttpWorkerHost } from './http-worker-host.js';
+
+/** A connection pool on the process's HTTP worker thread. */
+export class WorkerTransport implements HttpTransport {
+  private readonly host = HttpWorkerHost.shared();
+  private readonly pool: number;
+  private closing: Promise<void> | undefined;
+
+  constructor(timeouts: HttpTimeouts, connections: number) {
+    this.pool = this.host.openPool(timeouts, connections);
+  }
+
+  post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<HttpReply> {
+    if (signal.aborted) return Promise.reject(aborted());
+    return new Promise<HttpReply>((resolve, reject) => {
+      const onAbort = () => {
+        this.host.cancel(id);
+        reject(aborted());
+      };
+      // Sends at once (or throws, which rejects this promise before a listener is added).
+      const id = this.host.post(this.pool, url, headers, body, {
+        resolve: (reply) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(reply);
+        },
+        reject: (error) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      });
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  close(): Promise<void> {
+    return (this.closing ??= this.host.closePool(this.pool));
+  }
+}
+
+function aborted(): LlmCallError {
+  return new LlmCallError('aborted', 'call aborted', { retryable: false });
+}

@@ -1,0 +1,99 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import type { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LlmCallError } from '../../src/llm/errors.js';
+import { HttpWorkerHost } from '../../src/llm/http-worker-host.js';
+import { startMockLlm, type MockLlmServer } from '../../src/llm/mock-server.js';
+import { WorkerTransport } from '../../src/llm/worker-transport.js';
+import { repoRoot } from '../helpers/cli.js';
+
+const TIMEOUTS = { connectMs: 2000, headersMs: 30_000, bodyMs: 30_000, deadlineMs: 30_000 };
+const body = (model: string) => JSON.stringify({ model, messages: [{ role: 'user', content: 'Hello there.' }], max_tokens: 16 });
+const signal = () => new AbortController().signal;
+
+let server: MockLlmServer | undefined;
+const transports: WorkerTransport[] = [];
+afterEach(async () => {
+  await Promise.all(transports.splice(0).map((t) => t.close()));
+  await server?.close();
+  server = undefined;
+});
+
+async function setup(connections = 4) {
+  server = await startMockLlm({ fault: (r) => (r.model === 'hang' ? { kind: 'hang' } : r.model === 'busy' ? { kind: 'status', status: 429, retryAfterSeconds: 7 } : undefined) });
+  const transport = new WorkerTransport(TIMEOUTS, connections);
+  transports.push(transport);
+  return { transport, url: `${server.url}/v1/chat/completions` };
+}
+
+describe('HTTP worker transport', () => {
+  it('returns the status, Retry-After and body text from the worker thread', async () => {
+    const { transport, url } = await setup();
+    const ok = await transport.post(url, { authorization: 'Bearer sk-x' }, body('m'), signal());
+    expect(ok.status).toBe(200);
+    expect(JSON.parse(ok.text).choices[0].message.content.length).toBeGreaterThan(0);
+    const busy = await transport.post(url, {}, body('busy'), signal());
+    expect(busy).toMatchObject({ status: 429, retryAfter: '7' });
+    expect(server!.requests[0]!.headers['authorization']).toBe('Bearer sk-x');
+  });
+
+  it('an aborted call fails as aborted and its request is dropped on the thread, freeing the connection', async () => {
+    // One connection: if the thread kept waiting on the hung request, the next call could never go out.
+    const { transport, url } = await setup(1);
+    const controller = new AbortController();
+    const hung = transport.post(url, {}, body('hang'), controller.signal);
+    await new Promise((r) => setTimeout(r, 200));
+    controller.abort();
+    await expect(hung).rejects.toMatchObject({ kind: 'aborted', retryable: false });
+    // Well inside the 30 s call deadline that would otherwise free the connection.
+    const next = await transport.post(url, {}, body('m'), AbortSignal.timeout(5000));
+    expect(next.status).toBe(200);
+  });
+
+  it('a dead thread fails the calls waiting on it as retryable network errors, and the next call starts a new one', async () => {
+    const { transport, url } = await setup();
+    const hung = transport.post(url, {}, body('hang'), signal());
+    await new Promise((r) => setTimeout(r, 200));
+    const worker = (HttpWorkerHost.shared() as unknown as { worker: Worker }).worker;
+    await worker.terminate();
+    const error = await hung.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LlmCallError);
+    expect(error).toMatchObject({ kind: 'network', retryable: true });
+    expect((error as Error).message).toMatch(/HTTP worker thread exited/);
+    const next = await transport.post(url, {}, body('m'), signal());
+    expect(next.status).toBe(200);
+  });
+
+  it('a closed transport refuses to send', async () => {
+    const { transport, url } = await setup();
+    await transport.close();
+    await expect(transport.post(url, {}, body('m'), signal())).rejects.toMatchObject({ kind: 'config' });
+  });
+});
+
+describe('HTTP worker thread and the process', () => {
+  const run = promisify(execFile);
+  // A child process (the built module, as the CLI runs it): the thread must neither keep it
+  // alive when idle nor let it end while a close still waits (exit code 13).
+  const script = (url: string, closeThem: boolean) => `
+    const { WorkerTransport } = await import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist/llm/worker-transport.js')).href)});
+    const timeouts = ${JSON.stringify(TIMEOUTS)};
+    const a = new WorkerTransport(timeouts, 2), b = new WorkerTransport(timeouts, 2);
+    const post = (t) => t.post(${JSON.stringify(url)}, {}, ${JSON.stringify(body('m'))}, new AbortController().signal);
+    const [ra, rb] = await Promise.all([post(a), post(b)]);
+    ${closeThem ? 'await Promise.all([a.close(), b.close()]);' : ''}
+    process.stdout.write('done ' + ra.status + ' ' + rb.status);
+  `;
+
+  it.each([
+    ['closes two transports together and exits', true],
+    ['exits once idle even if a transport is never closed', false],
+  ])('%s', async (_name, closeThem) => {
+    server = await startMockLlm({ latencyMs: 50 });
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script(`${server.url}/v1/chat/completions`, closeThem)], { timeout: 30_000 });
+    expect(stdout).toBe('done 200 200');
+  });
+});
