@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Workspace } from '../core/workspace.js';
 import { runImport } from '../dataset/import.js';
 import { runScenarios } from '../scenarios/stage.js';
+import { CpuSteal } from './cpu-steal.js';
 import type { BenchResult } from './report.js';
 
 const LATENCY_MS = 50;
@@ -52,6 +53,7 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
     };
 
     for (const concurrency of [64, 256]) {
+      const steal = CpuSteal.start();
       const r = await run(5000, concurrency, false);
       const bound = concurrency / (LATENCY_MS / 1000);
       // Only calls that went over HTTP count towards the rate (the mock's replies are unique, so all
@@ -70,6 +72,7 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
       figures.push({ name: `c=${concurrency}: ceiling's share of bound`, value: (100 * ceilingRate) / bound, unit: '%' });
       figures.push({ name: `c=${concurrency}: stage's share of ceiling`, value: (100 * rate) / ceilingRate, unit: '%' });
       figures.push({ name: `c=${concurrency}: bare client CPU per call`, value: ceiling.cpu_ms / ceiling.calls, unit: 'ms' });
+      if (steal) figures.push({ name: `c=${concurrency}: CPU stolen by other guests`, value: steal.percent(), unit: '%' });
     }
     // Fixed latency answers in bursts (requests sent together come back together), so every
     // burst waits on the client's CPU; real endpoints vary. The same run with latency spread
