@@ -49,6 +49,8 @@ export class HttpWorkerHost {
   private referenced = false;
   private readonly pools = new Map<number, PoolConfig>();
   private readonly waiting = new Map<number, ReplyWaiter>();
+  /** Pools whose close the thread has not confirmed yet. */
+  private readonly closing = new Map<number, () => void>();
   private nextId = 1;
   private nextPool = 1;
 
@@ -90,7 +92,8 @@ export class HttpWorkerHost {
     if (worker) {
       await new Promise<void>((done) => {
         const id = this.nextId++;
-        this.wait(id, { resolve: () => done(), reject: () => done() });
+        this.closing.set(id, done);
+        this.updateRef();
         worker.postMessage({ op: 'close', id, pool } satisfies ToHttpWorker);
       });
     }
@@ -102,9 +105,7 @@ export class HttpWorkerHost {
     if (!stopping) return;
     this.worker = undefined;
     // Whatever still waits (another pool's close) is answered now, not left hanging.
-    const waiters = [...this.waiting.values()];
-    this.waiting.clear();
-    for (const waiter of waiters) waiter.reject(new LlmCallError('aborted', 'the HTTP worker thread was stopped', { retryable: false }));
+    this.releaseAll(new LlmCallError('aborted', 'the HTTP worker thread was stopped', { retryable: false }));
     await stopping.terminate();
   }
 
@@ -129,27 +130,40 @@ export class HttpWorkerHost {
   }
 
   private onMessage(message: FromHttpWorker): void {
+    if ('closed' in message) {
+      const done = this.closing.get(message.id);
+      this.closing.delete(message.id);
+      this.updateRef();
+      done?.();
+      return;
+    }
     const waiter = this.waiting.get(message.id);
     if (!waiter) return; // cancelled: its caller has already failed with "aborted"
     this.waiting.delete(message.id);
     this.updateRef();
     if ('reply' in message) waiter.resolve(message.reply);
-    else if ('error' in message) waiter.reject(new LlmCallError(message.error.kind, message.error.message, { retryable: message.error.retryable }));
-    else waiter.resolve({ status: 0, retryAfter: undefined, text: '' });
+    else waiter.reject(new LlmCallError(message.error.kind, message.error.message, { retryable: message.error.retryable }));
   }
 
   private onFailure(worker: Worker, message: string): void {
     if (this.worker !== worker) return; // one we stopped, or a failure already handled
     this.worker = undefined;
-    const error = new LlmCallError('network', message, { retryable: true });
-    const waiters = [...this.waiting.values()];
-    this.waiting.clear();
-    for (const waiter of waiters) waiter.reject(error);
+    this.releaseAll(new LlmCallError('network', message, { retryable: true }));
   }
 
-  /** The thread keeps the process alive only while some call waits on it. */
+  /** The thread is gone: every waiting call fails with `error`, and every close is done. */
+  private releaseAll(error: LlmCallError): void {
+    const waiters = [...this.waiting.values()];
+    const closers = [...this.closing.values()];
+    this.waiting.clear();
+    this.closing.clear();
+    for (const waiter of waiters) waiter.reject(error);
+    for (const done of closers) done();
+  }
+
+  /** The thread keeps the process alive only while some call or close waits on it. */
   private updateRef(): void {
-    const want = this.waiting.size > 0;
+    const want = this.waiting.size + this.closing.size > 0;
     if (!this.worker || want === this.referenced) return;
     if (want) this.worker.ref();
     else this.worker.unref();
