@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { ExitCode, PlensError, usageError } from '../core/errors.js';
+import { asPlensError, ExitCode, PlensError, usageError } from '../core/errors.js';
+import { redact } from '../core/redact.js';
 import { plensVersion } from '../core/version.js';
 import { annotateCommand } from './commands/annotate.js';
 import { demoCommand } from './commands/demo.js';
@@ -56,16 +57,19 @@ export function buildCli(argv: string[]): Argv {
 /** Runs the CLI; returns the exit code instead of exiting so tests can call it in-process. */
 export async function main(argv: string[]): Promise<number> {
   const json = argv.includes('--json');
+  const debug = argv.includes('--debug');
+  redactTerminal();
   try {
     await buildCli(argv).parseAsync();
     return typeof process.exitCode === 'number' ? process.exitCode : ExitCode.ok;
   } catch (error) {
-    return reportError(error, json);
+    return reportError(error, json, debug);
   }
 }
 
-function reportError(error: unknown, json: boolean): number {
-  const plensError = error instanceof PlensError ? error : new PlensError('E_INTERNAL', (error as Error)?.stack ?? String(error));
+/** Every expected failure is a typed error with a code, printed once; a stack trace only under --debug. */
+function reportError(error: unknown, json: boolean, debug: boolean): number {
+  const plensError = asPlensError(error);
   if (json) {
     process.stdout.write(JSON.stringify({ ok: false, error: plensError.toJSON() }, null, 2) + '\n');
   } else {
@@ -74,7 +78,25 @@ function reportError(error: unknown, json: boolean): number {
     if (plensError.hint) process.stderr.write(`  hint: ${plensError.hint}\n`);
     if (plensError.code === 'E_USAGE') process.stderr.write('  see `plens <command> --help`\n');
   }
+  if (debug) {
+    const original = plensError.cause ?? plensError;
+    process.stderr.write(`${(original as Error)?.stack ?? String(original)}\n`);
+  }
   return plensError.exitCode;
+}
+
+let terminalRedacted = false;
+/**
+ * The last guard before the terminal: whatever a command prints (a plan holding a `${VAR}` key,
+ * a query over a record that echoed one) goes through the shared redactor.
+ */
+function redactTerminal(): void {
+  if (terminalRedacted) return;
+  terminalRedacted = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) => write(typeof chunk === 'string' ? redact(chunk) : chunk, ...rest)) as typeof stream.write;
+  }
 }
 
 // Run when executed as a program (bin or `node dist/cli/main.js`), not when imported by tests.

@@ -21,7 +21,8 @@ export function globalOptions(argv: Argv): Argv<GlobalArgs> {
     })
     .option('json', { type: 'boolean', default: false, describe: 'Print a machine-readable JSON result on stdout', global: true })
     .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Print only errors', global: true })
-    .option('progress', { type: 'boolean', default: true, describe: 'Show progress bars on a terminal (--no-progress to hide)', global: true });
+    .option('progress', { type: 'boolean', default: true, describe: 'Show progress bars on a terminal (--no-progress to hide)', global: true })
+    .option('debug', { type: 'boolean', default: false, describe: 'On an error, also print its stack trace', global: true });
 }
 
 export const DEFAULT_WAREHOUSE = process.env['PLENS_WAREHOUSE'] || 'warehouse/plens.duckdb';

@@ -23,7 +23,9 @@ export type ErrorCode =
   | 'E_INPUT_DOMAIN'
   | 'E_INPUT_REFERENCE'
   | 'E_INPUT_DUPLICATE'
+  | 'E_INPUT_ENCODING'
   | 'E_PREREQUISITE'
+  | 'E_STORAGE'
   | 'E_CACHE_MISS'
   | 'E_SQL'
   | 'E_INTERNAL';
@@ -37,6 +39,8 @@ const exitCodeOf: Record<ErrorCode, ExitCodeValue> = {
   E_INPUT_DOMAIN: ExitCode.invalidInput,
   E_INPUT_REFERENCE: ExitCode.invalidInput,
   E_INPUT_DUPLICATE: ExitCode.invalidInput,
+  E_INPUT_ENCODING: ExitCode.invalidInput,
+  E_STORAGE: ExitCode.failure,
   E_PREREQUISITE: ExitCode.missingPrerequisite,
   E_CACHE_MISS: ExitCode.missingPrerequisite,
   E_SQL: ExitCode.sql,
@@ -84,4 +88,72 @@ export class PlensError extends Error {
 
 export function usageError(message: string, hint?: string): PlensError {
   return new PlensError('E_USAGE', message, hint === undefined ? {} : { hint });
+}
+
+const STORAGE_CAUSES: Record<string, string> = {
+  ENOSPC: 'the disk is full (no space left on device)',
+  EDQUOT: 'the disk quota is exceeded',
+  EROFS: 'the file system is read-only',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EISDIR: 'a directory is where a file was expected',
+  ENOTDIR: 'a file is where a directory was expected',
+  ENOENT: 'no such file or directory',
+  EEXIST: 'something already exists at this path',
+  EMFILE: 'too many open files',
+  EIO: 'an input/output error from the device',
+};
+
+/** The same faults as DuckDB, LMDB and other native code report them, in their own words. */
+const NATIVE_STORAGE: Array<[RegExp, string]> = [
+  [/no space left on device|disk is full|not enough space|MDB_MAP_FULL|could not write all bytes/i, 'ENOSPC'],
+  [/read-only file system/i, 'EROFS'],
+  [/permission denied/i, 'EACCES'],
+  [/disk quota exceeded/i, 'EDQUOT'],
+];
+
+/**
+ * A file-system fault (from Node, DuckDB or LMDB) as a typed error that says what went wrong and
+ * where; undefined when `error` is not one. Nothing of the original is lost: it is the cause.
+ */
+export function storageError(error: unknown, path?: string): PlensError | undefined {
+  if (error instanceof PlensError) return error.code === 'E_STORAGE' ? error : undefined;
+  const e = error as NodeJS.ErrnoException | undefined;
+  const message = typeof e?.message === 'string' ? e.message : String(error);
+  let code = typeof e?.code === 'string' && e.code in STORAGE_CAUSES ? e.code : undefined;
+  code ??= NATIVE_STORAGE.find(([pattern]) => pattern.test(message))?.[1];
+  if (!code) return undefined;
+  const file = path ?? (typeof e?.path === 'string' ? e.path : undefined);
+  const cause = STORAGE_CAUSES[code]!;
+  const hint =
+    code === 'ENOSPC' || code === 'EDQUOT'
+      ? 'free some space (or point --workspace / --db elsewhere) and run the command again; finished work is kept'
+      : code === 'EROFS' || code === 'EACCES' || code === 'EPERM'
+        ? 'use a writable --workspace / --db, or fix the permissions'
+        : undefined;
+  const syscall = typeof e?.syscall === 'string' ? ` (${e.syscall})` : '';
+  const ioCode = code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR' ? 'E_INPUT_NOT_FOUND' : 'E_STORAGE';
+  return new PlensError(ioCode, `${cause}${syscall}${code && !e?.code ? `: ${firstLine(message)}` : ''}`, { location: file ? { file } : {}, ...(hint ? { hint } : {}), cause: error });
+}
+
+/**
+ * Any error as a PlensError: typed ones as they are, file-system faults explained, and anything
+ * else as E_INTERNAL with its message (its stack only under --debug).
+ */
+export function asPlensError(error: unknown): PlensError {
+  if (error instanceof PlensError) return error;
+  const storage = storageError(error);
+  if (storage) return storage;
+  if (error instanceof RangeError && /call stack/i.test(error.message)) {
+    return new PlensError('E_INTERNAL', 'the input is nested too deeply to process', { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new PlensError('E_INTERNAL', `unexpected error: ${firstLine(message) || (error as Error)?.name || 'unknown'}`, {
+    hint: 'this is a bug in plens; rerun with --debug for the stack trace and report it',
+    cause: error,
+  });
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0]!.trim();
 }

@@ -23,10 +23,11 @@ interface Winner {
  * file order). Only a small index entry per key is held, never the records themselves, so memory
  * grows with the number of keys, not with the size of the records. Returns how many lines it wrote.
  */
-export async function writeRecordWinners(logs: LogPrefix[], to: string): Promise<number> {
+export async function writeRecordWinners(logs: LogPrefix[], to: string, check?: (value: unknown, file: string, line: number) => void): Promise<number> {
   const winners = new Map<string, Winner>();
   for (const [file, log] of logs.entries()) {
     for await (const { value, line, offset, length } of readJsonlLines<{ key?: unknown; status?: unknown; try?: unknown } | null>(log.path, log.length)) {
+      check?.(value, log.path, line);
       if (typeof value?.key !== 'string') throw new PlensError('E_INPUT_SCHEMA', 'a record in this log has no key', { location: { file: log.path, line } });
       // A missing try ranks below every try, as NULLs did in the SQL this replaces.
       const entry: Winner = { ok: value.status === 'ok', try: typeof value.try === 'number' ? value.try : -Infinity, file, offset, length };

@@ -18,10 +18,18 @@ export interface CachedCall {
   response: ChatResponse;
   /** The original call's latency, so a replayed run reports what the endpoint took. */
   latencyMs: number;
+  /**
+   * The answer ended as a failure (it did not parse): kept so `--cache replay` reproduces the
+   * run, but never served to `on` / `read`, so a retry asks again instead of replaying it.
+   */
+  rejected?: boolean;
 }
 
-/** Everything that decides an answer, and nothing else: no endpoint URL, no key, no headers. */
-export function callKey(provider: string, model: string, request: ChatRequest): string {
+/**
+ * Everything that decides an answer, and nothing else: no key, no headers. The endpoint counts
+ * when it is not the vendor's default (two servers answer differently); never its credentials.
+ */
+export function callKey(provider: string, model: string, request: ChatRequest, endpoint?: string): string {
   // Fed piece by piece, each length-prefixed, so no two different requests share a byte stream
   // (and no JSON of the whole request is built for every call).
   const h = createHash('sha256');
@@ -29,6 +37,8 @@ export function callKey(provider: string, model: string, request: ChatRequest): 
   part('plens-call-v1');
   part(provider);
   part(model);
+  // Only when set, so keys of calls to the default endpoint stay what they were.
+  if (endpoint !== undefined) part(`endpoint:${endpoint}`);
   part(String(request.params.temperature));
   part(String(request.params.maxTokens));
   part(request.purpose);
@@ -48,6 +58,8 @@ export class CallCache {
   private failure: unknown;
   /** Written but not yet committed: served by get() so a call repeated at once is still a hit. */
   private readonly pending = new Map<string, CachedCall>();
+  /** Rejected in a mode that writes nothing (read): skipped for the rest of the run. */
+  private readonly rejectedHere = new Set<string>();
 
   private constructor(
     readonly mode: CacheMode,
@@ -71,7 +83,31 @@ export class CallCache {
   }
 
   get(key: string): CachedCall | undefined {
-    return this.reads ? (this.pending.get(key) ?? this.db!.get(key)) : undefined;
+    if (!this.reads) return undefined;
+    const hit = this.pending.get(key) ?? this.db!.get(key);
+    if (this.mode === 'replay') return hit;
+    return hit?.rejected || this.rejectedHere.has(key) ? undefined : hit;
+  }
+
+  /** Marks a recorded answer as a failure: no longer served except by replay (see CachedCall.rejected). */
+  reject(key: string): void {
+    if (!this.db || this.mode === 'read' || this.mode === 'replay') {
+      // Nothing may be written: not served again for the rest of this run at least.
+      this.rejectedHere.add(key);
+      return;
+    }
+    const entry = this.pending.get(key) ?? this.db.get(key);
+    if (!entry || entry.rejected) return;
+    const value = { ...entry, rejected: true };
+    this.pending.set(key, value);
+    this.db.put(key, value).then(
+      () => {
+        if (this.pending.get(key) === value) this.pending.delete(key);
+      },
+      (error: unknown) => {
+        this.failure ??= error;
+      },
+    );
   }
 
   /**

@@ -4,7 +4,8 @@ import { callKey, type CallCache } from './call-cache.js';
 import { LlmCallError } from './errors.js';
 import { DEFAULT_TIMEOUTS, type HttpTimeouts, type HttpTransport, type TransportKind } from './http-transport.js';
 import { InlineTransport } from './inline-transport.js';
-import { modelId, type ModelSpec } from './model-spec.js';
+import { checkBaseUrl, endpointIdentity, modelId, type ModelSpec } from './model-spec.js';
+import { redact, registerSecretsFromEnv } from '../core/redact.js';
 import { OpenAiProvider } from './openai.js';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.js';
 import { SimProvider } from './sim.js';
@@ -30,11 +31,15 @@ export interface CallOutcome {
   /** The endpoint's time for the successful attempt (from the cache on a hit). */
   latencyMs: number;
   costUsd: number;
+  /** The call-cache key of this answer ('' when the cache was not used): what reject() takes. */
+  cacheKey: string;
 }
 
 /** Calls one model: cache, then rate limits, then the single retry layer around one provider call. */
 export class LlmClient {
   readonly id: string;
+  /** The endpoint when it is not the vendor's default (see endpointIdentity): part of every key. */
+  readonly endpoint: string | undefined;
   private readonly limiter: RateLimiter;
   private readonly inFlight = new Map<string, Promise<CallOutcome>>();
 
@@ -43,13 +48,16 @@ export class LlmClient {
     private readonly provider: Provider,
     private readonly transport: HttpTransport | undefined,
     private readonly options: ClientOptions,
+    endpoint?: string,
   ) {
     this.id = modelId(spec);
+    this.endpoint = endpoint;
     this.limiter = new RateLimiter({ ...(spec.rpm ? { rpm: spec.rpm } : {}), ...(spec.tpm ? { tpm: spec.tpm } : {}) });
   }
 
   static create(spec: ModelSpec, options: ClientOptions): LlmClient {
     const env = options.env ?? process.env;
+    registerSecretsFromEnv(env, spec.keyEnv ? [spec.keyEnv] : []);
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
     if (spec.provider === 'sim') return new LlmClient(spec, new SimProvider(), undefined, options);
     const connect = () => {
@@ -57,17 +65,19 @@ export class LlmClient {
       return options.transport === 'inline' ? new InlineTransport(timeouts, connections) : new WorkerTransport(timeouts, connections);
     };
     if (spec.provider === 'openai') {
-      const baseUrl = spec.baseUrl ?? env['OPENAI_BASE_URL'] ?? 'https://api.openai.com/v1';
+      const baseUrl = spec.baseUrl ?? (env['OPENAI_BASE_URL'] || OPENAI_URL);
+      if (!spec.baseUrl) checkBaseUrl(baseUrl, 'OPENAI_BASE_URL');
       const key = env[spec.keyEnv ?? 'OPENAI_API_KEY'];
       requireKey(spec, baseUrl, key, 'api.openai.com', spec.keyEnv ?? 'OPENAI_API_KEY');
       const transport = connect();
-      return new LlmClient(spec, new OpenAiProvider(spec.model, baseUrl, key, transport), transport, options);
+      return new LlmClient(spec, new OpenAiProvider(spec.model, baseUrl, key, transport), transport, options, endpointIdentity(baseUrl, OPENAI_URL));
     }
-    const baseUrl = spec.baseUrl ?? env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com';
+    const baseUrl = spec.baseUrl ?? (env['ANTHROPIC_BASE_URL'] || ANTHROPIC_URL);
+    if (!spec.baseUrl) checkBaseUrl(baseUrl, 'ANTHROPIC_BASE_URL');
     const key = env[spec.keyEnv ?? 'ANTHROPIC_API_KEY'];
     requireKey(spec, baseUrl, key, 'api.anthropic.com', spec.keyEnv ?? 'ANTHROPIC_API_KEY');
     const transport = connect();
-    return new LlmClient(spec, new AnthropicProvider(spec.model, baseUrl, key, transport), transport, options);
+    return new LlmClient(spec, new AnthropicProvider(spec.model, baseUrl, key, transport), transport, options, endpointIdentity(baseUrl, ANTHROPIC_URL));
   }
 
   /** The agent's defaults (the paper's), overridden by what the model spec sets. */
@@ -83,7 +93,7 @@ export class LlmClient {
     // The simulator is instant and deterministic: caching it would only cost disk.
     const cache = this.spec.provider === 'sim' ? undefined : this.options.cache;
     if (!cache || cache.mode === 'off' || cache.mode === 'write') return this.callOnce(request, signal, cache, '');
-    const key = callKey(this.spec.provider, this.spec.model, request);
+    const key = this.keyOf(request);
     // Identical calls in flight share one HTTP request: it saves a call, and every sharer records
     // the same answer and latency, so a rerun from the cache reproduces the run byte for byte.
     const pending = this.inFlight.get(key);
@@ -101,9 +111,12 @@ export class LlmClient {
   }
 
   private async callOnce(request: ChatRequest, signal: AbortSignal, cache: CallCache | undefined, cacheKey: string): Promise<CallOutcome> {
-    const key = cacheKey || (cache ? callKey(this.spec.provider, this.spec.model, request) : '');
+    const key = cacheKey || (cache ? this.keyOf(request) : '');
     const hit = cache?.get(key);
-    if (hit) return { response: hit.response, cached: true, attempts: 0, latencyMs: hit.latencyMs, costUsd: this.costOf(hit.response.usage) };
+    // An empty answer recorded by an older version is no answer: never served, in any mode.
+    if (hit && hit.response.text.trim() !== '') {
+      return { response: hit.response, cached: true, attempts: 0, latencyMs: hit.latencyMs, costUsd: this.costOf(hit.response.usage), cacheKey: key };
+    }
     if (cache?.mode === 'replay') {
       throw new LlmCallError('cache_miss', `--cache replay: no recorded answer for this ${request.purpose} call to ${this.id} (key ${key.slice(0, 12)})`, { retryable: false });
     }
@@ -122,7 +135,13 @@ export class LlmClient {
           // The simulator has no latency worth recording; 0 keeps its dialogues byte-stable.
           latencyMs = this.spec.provider === 'sim' ? 0 : Math.round(performance.now() - t0);
           used = r.usage.inputTokens + r.usage.outputTokens;
-          return r;
+          // A 200 with nothing in it is an unusable answer like a broken body: retried, then a
+          // failure; never a turn or a judgment, and never cached.
+          if (r.text.trim() === '') {
+            throw new LlmCallError('empty_response', `${this.id} returned an empty ${r.text === '' ? '' : 'whitespace-only '}completion (finish reason ${r.finishReason ?? 'none'})`, { retryable: true });
+          }
+          // A server may echo a key in an answer too.
+          return { ...r, text: redact(r.text) };
         } finally {
           // A failed attempt keeps its reservation: the endpoint may have spent the tokens.
           this.limiter.settle(reserved, used);
@@ -134,7 +153,21 @@ export class LlmClient {
     // Committed with this turn's other writes; the stage awaits cache.committed() before it
     // records the result, which also bounds how many writes can be pending.
     cache?.put(key, { response, latencyMs });
-    return { response, cached: false, attempts, latencyMs, costUsd: this.costOf(response.usage) };
+    return { response, cached: false, attempts, latencyMs, costUsd: this.costOf(response.usage), cacheKey: key };
+  }
+
+  /** The call-cache key: everything that decides the answer, the endpoint included when it is not the vendor's default. */
+  private keyOf(request: ChatRequest): string {
+    return callKey(this.spec.provider, this.spec.model, request, this.endpoint);
+  }
+
+  /**
+   * Marks an answer as unusable (it did not parse, or ended as a failure): reads (--cache on/read)
+   * no longer serve it, so a rerun or --retry-failed asks the endpoint again; replay still serves
+   * it, to reproduce the run as it was.
+   */
+  reject(outcome: CallOutcome): void {
+    if (outcome.cacheKey) this.options.cache.reject(outcome.cacheKey);
   }
 
   async close(): Promise<void> {
@@ -145,6 +178,9 @@ export class LlmClient {
     await this.transport?.close();
   }
 }
+
+const OPENAI_URL = 'https://api.openai.com/v1';
+const ANTHROPIC_URL = 'https://api.anthropic.com';
 
 function requireKey(spec: ModelSpec, baseUrl: string, key: string | undefined, officialHost: string, envName: string): void {
   if (!key && baseUrl.includes(officialHost)) {

@@ -1,9 +1,12 @@
+import { redact } from '../core/redact.js';
+
 /**
  * Why an LLM call failed, and whether trying again can help. The retry layer reads
  * `retryable` and `retryAfterMs`; stages record `kind` and `message` as the failure reason.
- * Messages never contain request headers (API keys).
+ * Messages never contain request headers (API keys), and pass through the shared redactor
+ * (a server may echo a key in its error body).
  */
-export type LlmFailureKind = 'http' | 'network' | 'timeout' | 'bad_response' | 'aborted' | 'cache_miss' | 'config';
+export type LlmFailureKind = 'http' | 'network' | 'timeout' | 'bad_response' | 'empty_response' | 'aborted' | 'cache_miss' | 'config';
 
 export class LlmCallError extends Error {
   readonly kind: LlmFailureKind;
@@ -12,7 +15,7 @@ export class LlmCallError extends Error {
   readonly retryAfterMs: number | undefined;
 
   constructor(kind: LlmFailureKind, message: string, options: { status?: number; retryable: boolean; retryAfterMs?: number; cause?: unknown }) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(redact(message), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'LlmCallError';
     this.kind = kind;
     this.status = options.status;

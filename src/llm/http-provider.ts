@@ -1,3 +1,4 @@
+import { registerSecret } from '../core/redact.js';
 import type { HttpTransport } from './http-transport.js';
 import type { ChatRequest, ChatResponse, Provider } from './types.js';
 
@@ -8,7 +9,10 @@ export abstract class HttpProvider implements Provider {
     protected readonly baseUrl: string,
     protected readonly apiKey: string | undefined,
     protected readonly transport: HttpTransport,
-  ) {}
+  ) {
+    // Whatever a server echoes back, this key is cut from every message and record.
+    registerSecret(apiKey);
+  }
 
   abstract complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse>;
 

@@ -1,3 +1,4 @@
+import { redact } from '../core/redact.js';
 import { LlmCallError, isRetryableStatus, parseRetryAfter } from './errors.js';
 import type { HttpTransport } from './http-transport.js';
 
@@ -24,7 +25,8 @@ export async function postJson(transport: HttpTransport, url: string, headers: R
 }
 
 function summariseBody(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  // Redacted before it is cut, so a key split by the cut cannot survive in part.
+  const flat = redact(text.replace(/\s+/g, ' ').trim());
   return flat.length > 300 ? `${flat.slice(0, 297)}...` : flat || '(empty body)';
 }
 

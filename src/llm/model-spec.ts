@@ -34,7 +34,11 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
   const provider = m[1] as ProviderName;
   if (!PROVIDERS.includes(provider)) throw usageError(`${what} "${spec}": unknown provider "${m[1]}"; use one of ${PROVIDERS.join(', ')}`);
   const out: ModelSpec = { provider, model: m[2]! };
+  const seen = new Set<string>();
   for (const [key, value] of new URLSearchParams(m[3] ?? '')) {
+    // The last of two values silently winning is how a typo goes unnoticed.
+    if (seen.has(key)) throw usageError(`${what} "${redactSpec(spec)}": parameter "${key}" is given twice`);
+    seen.add(key);
     if (/key|token|secret/i.test(key) && key !== 'key_env' && key !== 'max_tokens') {
       throw usageError(`${what}: "${key}" looks like a secret; put the key in an environment variable and name it with key_env=VAR`);
     }
@@ -43,6 +47,8 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
       if (value === '' || !Number.isFinite(n) || n < 0) throw usageError(`${what} "${spec}": ${key} must be a non-negative number`);
       (out as unknown as Record<string, number>)[NUMERIC[key as keyof typeof NUMERIC]] = n;
     } else if (key in TEXT) {
+      if (key === 'base_url') checkBaseUrl(value, `${what} base_url`);
+      if (key === 'key_env' && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) throw usageError(`${what}: key_env must name an environment variable (letters, digits, _), got "${value}"`);
       (out as unknown as Record<string, string>)[TEXT[key as keyof typeof TEXT]] = value;
     } else {
       throw usageError(`${what} "${spec}": unknown parameter "${key}"; known: ${[...Object.keys(NUMERIC), ...Object.keys(TEXT)].join(', ')}`);
@@ -50,6 +56,45 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
   }
   if (out.maxTokens !== undefined && !Number.isInteger(out.maxTokens)) throw usageError(`${what}: max_tokens must be a whole number`);
   return out;
+}
+
+/** Refuses a base URL that is not http(s): file:, ftp:, unix: ... would fail once per scenario instead of once. */
+export function checkBaseUrl(value: string, what: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw usageError(`${what}: "${redactUrlText(value)}" is not a URL; expected http://host:port/path or https://...`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw usageError(`${what}: scheme "${url.protocol}" is not supported; expected http:// or https://`);
+  }
+  if (url.username || url.password) throw usageError(`${what}: credentials in the URL are not allowed; put the key in an environment variable and name it with key_env=VAR`);
+}
+
+/**
+ * The endpoint as part of a run's identity: scheme, host, port and path, never credentials or a
+ * query string. Undefined for the vendor's default endpoint (and the simulator), so runs against
+ * it keep the keys they always had; two different servers never share keys or cached answers.
+ */
+export function endpointIdentity(baseUrl: string | undefined, officialUrl: string): string | undefined {
+  if (baseUrl === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return undefined;
+  }
+  const id = `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+  return id === officialUrl.replace(/\/+$/, '') ? undefined : id;
+}
+
+function redactUrlText(value: string): string {
+  return value.replace(/\/\/[^/@]*@/, '//');
+}
+
+function redactSpec(spec: string): string {
+  return spec.replace(/\/\/[^/@?&]*@/g, '//');
 }
 
 /** The model's identity in keys and tables: provider:model, without endpoint, key or prices. */

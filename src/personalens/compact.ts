@@ -5,6 +5,8 @@ import { pipeline } from 'node:stream/promises';
 import { tempSibling } from '../core/atomic.js';
 import { Database, sqlString } from '../db/database.js';
 import { completeLength } from '../engine/jsonl-log.js';
+import { checkLogRecord } from '../engine/record-check.js';
+import { readJsonlLines } from '../engine/jsonl-log.js';
 import { writeRecordWinners } from '../engine/record-winners.js';
 import { EVENTS_FILE, listLogs, RECORDS_FILE } from '../engine/stage-runner.js';
 
@@ -103,13 +105,17 @@ async function compactOnce(dir: string, outputName: string, columns: Record<stri
     let rows = 0;
     if (records.length) {
       const winners = join(snapshots, 'winners.jsonl');
-      rows = await writeRecordWinners(records, winners);
+      rows = await writeRecordWinners(records, winners, (value, file, line) => checkLogRecord(value, columns, 'record', file, line));
       const out = join(dir, `${outputName}.parquet`);
       const tmp = tempSibling(out);
       await db.run(`COPY (${jsonlQuery([winners], columns)}) TO ${sqlString(tmp)} (${PARQUET_OPTIONS})`);
       await rename(tmp, out);
     }
     const callsOut = join(dir, 'calls.parquet');
+    // Events go to DuckDB as they are: check them first, naming the log (not its snapshot) and line.
+    for (const [i, f] of present(EVENTS_FILE).entries()) {
+      for await (const { value, line } of readJsonlLines(events[i]!)) checkLogRecord(value, CALL_COLUMNS, 'event', join(dir, f), line);
+    }
     if (events.length) {
       // Each log is appended in time order by its one writer; nothing reads calls.parquet by row order.
       const tmp = tempSibling(callsOut);

@@ -7,8 +7,8 @@ import { PAPER_SAMPLING, type Setting } from './settings.js';
 /** One cell of the experiment grid: an assistant under one setting, talking to one user agent. */
 export interface DialogueCell {
   setting: Setting;
-  assistant: { model: string; params: SamplingParams };
-  user: { model: string; params: SamplingParams };
+  assistant: { model: string; params: SamplingParams; endpoint?: string };
+  user: { model: string; params: SamplingParams; endpoint?: string };
   promptVersion: string;
   simulated: boolean;
 }
@@ -16,8 +16,8 @@ export interface DialogueCell {
 export function makeCell(setting: Setting, assistant: LlmClient, user: LlmClient, promptVersion: string): DialogueCell {
   return {
     setting,
-    assistant: { model: assistant.id, params: assistant.params(PAPER_SAMPLING.assistant) },
-    user: { model: user.id, params: user.params(PAPER_SAMPLING.user) },
+    assistant: { model: assistant.id, params: assistant.params(PAPER_SAMPLING.assistant), ...(assistant.endpoint ? { endpoint: assistant.endpoint } : {}) },
+    user: { model: user.id, params: user.params(PAPER_SAMPLING.user), ...(user.endpoint ? { endpoint: user.endpoint } : {}) },
     promptVersion,
     simulated: assistant.spec.provider === 'sim' || user.spec.provider === 'sim',
   };
@@ -25,7 +25,10 @@ export function makeCell(setting: Setting, assistant: LlmClient, user: LlmClient
 
 function identity(cell: DialogueCell): unknown[] {
   const p = (x: SamplingParams) => [x.temperature, x.maxTokens];
-  return [cell.assistant.model, p(cell.assistant.params), cell.setting, cell.user.model, p(cell.user.params), cell.promptVersion];
+  const base = [cell.assistant.model, p(cell.assistant.params), cell.setting, cell.user.model, p(cell.user.params), cell.promptVersion];
+  // Two servers are two configurations; the vendor's default endpoint adds nothing, so its keys stay as they were.
+  if (!cell.assistant.endpoint && !cell.user.endpoint) return base;
+  return [...base, { assistant_endpoint: cell.assistant.endpoint ?? null, user_endpoint: cell.user.endpoint ?? null }];
 }
 
 /** A stable key from parts: sha256 of their JSON, hex, cut to `length`. */

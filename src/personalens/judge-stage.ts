@@ -118,7 +118,8 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
   const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.cache);
   const judge = LlmClient.create(spec, clientOptions(options, cache));
   const params = judge.params(JUDGE_SAMPLING);
-  const identity = [judge.id, params.temperature, params.maxTokens, prompts.judgeVersion];
+  // The endpoint only when it is not the vendor's default, so judgments against it keep their keys.
+  const identity = [judge.id, params.temperature, params.maxTokens, prompts.judgeVersion, ...(judge.endpoint ? [judge.endpoint] : [])];
   const hash = createHash('sha256').update(JSON.stringify(identity)).digest('hex');
   const dir = join(options.workspace.root, 'judgments', `${judge.id.replace(/[^A-Za-z0-9.+-]+/g, '_')}__${hash.slice(0, 8)}`);
   const runId = new Date().toISOString();
@@ -135,7 +136,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
 
   try {
     if (!options.dryRun && !existsSync(join(dir, 'judge.json'))) {
-      await writeFileAtomic(join(dir, 'judge.json'), JSON.stringify({ judge: judge.id, params, prompt_version: prompts.judgeVersion, prompt_sources: prompts.sources }, null, 2) + '\n');
+      await writeFileAtomic(join(dir, 'judge.json'), JSON.stringify({ judge: judge.id, ...(judge.endpoint ? { endpoint: judge.endpoint } : {}), params, prompt_version: prompts.judgeVersion, prompt_sources: prompts.sources }, null, 2) + '\n');
     }
     const summary = await runStage<Item>(
       {
@@ -196,8 +197,10 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
           });
           const base = recordBase(item, judge.id, params, prompts.judgeVersion, isSimulator(spec));
           let outcome: CallOutcome;
+          const outcomes: CallOutcome[] = [];
           try {
             outcome = await judge.call(request([{ role: 'user', content: prompt }]), ctx.signal);
+            outcomes.push(outcome);
             count(outcome);
             let text = outcome.response.text;
             let parsed = parseJudgment(item.dimension, text);
@@ -213,11 +216,15 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
                 ctx.signal,
               );
               count(again);
+              outcomes.push(again);
               text = again.response.text;
               parsed = parseJudgment(item.dimension, text);
             }
             const usage = { input_tokens: cost.inputTokens, output_tokens: cost.outputTokens, cost_usd: cost.costUsd };
             if (!parsed.ok) {
+              // A reply that ends as a parse error is never served from the cache again: a rerun
+              // with --retry-failed asks the judge anew.
+              for (const o of outcomes) judge.reject(o);
               // Never a score: the raw reply is kept so it can be read, and rerun with --retry-failed.
               return { cost, record: { ...base, status: 'parse_error', error: { kind: 'parse_error', message: parsed.error }, verdict: null, score: null, justification: null, raw: text, reasked, ...usage } };
             }
