@@ -1,10 +1,10 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { parse, CsvError as CsvParseError } from 'csv-parse/sync';
 import { tempSibling } from '../core/atomic.js';
 import { PlensError, usageError, type ErrorCode, type InputLocation } from '../core/errors.js';
-import { readJsonFile } from '../core/json-input.js';
+import { readInputText, readJsonFile } from '../core/json-input.js';
 import type { Workspace } from '../core/workspace.js';
 import { Database, sqlString } from '../db/database.js';
 import { appendRow } from '../db/append-row.js';
@@ -150,9 +150,10 @@ async function readSheet(
   const problem = (code: ErrorCode, message: string, location: Omit<InputLocation, 'file'>) => problems.push(new PlensError(code, message, { location: { file, ...location } }));
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readInputText(file);
   } catch (error) {
-    problem('E_INPUT_NOT_FOUND', `cannot read file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, {});
+    if (!(error instanceof PlensError)) throw error;
+    problems.push(error);
     return { labels, problems, summary };
   }
   let records: CsvRecord[];

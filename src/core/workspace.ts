@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { assertValid } from '../validation/validator.js';
 import { PlensError } from './errors.js';
-import { parseJsonText } from './json-input.js';
+import { parseJsonText, readInputTextSync } from './json-input.js';
 import { DATASET_FORMAT } from '../dataset/tables.js';
 
 /**
@@ -37,7 +37,7 @@ export class Workspace {
         hint: 'run `plens import --from <data dir>` first (or pass --workspace)',
       });
     }
-    const manifest = parseJsonText(readFileSync(file, 'utf8'), file);
+    const manifest = parseJsonText(readInputTextSync(file), file);
     assertValid<{ dataset_format?: number; plens_version: string; tables: Record<string, { file: string }> }>('plens:manifest', manifest, { file });
     if (manifest.dataset_format !== DATASET_FORMAT) {
       throw new PlensError('E_PREREQUISITE', `the import was made by plens ${manifest.plens_version} in another dataset format (${manifest.dataset_format ?? 1}, this plens reads ${DATASET_FORMAT})`, {

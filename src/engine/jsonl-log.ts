@@ -2,6 +2,7 @@ import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, r
 import { createReadStream } from 'node:fs';
 import { dirname } from 'node:path';
 import { PlensError } from '../core/errors.js';
+import { redact } from '../core/redact.js';
 
 /**
  * An append-only JSON Lines file. Each record is one write(2) of one whole line, so a killed
@@ -23,7 +24,9 @@ export class JsonlLog {
   }
 
   append(record: unknown): void {
-    writeSync(this.fd, JSON.stringify(record) + '\n');
+    // Every stage record and call event passes the shared redactor: no key reaches a log, hence
+    // no Parquet, warehouse or report.
+    writeSync(this.fd, redact(JSON.stringify(record)) + '\n');
   }
 
   close(): void {

@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { findNodeAtLocation, parseTree, type JSONPath } from 'jsonc-parser';
 import { PlensError } from '../core/errors.js';
-import { lineColumnOf, parseJsonText } from '../core/json-input.js';
+import { lineColumnOf, parseJsonText, readInputText } from '../core/json-input.js';
 
 export interface LegacyMessage {
   role: 'user' | 'assistant';
@@ -20,9 +19,10 @@ export interface LegacyMessage {
 export async function readLegacyDialogue(file: string): Promise<{ messages: LegacyMessage[] | undefined; problems: PlensError[] }> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readInputText(file);
   } catch (error) {
-    return { messages: undefined, problems: [new PlensError('E_INPUT_NOT_FOUND', `cannot read file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { location: { file } })] };
+    if (error instanceof PlensError) return { messages: undefined, problems: [error] };
+    throw error;
   }
   return parseLegacyDialogue(text.replace(/^\uFEFF/, ''), file);
 }
@@ -111,8 +111,9 @@ function kindOf(v: unknown): string {
 /** A judge reply file: its text as is (BOM removed); the judge-reply parser does the rest. */
 export async function readLegacyReply(file: string): Promise<{ text: string } | { problem: PlensError }> {
   try {
-    return { text: (await readFile(file, 'utf8')).replace(/^\uFEFF/, '') };
+    return { text: (await readInputText(file)).replace(/^\uFEFF/, '') };
   } catch (error) {
-    return { problem: new PlensError('E_INPUT_NOT_FOUND', `cannot read file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { location: { file } }) };
+    if (error instanceof PlensError) return { problem: error };
+    throw error;
   }
 }

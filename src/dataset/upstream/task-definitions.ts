@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PlensError } from '../../core/errors.js';
-import { parseJsonLines } from '../../core/json-input.js';
+import { parseJsonLines, readInputText } from '../../core/json-input.js';
 import { assertValid } from '../../validation/validator.js';
 import { MULTI_DOMAIN_DIR, normaliseDomainKey } from '../domains.js';
 import type { PreferenceSchema } from './preference-schema.js';
@@ -49,7 +49,7 @@ export async function readTaskDefinitions(taskDir: string, schema: PreferenceSch
     }
     const file = join(dirPath, 'task.jsonl');
     if (!existsSync(file)) throw new PlensError('E_INPUT_NOT_FOUND', 'missing task.jsonl', { location: { file } });
-    for (const { line, value } of parseJsonLines(await readFile(file, 'utf8'), file)) {
+    for (const { line, value } of parseJsonLines(await readInputText(file), file)) {
       assertValid<RawTaskDefinition>('plens:upstream-task-definition', value, { file, line });
       const relevantDomains = isMd ? (value['Relevant Domains'] ?? []) : [entry.name];
       if (isMd && relevantDomains.length === 0) {

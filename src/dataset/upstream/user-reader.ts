@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PlensError } from '../../core/errors.js';
-import { parseJsonText } from '../../core/json-input.js';
+import { parseJsonText, readInputText } from '../../core/json-input.js';
 import { assertValid, escapePointer } from '../../validation/validator.js';
 import { normaliseDomainKey, type Normalisation } from '../domains.js';
 import type { Scenario } from '../../scenarios/scenario.js';
@@ -191,5 +190,5 @@ export async function readUser(user: { userId: string; index: number; dir: strin
 
 async function readInput(file: string): Promise<string> {
   if (!existsSync(file)) throw new PlensError('E_INPUT_NOT_FOUND', 'missing file (each user<N>/ holds profile.json, tasks.json and tasks_md.json)', { location: { file } });
-  return readFile(file, 'utf8');
+  return readInputText(file);
 }
