@@ -1,5 +1,5 @@
-import { DuckDBInstance, JSDuckDBValueConverter, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import { PlensError } from '../core/errors.js';
+import { DuckDBInstance, JSDuckDBValueConverter, StatementType, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { PlensError, storageError } from '../core/errors.js';
 
 export interface OpenOptions {
   readOnly?: boolean;
@@ -7,7 +7,25 @@ export interface OpenOptions {
   threads?: number;
   /** e.g. '512MB'; keeps peak memory honest on small machines. */
   memoryLimit?: string;
+  /**
+   * For SQL typed by a user (`plens sql`, notebooks): no extension is installed or loaded behind
+   * its back, and, unless `allowFiles`, no file or network access except reading under `readDirs`.
+   * The configuration is then locked, so no statement can undo it.
+   */
+  sandbox?: { readDirs: string[]; allowFiles: boolean };
 }
+
+/** Statements a sandboxed connection refuses whatever the paths: they write files, or attach or load code. */
+const SANDBOX_REFUSED = new Map<StatementType, string>([
+  [StatementType.COPY, 'COPY'],
+  [StatementType.EXPORT, 'EXPORT DATABASE'],
+  [StatementType.COPY_DATABASE, 'COPY FROM DATABASE'],
+  [StatementType.ATTACH, 'ATTACH'],
+  [StatementType.DETACH, 'DETACH'],
+  [StatementType.LOAD, 'INSTALL / LOAD'],
+  [StatementType.EXTENSION, 'extension statements'],
+  [StatementType.UPDATE_EXTENSIONS, 'UPDATE EXTENSIONS'],
+]);
 
 /** A DuckDB database and one connection: the only way plens code talks to DuckDB. */
 export class Database {
@@ -15,6 +33,8 @@ export class Database {
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
     readonly path: string,
+    /** Refuses SANDBOX_REFUSED statements (see OpenOptions.sandbox). */
+    private readonly sandboxed = false,
   ) {}
 
   static async open(path: string, options: OpenOptions = {}): Promise<Database> {
@@ -22,13 +42,24 @@ export class Database {
     if (options.readOnly) config['access_mode'] = 'READ_ONLY';
     if (options.threads) config['threads'] = String(options.threads);
     if (options.memoryLimit) config['memory_limit'] = options.memoryLimit;
+    if (options.sandbox) {
+      config['autoinstall_known_extensions'] = 'false';
+      config['autoload_known_extensions'] = 'false';
+    }
     let instance: DuckDBInstance;
     try {
       instance = await DuckDBInstance.create(path, config);
     } catch (error) {
-      throw new PlensError('E_PREREQUISITE', `cannot open DuckDB database: ${(error as Error).message}`, { location: { file: path }, cause: error });
+      throw storageError(error, path) ?? new PlensError('E_PREREQUISITE', `cannot open DuckDB database: ${(error as Error).message}`, { location: { file: path }, cause: error });
     }
-    return new Database(instance, await instance.connect(), path);
+    const db = new Database(instance, await instance.connect(), path, options.sandbox !== undefined && !options.sandbox.allowFiles);
+    if (options.sandbox) {
+      // allowed_directories must be set before external access is turned off; then nothing can change.
+      const dirs = options.sandbox.readDirs.map((d) => sqlString(d.endsWith('/') ? d : `${d}/`)).join(', ');
+      const access = options.sandbox.allowFiles ? '' : `SET allowed_directories = [${dirs}]; SET enable_external_access = false;`;
+      await db.run(`${access} SET lock_configuration = true;`);
+    }
+    return db;
   }
 
   /** Runs one or more statements; errors become E_SQL with DuckDB's message. */
@@ -59,6 +90,7 @@ export class Database {
   }
 
   async query(sql: string, context?: { file?: string }, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
+    if (this.sandboxed) return this.querySandboxed(sql, context);
     try {
       const reader = await this.connection.runAndReadAll(sql, params);
       const columns = reader.columnNames();
@@ -94,6 +126,30 @@ export class Database {
     }
   }
 
+  /** Statement by statement, each checked before it runs; the last one's rows are returned. */
+  private async querySandboxed(sql: string, context?: { file?: string }): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
+    try {
+      const statements = await this.connection.extractStatements(sql);
+      let out = { columns: [] as string[], types: [] as string[], rows: [] as Record<string, unknown>[] };
+      for (let i = 0; i < statements.count; i++) {
+        const prepared = await statements.prepare(i);
+        const refused = SANDBOX_REFUSED.get(prepared.statementType);
+        if (refused) {
+          throw new PlensError('E_SQL', `${refused} is not allowed here: this connection reads the warehouse only`, {
+            location: context?.file ? { file: context.file } : {},
+            hint: 'pass --allow-files to let SQL read and write files (COPY, EXPORT, ATTACH); extensions are never installed or loaded automatically',
+          });
+        }
+        const reader = await prepared.runAndReadAll();
+        out = { columns: reader.columnNames(), types: reader.columnTypes().map((t) => t.toString()), rows: reader.getRowObjectsJS().map((row) => normaliseRow(row)) };
+      }
+      return out;
+    } catch (error) {
+      if (error instanceof PlensError) throw error;
+      throw sqlError(error, context);
+    }
+  }
+
   async appender(table: string): Promise<DuckDBAppender> {
     return this.connection.createAppender(table);
   }
@@ -105,6 +161,9 @@ export class Database {
 }
 
 function sqlError(error: unknown, context?: { file?: string }): PlensError {
+  // A full disk or a read-only directory is not a SQL mistake: say so, with the path DuckDB names.
+  const storage = storageError(error, context?.file ?? /"(\/[^"]+)"/.exec((error as Error)?.message ?? '')?.[1]);
+  if (storage && storage.code === 'E_STORAGE') return storage;
   return new PlensError('E_SQL', (error as Error).message, { location: context?.file ? { file: context.file } : {}, cause: error });
 }
 

@@ -5,9 +5,11 @@ import { columnsOf, type RenderableTable } from '../tables/render.js';
 import { requireWarehouse } from './build.js';
 
 /** Runs SQL against the warehouse (read-only) and returns the last statement's result as a table. */
-export async function querySql(dbPath: string, sql: string, file?: string): Promise<RenderableTable> {
+export async function querySql(dbPath: string, sql: string, file?: string, access: { workspace?: string; allowFiles?: boolean } = {}): Promise<RenderableTable> {
   requireWarehouse(dbPath);
-  const db = await Database.open(dbPath, { readOnly: true });
+  // The analyst's connection: reads the warehouse (and, with --workspace, files under it); writes
+  // nothing, loads no extension; --allow-files lifts the file and network lock.
+  const db = await Database.open(dbPath, { readOnly: true, sandbox: { readDirs: access.workspace ? [access.workspace] : [], allowFiles: access.allowFiles ?? false } });
   try {
     const result = await db.query(sql, file ? { file } : undefined);
     return { name: 'query', columns: columnsOf(result.columns), rows: result.rows };

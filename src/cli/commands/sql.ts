@@ -8,6 +8,7 @@ interface SqlArgs extends GlobalArgs {
   query?: string;
   file?: string;
   format: 'table' | 'csv' | 'json' | 'md';
+  'allow-files': boolean;
 }
 
 export const sqlCommand: CommandModule<GlobalArgs, SqlArgs> = {
@@ -18,6 +19,11 @@ export const sqlCommand: CommandModule<GlobalArgs, SqlArgs> = {
       .positional('query', { type: 'string', describe: 'SQL text; several statements run in order and the last one is printed' })
       .option('file', { alias: 'f', type: 'string', describe: 'Read the SQL from a file' })
       .option('format', { choices: ['table', 'csv', 'json', 'md'] as const, default: 'table' as const, describe: 'Output format' })
+      .option('allow-files', {
+        type: 'boolean',
+        default: false,
+        describe: 'Let the SQL read and write files anywhere and reach the network (COPY ... TO, EXPORT DATABASE, ATTACH, read_csv of any path). Off: it reads the warehouse and files under --workspace only',
+      })
       .example('$0 sql "select count(*) from scenarios"', '')
       .example('$0 sql -f notebooks/my-query.sql --format csv > out.csv', ''),
   handler: async (args) => {
@@ -26,7 +32,7 @@ export const sqlCommand: CommandModule<GlobalArgs, SqlArgs> = {
     const { renderTable } = await import('../../tables/render.js');
     const file = args.file ? userPath(args.file) : undefined;
     const sql = file ? await readSqlFile(file) : args.query!;
-    const table = await querySql(userPath(args.db), sql, file);
+    const table = await querySql(userPath(args.db), sql, file, { workspace: userPath(args.workspace), allowFiles: args['allow-files'] });
     // --json means the machine-readable rows; same as --format json.
     const format = args.json ? 'json' : args.format;
     if (format === 'json') process.stdout.write(JSON.stringify(table.rows, null, 2) + '\n');

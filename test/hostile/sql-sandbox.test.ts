@@ -1,0 +1,71 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCli, sampleDir, tempDir } from '../helpers/cli.js';
+
+// `plens sql` is the analyst's read-only door into the warehouse: it must not write files, read
+// files outside the workspace, reach the network, or change its own configuration.
+describe('plens sql sandbox', () => {
+  const root = tempDir('plens-sql-sandbox-');
+  const ws = join(root, 'out');
+  const db = join(root, 'w.duckdb');
+  const outside = join(root, 'outside');
+
+  beforeAll(async () => {
+    expect((await runCli(['import', '--from', sampleDir, '-w', ws])).code).toBe(0);
+    expect((await runCli(['warehouse', '-w', ws, '--db', db, '--lexical', 'none'])).code).toBe(0);
+    mkdirSync(outside);
+    writeFileSync(join(outside, 'secret.csv'), 'a\n42\n');
+    writeFileSync(join(ws, 'mine.csv'), 'b\n7\n');
+  });
+
+  const sql = (q: string, ...extra: string[]) => runCli(['sql', q, '--db', db, '-w', ws, '--format', 'csv', ...extra]);
+
+  it('still answers queries over the warehouse', async () => {
+    const r = await sql('select count(*) > 0 AS ok from scenario_pool');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('ok\ntrue\n');
+  });
+
+  it.each([
+    ['COPY ... TO a file outside', (o: string) => `COPY (select 1 AS x) TO '${join(o, 'copied.csv')}'`, 'copied.csv'],
+    ['COPY ... TO a file inside the workspace', () => `COPY (select 1 AS x) TO '${join(ws, 'copied.csv')}'`, undefined],
+    ['EXPORT DATABASE', (o: string) => `EXPORT DATABASE '${join(o, 'exported')}'`, 'exported'],
+    ['ATTACH another database', (o: string) => `ATTACH '${join(o, 'other.duckdb')}' AS other`, 'other.duckdb'],
+    ['read_text of /etc/passwd', () => `select * from read_text('/etc/passwd')`, undefined],
+    ['read_csv outside the workspace', (o: string) => `select * from read_csv('${join(o, 'secret.csv')}')`, undefined],
+    ['a bare file path outside', (o: string) => `select * from '${join(o, 'secret.csv')}'`, undefined],
+    ['glob over /etc', () => `select * from glob('/etc/*')`, undefined],
+    ['INSTALL httpfs', () => 'INSTALL httpfs', undefined],
+    ['LOAD httpfs', () => 'LOAD httpfs', undefined],
+    ['an https URL', () => `select * from read_csv('https://127.0.0.1:9/x.csv')`, undefined],
+    ['SET enable_external_access back on', () => 'SET enable_external_access = true', undefined],
+    ['SET allowed_directories wider', () => `SET allowed_directories = ['/']`, undefined],
+    ['SET lock_configuration off', () => 'SET lock_configuration = false', undefined],
+    ['a refused statement after an allowed one', (o: string) => `select 1; COPY (select 2) TO '${join(o, 'late.csv')}'`, 'late.csv'],
+  ])('refuses %s with exit 5 and writes nothing', async (_what, query, created) => {
+    const r = await sql(query(outside));
+    expect(r.code, r.stdout + r.stderr).toBe(5);
+    expect(r.stderr).toMatch(/E_SQL/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    if (created) expect(existsSync(join(outside, created))).toBe(false);
+    expect(existsSync(join(ws, 'copied.csv'))).toBe(false);
+  });
+
+  it('reads files under the workspace', async () => {
+    const r = await sql(`select b from read_csv('${join(ws, 'mine.csv')}')`);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('b\n7\n');
+  });
+
+  it('--allow-files lifts the file lock for power users', async () => {
+    const target = join(outside, 'allowed.csv');
+    const r = await sql(`COPY (select 3 AS x) TO '${target}' (HEADER)`, '--allow-files');
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(target)).toBe(true);
+    const read = await sql(`select a from read_csv('${join(outside, 'secret.csv')}')`, '--allow-files');
+    expect(read.stdout).toBe('a\n42\n');
+    // Still no configuration changes and no extension loading.
+    expect((await sql('SET threads = 1', '--allow-files')).code).toBe(5);
+  });
+});
