@@ -1,3 +1,6 @@
+import { accessSync, constants, existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+
 /**
  * Typed errors with stable codes. Every failure a user can cause is a PlensError;
  * the CLI prints it once, at the top, and maps it to an exit code. Codes are
@@ -121,6 +124,8 @@ export function storageError(error: unknown, path?: string): PlensError | undefi
   const e = error as NodeJS.ErrnoException | undefined;
   const message = typeof e?.message === 'string' ? e.message : String(error);
   let code = typeof e?.code === 'string' && e.code in STORAGE_CAUSES ? e.code : undefined;
+  // A recursive mkdir on a read-only file system reports ENOENT: ask the nearest existing folder why.
+  if (code === 'ENOENT' && e?.syscall === 'mkdir' && typeof e.path === 'string') code = writeFaultAt(e.path) ?? code;
   code ??= NATIVE_STORAGE.find(([pattern]) => pattern.test(message))?.[1];
   if (!code) return undefined;
   const file = path ?? (typeof e?.path === 'string' ? e.path : undefined);
@@ -152,6 +157,20 @@ export function asPlensError(error: unknown): PlensError {
     hint: 'this is a bug in plens; rerun with --debug for the stack trace and report it',
     cause: error,
   });
+}
+
+function writeFaultAt(path: string): string | undefined {
+  for (let dir = path; ; dir = dirname(dir)) {
+    if (existsSync(dir)) {
+      try {
+        accessSync(dir, constants.W_OK);
+        return undefined;
+      } catch (error) {
+        return (error as NodeJS.ErrnoException).code;
+      }
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
 }
 
 function firstLine(text: string): string {

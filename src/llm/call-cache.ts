@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statfsSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
-import { usageError } from '../core/errors.js';
+import { PlensError, storageError, usageError } from '../core/errors.js';
 import type { ChatRequest, ChatResponse } from './types.js';
 
 /**
@@ -52,6 +52,16 @@ export function callKey(provider: string, model: string, request: ChatRequest, e
   return h.digest('hex');
 }
 
+/** Whether the file system holding `dir` has (almost) no space left: LMDB reports a full disk as EIO. */
+function diskFull(dir: string): boolean {
+  try {
+    const s = statfsSync(dir);
+    return s.bavail * s.bsize < 1 << 20;
+  } catch {
+    return false;
+  }
+}
+
 /** A content-addressed record of every LLM call, in an LMDB environment shared by all stages (and shards). */
 export class CallCache {
   /** The first write that failed (disk full, ...): reported by committed(), never swallowed. */
@@ -64,6 +74,7 @@ export class CallCache {
   private constructor(
     readonly mode: CacheMode,
     private readonly db: RootDatabase<CachedCall, string> | undefined,
+    private readonly dir = '',
   ) {}
 
   static open(dir: string, mode: CacheMode): CallCache {
@@ -71,8 +82,17 @@ export class CallCache {
     if (mode === 'off') return new CallCache(mode, undefined);
     mkdirSync(dir, { recursive: true });
     // readOnly would fail on a cache that does not exist yet; read/replay simply never write.
-    return new CallCache(mode, open<CachedCall, string>({ path: dir, compression: true }));
+    const cache = new CallCache(mode, open<CachedCall, string>({ path: dir, compression: true }), dir);
+    // LMDB also rejects promises of its own that no caller holds when a commit fails (a full
+    // disk): without this the process dies of an unhandled rejection instead of reporting it.
+    process.on('unhandledRejection', cache.lmdbRejection);
+    return cache;
   }
+
+  private readonly lmdbRejection = (reason: unknown): void => {
+    if (!(reason instanceof Error && 'commitError' in reason)) throw reason;
+    this.failed(reason);
+  };
 
   get reads(): boolean {
     return this.mode === 'on' || this.mode === 'read' || this.mode === 'replay';
@@ -104,9 +124,7 @@ export class CallCache {
       () => {
         if (this.pending.get(key) === value) this.pending.delete(key);
       },
-      (error: unknown) => {
-        this.failure ??= error;
-      },
+      (error: unknown) => this.failed(error),
     );
   }
 
@@ -122,20 +140,41 @@ export class CallCache {
       () => {
         if (this.pending.get(key) === value) this.pending.delete(key);
       },
-      (error: unknown) => {
-        this.failure ??= error;
-      },
+      (error: unknown) => this.failed(error),
     );
+  }
+
+  /**
+   * Keeps the first failed write (a full disk) for committed() to report, as a typed error naming
+   * the cache. LMDB rejects with "Commit failed" and the cause in a second promise, which must be
+   * handled too, or the process dies of an unhandled rejection.
+   */
+  private failed(error: unknown): void {
+    const cause = (error as { commitError?: Promise<unknown> } | undefined)?.commitError;
+    if (cause && typeof cause.then === 'function') {
+      cause.then(undefined, (inner: unknown) => {
+        this.failure = storageError(inner, this.dir) ?? storageError(error, this.dir) ?? this.failure;
+      });
+    }
+    this.failure ??=
+      storageError(error, this.dir) ??
+      (diskFull(this.dir) ? storageError(Object.assign(new Error('no space left on device'), { code: 'ENOSPC' }), this.dir) : undefined) ??
+      new PlensError('E_STORAGE', 'the call cache could not be written (its LMDB commit failed)', { location: { file: this.dir }, cause: error });
   }
 
   /** Resolves once every write started so far is committed; rejects if any write failed. */
   async committed(): Promise<void> {
     if (!this.db || !this.writes) return;
-    await this.db.committed;
+    try {
+      await this.db.committed;
+    } catch (error) {
+      this.failed(error);
+    }
     if (this.failure) throw this.failure;
   }
 
   async close(): Promise<void> {
+    process.off('unhandledRejection', this.lmdbRejection);
     await this.db?.close();
   }
 }

@@ -2,7 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { tempSibling } from '../core/atomic.js';
-import { PlensError } from '../core/errors.js';
+import { PlensError, storageError } from '../core/errors.js';
 import { packageRoot } from '../core/paths.js';
 import { plensVersion } from '../core/version.js';
 import type { Workspace } from '../core/workspace.js';
@@ -69,15 +69,23 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
     }
     await db.run(`CREATE OR REPLACE TABLE plens_build AS SELECT ${sqlString(plensVersion)} AS plens_version, now() AS built_at, ${sqlString(options.workspace.root)} AS workspace`);
     relations = await listRelations(db);
+    // Closing checkpoints too, but swallows a failed write (a full disk): checkpoint here, where it throws.
+    if (!options.dryRun) await db.run('CHECKPOINT');
   } catch (error) {
     db.close();
-    if (!options.dryRun) await rm(tmp, { force: true });
-    throw error;
+    if (!options.dryRun) await removeTemp(tmp);
+    throw storageError(error, options.dbPath) ?? error;
   }
   db.close();
   if (!options.dryRun) {
-    await rm(`${options.dbPath}.wal`, { force: true });
-    await rename(tmp, options.dbPath);
+    try {
+      await verifyBuilt(tmp, relations);
+      await rm(`${options.dbPath}.wal`, { force: true });
+      await rename(tmp, options.dbPath);
+    } catch (error) {
+      await removeTemp(tmp);
+      throw storageError(error, options.dbPath) ?? error;
+    }
   }
   return {
     dry_run: Boolean(options.dryRun),
@@ -88,6 +96,29 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
     relations,
     elapsed_ms: Math.round(performance.now() - started),
   };
+}
+
+/**
+ * Success only over a complete file: a WAL left beside it means the last checkpoint did not reach
+ * the disk, and every relation listed during the build must be there when it is read back.
+ */
+async function verifyBuilt(tmp: string, relations: WarehouseSummary['relations']): Promise<void> {
+  if (existsSync(`${tmp}.wal`)) {
+    throw new PlensError('E_STORAGE', 'the warehouse could not be written completely (its write-ahead log was not checkpointed; disk full?)', { location: { file: tmp }, hint: 'free some space and run `plens warehouse` again; the previous warehouse is kept' });
+  }
+  const db = await Database.open(tmp, { readOnly: true });
+  try {
+    const found = new Set((await listRelations(db)).map((r) => r.name));
+    const missing = relations.filter((r) => !found.has(r.name)).map((r) => r.name);
+    if (missing.length) throw new PlensError('E_STORAGE', `the written warehouse lacks ${missing.join(', ')} (a failed write?)`, { location: { file: tmp } });
+  } finally {
+    db.close();
+  }
+}
+
+/** The temp database and whatever DuckDB wrote beside it. */
+async function removeTemp(tmp: string): Promise<void> {
+  await Promise.all([rm(tmp, { force: true }), rm(`${tmp}.wal`, { force: true }), rm(`${tmp}.tmp`, { recursive: true, force: true })]);
 }
 
 async function listRelations(db: Database): Promise<WarehouseSummary['relations']> {
