@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { redact } from './redact.js';
 
 /** A sibling temp path: same directory, so the final rename stays on one filesystem and is atomic. */
 export function tempSibling(path: string): string {
@@ -11,7 +12,8 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
   await mkdir(dirname(path), { recursive: true });
   const tmp = tempSibling(path);
   try {
-    await writeFile(tmp, data);
+    // Manifests, state and reports are text a user may share: no key in them.
+    await writeFile(tmp, typeof data === 'string' ? redact(data) : data);
     await rename(tmp, path);
   } catch (error) {
     await rm(tmp, { force: true });

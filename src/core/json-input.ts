@@ -43,10 +43,14 @@ export function parseJsonText(text: string, file: string, lineOffset = 0): unkno
   }
   // JSON.parse keeps the last of two equal keys and accepts lone surrogates: both are refused.
   const duplicate = findDuplicateKey(text);
+  if (duplicate?.key === undefined && duplicate) {
+    const { line, column } = lineColumnOf(text, duplicate.offset);
+    throw new PlensError('E_INPUT_JSON', `nested deeper than ${MAX_DEPTH} levels: no plens input is, and deeper values overflow the stack`, { location: { file, line: line + lineOffset, column } });
+  }
   if (duplicate) {
     const { line, column } = lineColumnOf(text, duplicate.offset);
     throw new PlensError('E_INPUT_JSON', `duplicate key "${duplicate.key}" (JSON.parse would silently keep the last one)`, {
-      location: { file, line: line + lineOffset, column, pointer: duplicate.pointer },
+      location: { file, line: line + lineOffset, column, ...(duplicate.pointer ? { pointer: duplicate.pointer } : {}) },
     });
   }
   if (LONE_SURROGATE_ESCAPE.test(text)) {
@@ -89,7 +93,11 @@ function findIllFormedString(value: unknown, pointer: string): string | undefine
  * pointer of that object member. A plain scan: strings are skipped with indexOf, so it costs a
  * fraction of a tolerant parser's visit (which tripled the import time).
  */
-export function findDuplicateKey(text: string): { key: string; offset: number; pointer: string } | undefined {
+/** Deeper than this, JSON is refused: plens inputs are a few levels deep, and validators recurse. */
+export const MAX_DEPTH = 1000;
+
+/** Also reports (with no key) the offset where nesting first goes deeper than MAX_DEPTH. */
+export function findDuplicateKey(text: string): { key?: string; offset: number; pointer?: string } | undefined {
   // One frame per open container: an object's keys so far and its current key, or an array's index.
   const frames: Array<{ keys: Set<string> | null; key: string; index: number }> = [];
   const n = text.length;
@@ -120,6 +128,7 @@ export function findDuplicateKey(text: string): { key: string; offset: number; p
       }
       i = end;
     } else if (c === 123 || c === 91) {
+      if (frames.length >= MAX_DEPTH) return { offset: i };
       frames.push({ keys: c === 123 ? new Set() : null, key: '', index: 0 });
     } else if (c === 125 || c === 93) {
       frames.pop();

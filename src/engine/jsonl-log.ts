@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { createReadStream } from 'node:fs';
 import { dirname } from 'node:path';
-import { PlensError } from '../core/errors.js';
+import { PlensError, storageError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
 
 /**
@@ -17,8 +17,13 @@ export class JsonlLog {
   ) {}
 
   static open(path: string): JsonlLog {
-    mkdirSync(dirname(path), { recursive: true });
-    const fd = openSync(path, 'a+');
+    let fd: number;
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      fd = openSync(path, 'a+');
+    } catch (error) {
+      throw storageError(error) ?? error;
+    }
     const repaired = repairTornTail(fd);
     return new JsonlLog(path, fd, repaired);
   }
@@ -26,7 +31,12 @@ export class JsonlLog {
   append(record: unknown): void {
     // Every stage record and call event passes the shared redactor: no key reaches a log, hence
     // no Parquet, warehouse or report.
-    writeSync(this.fd, redact(JSON.stringify(record)) + '\n');
+    try {
+      writeSync(this.fd, redact(JSON.stringify(record)) + '\n');
+    } catch (error) {
+      // A full disk may leave part of the line: the next open cuts it, as after a kill.
+      throw storageError(error, this.path) ?? error;
+    }
   }
 
   close(): void {

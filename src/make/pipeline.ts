@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { PlensError, type InputLocation } from '../core/errors.js';
+import { looksSecretName, registerSecret } from '../core/redact.js';
 import { sampleDataDir, userPath } from '../core/paths.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { DEFAULT_DIMENSIONS, type JudgeDimensionName } from '../personalens/judge-stage.js';
@@ -67,11 +68,12 @@ export function loadPipeline(path: string, env: NodeJS.ProcessEnv = process.env)
     throw new PlensError('E_INPUT_NOT_FOUND', `no pipeline file ${file}`, { hint: 'see pipelines/*.yaml for examples' });
   }
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false });
+  const doc = guardYaml(file, () => parseDocument(text, { lineCounter, prettyErrors: false }));
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
     const pos = lineCounter.linePos(e.pos[0]);
-    throw new PlensError('E_INPUT_JSON', `not valid YAML: ${e.message.split('\n')[0]}`, { location: { file, line: pos.line, column: pos.col } });
+    const tooDeep = /call stack/i.test(e.message);
+    throw new PlensError('E_INPUT_JSON', tooDeep ? 'not a usable pipeline: the YAML is nested too deeply' : `not valid YAML: ${e.message.split('\n')[0]}`, { location: { file, line: pos.line, column: pos.col } });
   }
   const locate = (pointer: string): InputLocation => {
     const path = pointer.split('/').slice(1).map((k) => (/^\d+$/.test(k) ? Number(k) : k.replace(/~1/g, '/').replace(/~0/g, '~')));
@@ -85,7 +87,7 @@ export function loadPipeline(path: string, env: NodeJS.ProcessEnv = process.env)
     }
     return { file, pointer };
   };
-  const raw = substitute(doc.toJS(), '', env, locate);
+  const raw = substitute(guardYaml(file, () => doc.toJS({ maxAliasCount: 100 })), '', env, locate);
   try {
     assertValid<PipelineFile>('plens:pipeline', raw, { file });
   } catch (error) {
@@ -100,6 +102,26 @@ export function loadPipeline(path: string, env: NodeJS.ProcessEnv = process.env)
   return resolvePipeline(raw, file, locate);
 }
 
+/**
+ * Runs a YAML step, turning what a hostile file can make the parser do (an alias bomb, nesting
+ * deep enough to overflow the stack) into a typed error instead of a crash or a hang.
+ */
+function guardYaml<T>(file: string, step: () => T): T {
+  try {
+    return step();
+  } catch (error) {
+    if (error instanceof PlensError) throw error;
+    const message = (error as Error)?.message ?? String(error);
+    if (error instanceof RangeError || /call stack/i.test(message)) {
+      throw new PlensError('E_INPUT_JSON', 'not a usable pipeline: the YAML is nested too deeply', { location: { file }, cause: error });
+    }
+    if (/alias/i.test(message)) {
+      throw new PlensError('E_INPUT_JSON', 'not a usable pipeline: its aliases expand too much (an alias bomb?)', { location: { file }, cause: error });
+    }
+    throw new PlensError('E_INPUT_JSON', `not valid YAML: ${message.split('\n')[0]}`, { location: { file }, cause: error });
+  }
+}
+
 /** Replaces `${VAR}` (and `${VAR:-default}`) in every string; a variable that is not set is an error. */
 function substitute(value: unknown, pointer: string, env: NodeJS.ProcessEnv, locate: (p: string) => InputLocation): unknown {
   if (typeof value === 'string') {
@@ -109,6 +131,8 @@ function substitute(value: unknown, pointer: string, env: NodeJS.ProcessEnv, loc
         throw new PlensError('E_USAGE', `key_env=\${${name}} would put a key into the pipeline; write key_env=${name}`, { location: locate(pointer) });
       }
       const v = env[name];
+      // A key put into a field this way must never be printed (a plan, an error): the redactor learns it.
+      if (v !== undefined && looksSecretName(name)) registerSecret(v);
       if (v !== undefined && v !== '') return v;
       if (fallback !== undefined) return fallback;
       throw new PlensError('E_PREREQUISITE', `environment variable ${name} is not set (the pipeline uses \${${name}})`, {

@@ -111,8 +111,11 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
   const prompts = PromptSet.load(options.prompts);
   const dialogueFiles = options.dialogueDirs?.map((d) => join(d, 'dialogues.parquet'));
   const dialoguesSource = dialogueFiles ? `[${dialogueFiles.map(sqlString).join(', ')}]` : sqlString(join(options.workspace.root, 'dialogues', '*', 'dialogues.parquet'));
-  if (dialogueFiles ? dialogueFiles.length === 0 || !dialogueFiles.every((f) => existsSync(f)) : !existsSync(join(options.workspace.root, 'dialogues')) || readdirSync(join(options.workspace.root, 'dialogues')).length === 0) {
-    throw new PlensError('E_PREREQUISITE', `no dialogues in ${dialogueFiles?.find((f) => !existsSync(f)) ?? join(options.workspace.root, 'dialogues')}`, { hint: 'run `plens dialogues` first' });
+  // A cell folder without its Parquet (dialogues stopped before compacting) counts as no dialogues.
+  const dialoguesDir = join(options.workspace.root, 'dialogues');
+  const compacted = () => existsSync(dialoguesDir) && readdirSync(dialoguesDir, { withFileTypes: true }).some((e) => e.isDirectory() && existsSync(join(dialoguesDir, e.name, 'dialogues.parquet')));
+  if (dialogueFiles ? dialogueFiles.length === 0 || !dialogueFiles.every((f) => existsSync(f)) : !compacted()) {
+    throw new PlensError('E_PREREQUISITE', `no compacted dialogues in ${dialogueFiles?.find((f) => !existsSync(f)) ?? dialoguesDir}`, { hint: 'run `plens dialogues` first (it compacts each cell into dialogues.parquet when it ends)' });
   }
   const source = await ScenarioContextSource.open(options.workspace);
   const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.cache);
