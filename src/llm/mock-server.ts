@@ -19,7 +19,9 @@ export type MockFault =
   | { kind: 'hang' }
   | { kind: 'garbage' }
   | { kind: 'truncated' }
-  | { kind: 'empty-choices' };
+  | { kind: 'empty-choices' }
+  /** A well-formed 200 whose completion is this text (empty or whitespace-only: an unusable answer). */
+  | { kind: 'text'; text: string };
 
 export interface MockRequest {
   api: 'openai' | 'anthropic';
@@ -429,6 +431,10 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
       case 'empty-choices':
         count('empty-choices');
         respond(res, arrived, 200, successBody(api, mock, undefined));
+        return;
+      case 'text':
+        count('text');
+        respond(res, arrived, 200, successBody(api, mock, fault.text));
         return;
     }
   };

@@ -30,8 +30,9 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function setup(api: 'openai' | 'anthropic', fault?: (r: MockRequest) => MockFault | undefined, cacheMode: 'off' | 'on' | 'replay' = 'off', dir = tempDir(), transport: TransportKind = 'worker') {
-  server = await startMockLlm({ ...(fault ? { fault } : {}), requireAuth: true });
+async function setup(api: 'openai' | 'anthropic', fault?: (r: MockRequest) => MockFault | undefined, cacheMode: 'off' | 'on' | 'read' | 'replay' = 'off', dir = tempDir(), transport: TransportKind = 'worker', port?: number) {
+  // The same port for a second server of one test: the endpoint is part of every cache key.
+  server = await startMockLlm({ ...(fault ? { fault } : {}), requireAuth: true, ...(port ? { port } : {}) });
   const spec = parseModelSpec(api === 'openai' ? `openai:gpt-test?base_url=${server.url}/v1&price_in=2&price_out=8` : `anthropic:claude-test?base_url=${server.url}`);
   const client = LlmClient.create(spec, {
     cache: CallCache.open(join(dir, 'cache'), cacheMode),
@@ -99,6 +100,42 @@ describe.each([
     expect(server!.stats().requests).toBe(1);
   });
 
+  // An empty or whitespace-only completion is an unusable answer: retried like a broken body, then
+  // a failure; never returned as text, never cached.
+  it.each([
+    ['empty', ''],
+    ['whitespace-only', ' \n\t  \n'],
+  ])('retries a 200 with an %s completion and succeeds', async (_name, text) => {
+    const client = await setupFor((r) => (r.attempt < 2 ? { kind: 'text', text } : undefined));
+    const out = await client.call(request(), signal());
+    expect(out.attempts).toBe(3);
+    expect(out.response.text.trim()).not.toBe('');
+    expect(server!.stats().outcomes).toMatchObject({ text: 2, ok: 1 });
+  });
+
+  it.each([
+    ['empty', ''],
+    ['whitespace-only', '   \n '],
+  ])('an %s completion that persists is a failure (empty_response), not an answer', async (_name, text) => {
+    const client = await setupFor(() => ({ kind: 'text', text }));
+    const error = (await client.call(request(), signal()).catch((e: unknown) => e)) as LlmCallError;
+    expect(error).toBeInstanceOf(LlmCallError);
+    expect(error).toMatchObject({ kind: 'empty_response', retryable: true });
+    expect(server!.stats().requests).toBe(FAST_RETRY.retries + 1);
+  });
+
+  it('never caches an empty completion: the next call asks again', async () => {
+    const dir = tempDir();
+    const client = await setup(api, (r) => (r.attempt === 0 ? { kind: 'text', text: '' } : undefined), 'on', dir, transport);
+    const noRetry = { ...request('cache me not'), params: { temperature: 0, maxTokens: 64 } };
+    const first = await client.call(noRetry, signal());
+    expect(first.attempts).toBe(2);
+    const again = await client.call(noRetry, signal());
+    expect(again).toMatchObject({ cached: true });
+    expect(again.response.text).toBe(first.response.text);
+    expect(again.response.text.trim()).not.toBe('');
+  });
+
   it('gives up after the bounded number of retries', async () => {
     const client = await setupFor(() => ({ kind: 'status', status: 500 }));
     const error = (await client.call(request(), signal()).catch((e: unknown) => e)) as LlmCallError;
@@ -138,11 +175,12 @@ describe('call cache', () => {
     expect(server!.stats().requests).toBe(1);
     expect(again).toMatchObject({ cached: true, attempts: 0, latencyMs: first.latencyMs });
     expect(again.response).toEqual(first.response);
+    const port = Number(new URL(server!.url).port);
     await client.close();
     clients.length = 0;
     await server!.close();
 
-    const replay = await setup('openai', undefined, 'replay', dir);
+    const replay = await setup('openai', undefined, 'replay', dir, 'worker', port);
     expect((await replay.call(request('a'), signal())).cached).toBe(true);
     const miss = (await replay.call(request('b'), signal()).catch((e: unknown) => e)) as LlmCallError;
     expect(miss).toMatchObject({ kind: 'cache_miss', retryable: false });
@@ -163,6 +201,79 @@ describe('call cache', () => {
   });
 });
 
+describe('answers that end as failures', () => {
+  it('a rejected answer is not served again by --cache on or read (a retry re-asks), but replay still reproduces it', async () => {
+    const dir = tempDir();
+    let replies = 0;
+    const client = await setup('openai', undefined, 'on', dir);
+    const port = Number(new URL(server!.url).port);
+    const first = await client.call(request('judge this'), signal());
+    replies++;
+    client.reject(first);
+    const retried = await client.call(request('judge this'), signal());
+    expect(retried).toMatchObject({ cached: false, attempts: 1 });
+    replies++;
+    expect(server!.stats().requests).toBe(replies);
+    // The new answer replaced the rejected one: served from the cache from now on.
+    expect(await client.call(request('judge this'), signal())).toMatchObject({ cached: true });
+    client.reject(retried);
+    await client.close();
+    clients.length = 0;
+    await server!.close();
+
+    const read = await setup('openai', undefined, 'read', dir, 'worker', port);
+    expect(await read.call(request('judge this'), signal())).toMatchObject({ cached: false });
+    await read.close();
+    clients.length = 0;
+    await server!.close();
+    const replay = await setup('openai', undefined, 'replay', dir, 'worker', port);
+    expect(await replay.call(request('judge this'), signal())).toMatchObject({ cached: true });
+    expect(server!.stats().requests).toBe(0);
+  });
+
+  it('an empty answer recorded by an older version is never served, in any mode', async () => {
+    const dir = tempDir();
+    const client = await setup('openai', undefined, 'on', dir);
+    const port = Number(new URL(server!.url).port);
+    const key = (await client.call(request('x'), signal())).cacheKey;
+    await client.close();
+    clients.length = 0;
+    await server!.close();
+    const cache = CallCache.open(join(dir, 'cache'), 'write');
+    cache.put(key, { response: { text: '  ', usage: { inputTokens: 1, outputTokens: 0 }, finishReason: 'stop' }, latencyMs: 1 });
+    await cache.committed();
+    await cache.close();
+    const again = await setup('openai', undefined, 'on', dir, 'worker', port);
+    const out = await again.call(request('x'), signal());
+    expect(out).toMatchObject({ cached: false });
+    expect(out.response.text.trim()).not.toBe('');
+  });
+});
+
+describe('the endpoint is part of the identity', () => {
+  it('two servers never share cache entries, and credentials or queries in base_url are not part of it', async () => {
+    const { callKey } = await import('../../src/llm/call-cache.js');
+    const { endpointIdentity } = await import('../../src/llm/model-spec.js');
+    expect(callKey('openai', 'm', request(), 'http://127.0.0.1:1/v1')).not.toBe(callKey('openai', 'm', request(), 'http://127.0.0.1:2/v1'));
+    expect(callKey('openai', 'm', request(), undefined)).toBe(callKey('openai', 'm', request()));
+    expect(endpointIdentity('https://api.openai.com/v1/', 'https://api.openai.com/v1')).toBeUndefined();
+    expect(endpointIdentity('http://127.0.0.1:8000/v1/?token=abc', 'https://api.openai.com/v1')).toBe('http://127.0.0.1:8000/v1');
+  });
+
+  it('a second server at another address is asked, not served the first one\'s answers', async () => {
+    const dir = tempDir();
+    const a = await setup('openai', undefined, 'on', dir);
+    await a.call(request('same question'), signal());
+    const first = server!;
+    server = undefined;
+    const b = await setup('openai', undefined, 'on', dir);
+    expect(b.endpoint).not.toBe(a.endpoint);
+    expect(await b.call(request('same question'), signal())).toMatchObject({ cached: false });
+    expect(server!.stats().requests).toBe(1);
+    await first.close();
+  });
+});
+
 describe('API keys', () => {
   it('a missing key for the official endpoint is a usage error naming the variable', () => {
     expect(() => LlmClient.create(parseModelSpec('openai:gpt-4o'), { cache: CallCache.open('', 'off'), env: {} })).toThrow(/OPENAI_API_KEY/);
@@ -173,5 +284,22 @@ describe('API keys', () => {
     const client = await setup('openai', () => ({ kind: 'status', status: 401, body: '{"error":{"message":"bad key"}}' }));
     const error = (await client.call(request(), signal()).catch((e: unknown) => e)) as Error;
     expect(String(error.message)).not.toContain('sk-test-openai');
+  });
+
+  // A server that echoes the request's credentials in its error body or in an answer.
+  it.each(['openai', 'anthropic'] as const)('%s: a key echoed in an error body or an answer is redacted', async (api) => {
+    const key = api === 'openai' ? 'sk-test-openai' : 'sk-ant-test';
+    const echo = (r: MockRequest): MockFault => ({ kind: 'status', status: 400, body: JSON.stringify({ error: { message: `bad request; you sent ${JSON.stringify(r.headers)}` } }) });
+    const client = await setup(api, echo);
+    const error = (await client.call(request(), signal()).catch((e: unknown) => e)) as Error;
+    expect(error.message).toContain('you sent');
+    expect(error.message).not.toContain(key);
+    await client.close();
+    clients.length = 0;
+    await server!.close();
+    const answering = await setup(api, (r) => ({ kind: 'text', text: `your key is ${String(r.headers['authorization'] ?? r.headers['x-api-key'])}` }));
+    const out = await answering.call(request(), signal());
+    expect(out.response.text).toContain('your key is');
+    expect(out.response.text).not.toContain(key);
   });
 });

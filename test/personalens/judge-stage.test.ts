@@ -50,9 +50,10 @@ describe('plens judge against an LLM endpoint', () => {
     // users 0 and 1 have 21 + 22 SD scenarios (data/sample/README.md): each personalization judgment is scored or unparsed.
     expect((t3!['n_p'] as number) + (t3!['n_unparsed'] as number)).toBe(43);
 
-    // Retrying alone gets the same answer (the judge is deterministic, and cached): still unreadable.
+    // Retrying asks the judge again (an unreadable reply is never served from the cache); this
+    // judge is deterministic, so the answers are unreadable again.
     const again = await runCliJson<S>([...args, '--retry-failed'], env);
-    expect(again.json).toMatchObject({ planned: unparsed, failed: unparsed, cached_calls: unparsed });
+    expect(again.json).toMatchObject({ planned: unparsed, failed: unparsed, calls: unparsed, cached_calls: 0 });
     // Re-asking with the format restated fixes them.
     const reask = await runCliJson<S>([...args, '--retry-failed', '--reask'], env);
     expect(reask.json).toMatchObject({ planned: unparsed, ok: unparsed, failed: 0 });
