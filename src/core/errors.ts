@@ -120,7 +120,11 @@ const NATIVE_STORAGE: Array<[RegExp, string]> = [
  * where; undefined when `error` is not one. Nothing of the original is lost: it is the cause.
  */
 export function storageError(error: unknown, path?: string): PlensError | undefined {
-  if (error instanceof PlensError) return error.code === 'E_STORAGE' ? error : undefined;
+  if (error instanceof PlensError) {
+    if (error.code !== 'E_STORAGE') return undefined;
+    // Re-pointed at the file the user named (a build writes a temp sibling of it).
+    return path && error.location.file !== path ? new PlensError('E_STORAGE', error.message.split(':')[0]!, { location: { file: path }, ...(error.hint ? { hint: error.hint } : {}), cause: error }) : error;
+  }
   const e = error as NodeJS.ErrnoException | undefined;
   const message = typeof e?.message === 'string' ? e.message : String(error);
   let code = typeof e?.code === 'string' && e.code in STORAGE_CAUSES ? e.code : undefined;

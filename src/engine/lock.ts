@@ -85,9 +85,13 @@ function writeOwnerFile(path: string): void {
   const fd = openSync(path, 'wx');
   try {
     writeSync(fd, `${process.pid}@${hostname()}\n`);
-  } finally {
+  } catch (error) {
+    // A full disk leaves the file empty: an owner-less lock that would refuse every later run.
     closeSync(fd);
+    rmSync(path, { force: true });
+    throw error;
   }
+  closeSync(fd);
 }
 
 /**
