@@ -8,6 +8,7 @@
 -- judgments only (the script never read turn-level ones).
 -- requires: judgment_configs
 CREATE OR REPLACE VIEW original_scoring AS
+WITH g AS (
 SELECT judge_model, run, assistant_model, setting, kind, dimension, target,
   count(*) FILTER (status <> 'failed') AS n_replies,
   count(*) FILTER (status = 'ok') AS n_plens, avg(score) FILTER (status = 'ok') AS plens_mean,
@@ -18,5 +19,6 @@ SELECT judge_model, run, assistant_model, setting, kind, dimension, target,
 FROM judgment_configs
 WHERE turn IS NULL AND dimension IN ('task_completion', 'personalization', 'naturalness', 'coherence')
 GROUP BY ALL
-ORDER BY judge_model, run, assistant_model, list_position(['vanilla', 'base', 'base+d', 'base+i', 'base+s', 'base+all'], setting), setting, kind DESC,
+)
+SELECT * FROM g ORDER BY judge_model, run, assistant_model, list_position(['vanilla', 'base', 'base+d', 'base+i', 'base+s', 'base+all'], setting), setting, kind DESC,
   list_position(['task_completion', 'personalization', 'naturalness', 'coherence'], dimension), target;
