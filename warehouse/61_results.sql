@@ -3,26 +3,39 @@
 -- counted in judgment_status and never enter a mean.
 -- requires: judgments, dialogues
 
+-- Columns later plens versions record (judge-stage.ts); judgments of older workspaces lack them.
+-- turn_scores: the chain-of-turn judgment's score per assistant turn; original_score: the reply as
+-- the released gather script reads it (src/personalens/original-scoring.ts).
+ALTER TABLE judgments ADD COLUMN IF NOT EXISTS turn_scores INTEGER[];
+ALTER TABLE judgments ADD COLUMN IF NOT EXISTS original_score INTEGER;
+
 CREATE OR REPLACE VIEW judgment_status AS
-SELECT judge_model, judge_prompt_version, assistant_model, setting, kind, dimension, target, turn IS NOT NULL AS turn_level,
+SELECT judge_model, judge_prompt_version, assistant_model, setting, kind, dimension, target,
+  turn IS NOT NULL OR dimension = 'personalization_chain' AS turn_level,
   count(*) FILTER (status = 'ok') AS n_ok,
   count(*) FILTER (status = 'failed') AS n_failed,
   count(*) FILTER (status = 'parse_error') AS n_unparsed
 FROM judgments GROUP BY ALL ORDER BY ALL;
 
--- One row per judged dialogue and judge configuration: its dialogue-level scores (NULL where missing
--- or not ok). `run` (a short hash) names one experiment configuration: the judge (model, sampling,
--- prompt version) and the dialogues (user model, both agents' sampling, dialogue prompt version).
--- Every result view groups by it, so two configurations are never averaged together.
-CREATE OR REPLACE VIEW dialogue_scores AS
-WITH j AS (
+-- Every judgment with its experiment configuration. `run` (a short hash) names one configuration:
+-- the judge (model, sampling, prompt version) and the dialogues (user model, both agents' sampling,
+-- dialogue prompt version). Every result view groups by it, so two configurations are never
+-- averaged together.
+CREATE OR REPLACE VIEW judgment_configs AS
+WITH c AS (
   SELECT j.*,
     concat_ws(' | ', j.judge_model, 'temperature ' || j.judge_temperature, 'max_tokens ' || j.judge_max_tokens, 'prompts ' || j.judge_prompt_version) AS judge_config,
     concat_ws(' | ', 'assistant temperature ' || d.assistant_temperature, 'max_tokens ' || d.assistant_max_tokens,
       'user ' || d.user_model, 'temperature ' || d.user_temperature, 'max_tokens ' || d.user_max_tokens, 'prompts ' || d.prompt_version) AS dialogue_config
   FROM judgments j JOIN dialogues d USING (dialogue_id)
 )
-SELECT judge_model, judge_config, dialogue_config, left(md5(judge_config || ' || ' || dialogue_config), 6) AS run, dialogue_id,
+SELECT *, left(md5(judge_config || ' || ' || dialogue_config), 6) AS run FROM c;
+
+-- One row per judged dialogue and judge configuration: its dialogue-level scores (NULL where missing
+-- or not ok).
+CREATE OR REPLACE VIEW dialogue_scores AS
+WITH j AS (SELECT * FROM judgment_configs)
+SELECT judge_model, judge_config, dialogue_config, run, dialogue_id,
   any_value(scenario_id) AS scenario_id, any_value(kind) AS kind, any_value(setting) AS setting,
   any_value(assistant_model) AS assistant_model, any_value(user_model) AS user_model, any_value(replicate) AS replicate,
   any_value(relevant_domains) AS relevant_domains,
@@ -33,9 +46,14 @@ SELECT judge_model, judge_config, dialogue_config, left(md5(judge_config || ' ||
   max(score) FILTER (dimension = 'naturalness' AND target = 'user' AND status = 'ok') AS nat_u,
   max(score) FILTER (dimension = 'coherence' AND target = 'user' AND status = 'ok') AS coh_u,
   count(*) FILTER (status = 'failed') AS n_failed,
-  count(*) FILTER (status = 'parse_error') AS n_unparsed
-FROM j WHERE turn IS NULL
-GROUP BY judge_model, judge_config, dialogue_config, dialogue_id;
+  count(*) FILTER (status = 'parse_error') AS n_unparsed,
+  -- Task completion as the released gather script counts it: 1/0 for every reply, an unparsed one
+  -- included (0 unless its first VERDICT match says True); NULL when the call failed or the reply
+  -- was recorded before plens kept this reading.
+  max(original_score) FILTER (dimension = 'task_completion' AND status <> 'failed') AS tc_original,
+  count(*) FILTER (dimension = 'task_completion' AND status = 'parse_error') AS tc_unparsed
+FROM j WHERE turn IS NULL AND dimension <> 'personalization_chain'
+GROUP BY judge_model, judge_config, dialogue_config, run, dialogue_id;
 
 -- What each run id stands for.
 CREATE OR REPLACE VIEW result_runs AS
@@ -47,7 +65,8 @@ WITH g AS (
   SELECT judge_model, run, assistant_model, kind, count(*) AS n_dialogues,
     map_entries(histogram(tc)) AS tc, map_entries(histogram(p)) AS p,
     map_entries(histogram(nat_a)) AS nat, map_entries(histogram(coh_a)) AS coh,
-    sum(n_failed) AS n_failed, sum(n_unparsed) AS n_unparsed
+    sum(n_failed) AS n_failed, sum(n_unparsed) AS n_unparsed,
+    sum(tc_unparsed) AS n_tc_unparsed, count(tc_original) AS n_tc_original, 100 * avg(tc_original) AS tcr_original
   FROM dialogue_scores WHERE setting = 'base' GROUP BY ALL
 ), c AS (
   SELECT *, bootstrap_ci95(tc, concat_ws(':', 'table3.tc', judge_model, run, assistant_model, kind)) AS tc_ci,
@@ -61,14 +80,17 @@ SELECT judge_model, run, assistant_model, kind, n_dialogues,
   histogram_n(p) AS n_p, histogram_mean(p) AS p, p_ci.lo AS p_lo, p_ci.hi AS p_hi,
   histogram_n(nat) AS n_nat, histogram_mean(nat) AS nat, nat_ci.lo AS nat_lo, nat_ci.hi AS nat_hi,
   histogram_n(coh) AS n_coh, histogram_mean(coh) AS coh, coh_ci.lo AS coh_lo, coh_ci.hi AS coh_hi,
-  n_failed, n_unparsed
+  n_failed, n_unparsed,
+  -- TCR over parsed verdicts (tcr) beside the unparsed ones and the original script's count.
+  n_tc_unparsed, n_tc_original, tcr_original
 FROM c ORDER BY judge_model, run, assistant_model, kind DESC;
 
 -- Table 4: the settings ablation, TCR and P for SD and MD, per assistant.
 CREATE OR REPLACE VIEW table4 AS
 WITH g AS (
   SELECT judge_model, run, assistant_model, setting, kind, map_entries(histogram(tc)) AS tc, map_entries(histogram(p)) AS p,
-    sum(n_failed) + sum(n_unparsed) AS n_not_scored
+    sum(n_failed) + sum(n_unparsed) AS n_not_scored,
+    sum(tc_unparsed) AS tc_unparsed, 100 * avg(tc_original) AS tcr_original
   FROM dialogue_scores GROUP BY ALL
 ), c AS (
   SELECT *, bootstrap_ci95(tc, concat_ws(':', 'table4.tc', judge_model, run, assistant_model, setting, kind)) AS tc_ci,
@@ -82,51 +104,60 @@ SELECT judge_model, run, assistant_model, setting,
   any_value(histogram_n(tc)) FILTER (kind = 'MD') AS md_n, any_value(100 * histogram_mean(tc)) FILTER (kind = 'MD') AS md_tcr,
   any_value(100 * tc_ci.lo) FILTER (kind = 'MD') AS md_tcr_lo, any_value(100 * tc_ci.hi) FILTER (kind = 'MD') AS md_tcr_hi,
   any_value(histogram_mean(p)) FILTER (kind = 'MD') AS md_p, any_value(p_ci.lo) FILTER (kind = 'MD') AS md_p_lo, any_value(p_ci.hi) FILTER (kind = 'MD') AS md_p_hi,
-  sum(n_not_scored) AS n_not_scored
+  sum(n_not_scored) AS n_not_scored,
+  any_value(tc_unparsed) FILTER (kind = 'SD') AS sd_tc_unparsed, any_value(tcr_original) FILTER (kind = 'SD') AS sd_tcr_original,
+  any_value(tc_unparsed) FILTER (kind = 'MD') AS md_tc_unparsed, any_value(tcr_original) FILTER (kind = 'MD') AS md_tcr_original
 FROM c GROUP BY judge_model, run, assistant_model, setting
 ORDER BY judge_model, run, assistant_model,
   list_position(['vanilla', 'base', 'base+d', 'base+i', 'base+s', 'base+all'], setting), setting;
 
--- Table 12: the user agent's naturalness and coherence, per assistant it talked to (base setting).
+-- Table 12: the user agent's naturalness and coherence, per assistant it talked to and task kind
+-- (base setting; the original always reports SD and MD apart).
 CREATE OR REPLACE VIEW table12 AS
 WITH g AS (
-  SELECT judge_model, run, assistant_model, map_entries(histogram(nat_u)) AS nat, map_entries(histogram(coh_u)) AS coh
+  SELECT judge_model, run, assistant_model, kind, map_entries(histogram(nat_u)) AS nat, map_entries(histogram(coh_u)) AS coh
   FROM dialogue_scores WHERE setting = 'base' GROUP BY ALL
 ), c AS (
-  SELECT *, bootstrap_ci95(nat, concat_ws(':', 'table12.nat', judge_model, run, assistant_model)) AS nat_ci,
-    bootstrap_ci95(coh, concat_ws(':', 'table12.coh', judge_model, run, assistant_model)) AS coh_ci FROM g
+  SELECT *, bootstrap_ci95(nat, concat_ws(':', 'table12.nat', judge_model, run, assistant_model, kind)) AS nat_ci,
+    bootstrap_ci95(coh, concat_ws(':', 'table12.coh', judge_model, run, assistant_model, kind)) AS coh_ci FROM g
 )
-SELECT judge_model, run, assistant_model, histogram_n(nat) AS n_nat, histogram_mean(nat) AS nat, nat_ci.lo AS nat_lo, nat_ci.hi AS nat_hi,
+SELECT judge_model, run, assistant_model, kind, histogram_n(nat) AS n_nat, histogram_mean(nat) AS nat, nat_ci.lo AS nat_lo, nat_ci.hi AS nat_hi,
   histogram_n(coh) AS n_coh, histogram_mean(coh) AS coh, coh_ci.lo AS coh_lo, coh_ci.hi AS coh_hi
-FROM c ORDER BY judge_model, run, assistant_model;
+FROM c ORDER BY judge_model, run, assistant_model, kind DESC;
 
--- Figure 4: TCR and P per domain; an MD dialogue counts towards each of its domains.
+-- Figure 4: TCR and P per domain and task kind (SD and MD apart, as the original reports them);
+-- an MD dialogue counts towards each of its domains.
 CREATE OR REPLACE VIEW figure4 AS
 WITH d AS (SELECT *, unnest(relevant_domains) AS domain FROM dialogue_scores),
 g AS (
-  SELECT judge_model, run, assistant_model, setting, domain, map_entries(histogram(tc)) AS tc, map_entries(histogram(p)) AS p
+  SELECT judge_model, run, assistant_model, setting, kind, domain, map_entries(histogram(tc)) AS tc, map_entries(histogram(p)) AS p
   FROM d GROUP BY ALL
 ), c AS (
-  SELECT *, bootstrap_ci95(tc, concat_ws(':', 'figure4.tc', judge_model, run, assistant_model, setting, domain)) AS tc_ci,
-    bootstrap_ci95(p, concat_ws(':', 'figure4.p', judge_model, run, assistant_model, setting, domain)) AS p_ci FROM g
+  SELECT *, bootstrap_ci95(tc, concat_ws(':', 'figure4.tc', judge_model, run, assistant_model, setting, kind, domain)) AS tc_ci,
+    bootstrap_ci95(p, concat_ws(':', 'figure4.p', judge_model, run, assistant_model, setting, kind, domain)) AS p_ci FROM g
 )
-SELECT judge_model, run, assistant_model, setting, domain, histogram_n(tc) AS n_tc, 100 * histogram_mean(tc) AS tcr, 100 * tc_ci.lo AS tcr_lo, 100 * tc_ci.hi AS tcr_hi,
+SELECT judge_model, run, assistant_model, setting, kind, domain, histogram_n(tc) AS n_tc, 100 * histogram_mean(tc) AS tcr, 100 * tc_ci.lo AS tcr_lo, 100 * tc_ci.hi AS tcr_hi,
   histogram_n(p) AS n_p, histogram_mean(p) AS p, p_ci.lo AS p_lo, p_ci.hi AS p_hi
-FROM c ORDER BY judge_model, run, assistant_model, setting, domain;
+FROM c ORDER BY judge_model, run, assistant_model, setting, kind DESC, domain;
 
--- Figure 5: turn-level personalization, mean P after each assistant turn, per domain.
+-- Figure 5: turn-level personalization, mean P after each assistant turn, per domain, by method:
+-- 'per_prefix' (dimension personalization_turns: one judgment of each prefix ending with an
+-- assistant turn) or 'chain_of_turn' (dimension personalization_chain, the original's prompt: one
+-- judgment per dialogue holding a score per assistant turn).
 CREATE OR REPLACE VIEW figure5 AS
-WITH r AS (SELECT DISTINCT dialogue_id, judge_model, run, judge_config FROM dialogue_scores),
-t AS (
-  SELECT j.judge_model, r.run, j.assistant_model, j.setting, j.turn, j.score, unnest(j.relevant_domains) AS domain
-  FROM judgments j JOIN r ON r.dialogue_id = j.dialogue_id AND r.judge_model = j.judge_model
-    AND r.judge_config = concat_ws(' | ', j.judge_model, 'temperature ' || j.judge_temperature, 'max_tokens ' || j.judge_max_tokens, 'prompts ' || j.judge_prompt_version)
-  WHERE j.dimension = 'personalization' AND j.turn IS NOT NULL AND j.status = 'ok'
-), g AS (SELECT judge_model, run, assistant_model, setting, domain, turn, map_entries(histogram(score)) AS p FROM t GROUP BY ALL)
-SELECT judge_model, run, assistant_model, setting, domain, turn, histogram_n(p) AS n, histogram_mean(p) AS p,
-  bootstrap_ci95(p, concat_ws(':', 'figure5', judge_model, run, assistant_model, setting, domain, turn)).lo AS p_lo,
-  bootstrap_ci95(p, concat_ws(':', 'figure5', judge_model, run, assistant_model, setting, domain, turn)).hi AS p_hi
-FROM g ORDER BY judge_model, run, assistant_model, setting, domain, turn;
+WITH s AS (
+  SELECT judge_model, run, assistant_model, setting, relevant_domains, 'per_prefix' AS method, turn, score
+  FROM judgment_configs WHERE dimension = 'personalization' AND turn IS NOT NULL AND status = 'ok'
+  UNION ALL
+  SELECT judge_model, run, assistant_model, setting, relevant_domains, 'chain_of_turn' AS method,
+    unnest(generate_series(1, len(turn_scores))) AS turn, unnest(turn_scores) AS score
+  FROM judgment_configs WHERE dimension = 'personalization_chain' AND status = 'ok'
+), t AS (SELECT * EXCLUDE (relevant_domains), unnest(relevant_domains) AS domain FROM s),
+g AS (SELECT judge_model, run, assistant_model, setting, method, domain, turn, map_entries(histogram(score)) AS p FROM t GROUP BY ALL)
+SELECT judge_model, run, assistant_model, setting, method, domain, turn, histogram_n(p) AS n, histogram_mean(p) AS p,
+  bootstrap_ci95(p, concat_ws(':', 'figure5', judge_model, run, assistant_model, setting, method, domain, turn)).lo AS p_lo,
+  bootstrap_ci95(p, concat_ws(':', 'figure5', judge_model, run, assistant_model, setting, method, domain, turn)).hi AS p_hi
+FROM g ORDER BY judge_model, run, assistant_model, setting, method DESC, domain, turn;
 
 -- Paired comparison: two cells (assistant | setting) of the same run (same judge configuration and
 -- same dialogue configuration) on the same scenarios (first replicate): the mean difference b - a

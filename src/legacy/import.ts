@@ -10,6 +10,7 @@ import { columnsLiteral, DIALOGUE_COLUMNS } from '../personalens/compact.js';
 import { hashParts, slugName } from '../personalens/dialogue-cell.js';
 import { parseJudgment } from '../personalens/judge-parse.js';
 import { JUDGMENT_COLUMNS } from '../personalens/judge-stage.js';
+import { originalScore } from '../personalens/original-scoring.js';
 import { SETTING_NAMES, type Setting } from '../personalens/settings.js';
 import { describeSuffixes, settingSuffixes, walkLayout, type LegacyDialogueFile, type LegacyJudgmentFile } from './layout.js';
 import { readLegacyDialogue, readLegacyReply, type LegacyMessage } from './read.js';
@@ -140,6 +141,8 @@ interface Judgment {
   score: number | null;
   justification: string | null;
   raw: string | null;
+  /** The reply as the released gather script reads it. */
+  original_score: number | null;
 }
 
 const hashKey = (...parts: string[]) => hashParts(parts);
@@ -236,7 +239,7 @@ export async function importLegacy(options: LegacyImportOptions): Promise<Legacy
     }
     seen.set(identity, j.rel);
     const parsed = parseJudgment(j.dimension, reply.text);
-    const base = { source: j, key: hashKey('legacy-judgment-v1', j.rel), dialogue, judgeDir };
+    const base = { source: j, key: hashKey('legacy-judgment-v1', j.rel), dialogue, judgeDir, original_score: originalScore(j.dimension, reply.text) };
     judgments.push(
       parsed.ok
         ? { ...base, status: 'ok', error: null, verdict: parsed.dimension === 'task_completion' ? (parsed as { verdict: boolean }).verdict : null, score: parsed.score, justification: parsed.justification, raw: null }
@@ -471,8 +474,10 @@ function dialogueRecord(d: Dialogue, userModel: string): Record<string, unknown>
     user_max_tokens: null,
     prompt_version: LEGACY_PROMPT_VERSION,
     simulated: false,
-    // The files do not say how a dialogue ended.
-    end_reason: null,
+    // The files do not say how a dialogue ended, but the original loop does: the user's TERMINATE
+    // is always followed by one final assistant answer, and a dialogue that runs out of rounds ends
+    // on the user's message.
+    end_reason: d.messages.at(-1)!.role === 'assistant' ? 'terminated' : 'round_limit',
     rounds: d.messages.filter((m) => m.role === 'assistant').length,
     messages: d.messages.map((m) => ({ role: m.role, content: m.content, input_tokens: null, output_tokens: null, latency_ms: null, finish_reason: null })),
     input_tokens: null,
@@ -509,6 +514,7 @@ function judgmentRecord(j: Judgment, userModel: string): Record<string, unknown>
     simulated: false,
     verdict: j.verdict,
     score: j.score,
+    original_score: j.original_score,
     justification: j.justification,
     raw: j.raw,
     reasked: false,

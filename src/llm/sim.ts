@@ -34,17 +34,30 @@ function simulatedJudge(facts: NonNullable<ChatRequest['simulation']>): string {
   if (j.dimension === 'task_completion') {
     return `VERDICT: ${j.terminated ? 'True' : 'False'}\nEXPLANATION: (simulated judge) The user ${j.terminated ? 'ended the conversation satisfied' : 'never confirmed the task was done'}.`;
   }
+  if (j.dimension === 'personalization_chain') {
+    // The same rule after each assistant turn, over the assistant's text up to that turn.
+    const turns = j.assistantTurns ?? [j.assistantText];
+    const lines = turns.map((_, i) => `Turn ${i + 1} Personalization Score: ${personalizationScore(facts, turns.slice(0, i + 1).join('\n'))}`);
+    return `<response>\n${lines.join('\n')}\nJustification: (simulated judge) after each turn, 1 + preferences applied so far, capped at 4.\n</response>`;
+  }
   if (j.dimension === 'personalization') {
-    const text = j.assistantText.toLowerCase();
-    const values = facts.preferences.flatMap((p) => valueOf(p).split(', ')).filter((v) => v.length > 2);
-    const used = new Set(values.filter((v) => text.includes(v.toLowerCase()))).size;
-    const score = 1 + Math.min(3, used);
+    const used = preferencesUsed(facts, j.assistantText);
+    const score = personalizationScore(facts, j.assistantText);
     return `<response>\nPersonalization Score: ${score}\nKey Observations: (simulated judge) the assistant used ${used} known preference value(s).\nJustification: (simulated judge) score = 1 + preferences applied, capped at 4.\nImprovement Suggestions: apply more of what is known.\n</response>`;
   }
   const label = j.dimension === 'naturalness' ? 'Naturalness' : 'Coherence';
   const score = 3 + pick(`${j.dimension}:${j.target}:${j.conversation}`, 3);
   return `${label} Score: ${score}\nJustification: (simulated judge) a fixed rule, not an assessment.`;
 }
+
+/** How many of the user's relevant preference values the assistant's text brings up. */
+function preferencesUsed(facts: NonNullable<ChatRequest['simulation']>, assistantText: string): number {
+  const text = assistantText.toLowerCase();
+  const values = facts.preferences.flatMap((p) => valueOf(p).split(', ')).filter((v) => v.length > 2);
+  return new Set(values.filter((v) => text.includes(v.toLowerCase()))).size;
+}
+
+const personalizationScore = (facts: NonNullable<ChatRequest['simulation']>, assistantText: string): number => 1 + Math.min(3, preferencesUsed(facts, assistantText));
 
 function countAssistantTurns(prompt: string): number {
   return prompt.split('[ASSISTANT]:').length - 1;

@@ -95,9 +95,11 @@ async function planJudgeCell(p: Pipeline, workspace: Workspace, cell: CellPlan, 
     // Paper Table 13: about 5 assistant turns per dialogue, 150 tokens per utterance.
     const turns = 5;
     const perDialogue = judge.dimensions.reduce((n, d) => n + (d === 'naturalness' || d === 'coherence' ? 2 : d === 'personalization_turns' ? turns : 1), 0);
+    // personalization_chain is one call per dialogue, whose reply adds a score line per assistant turn.
+    const chainLines = judge.dimensions.includes('personalization_chain') ? turns * 15 : 0;
     const spec = parseModelSpec(judge.model);
     const inputTokens = coming * perDialogue * (turns * 2 * 150 + 625);
-    const outputTokens = coming * perDialogue * 200;
+    const outputTokens = coming * (perDialogue * 200 + chainLines);
     work.pending += coming * perDialogue;
     work.estimated = true;
     work.estimate.calls += coming * perDialogue;

@@ -427,3 +427,83 @@ function safeString(v: unknown): string {
     return '(unprintable)';
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Chain of turn: one reply, one personalization score per assistant turn (paper Figure 5)
+
+export type ParsedChainJudgment =
+  | { ok: true; dimension: 'personalization_chain'; scores: number[]; justification: string }
+  | { ok: false; dimension: 'personalization_chain'; error: string };
+
+/** `Turn N Personalization Score:` at the start of a line; N is captured. Separators after N (`-`, `:`, `.`, `)`) are allowed. */
+const TURN_SCORE_AT_START = new RegExp(
+  `^turn${E}*(\\d+)${E}*(?:[-–—:.,)]${E}*)?${QUALIFIER}personali[sz]ation${E}+score${BE}${E}*${PAREN}:`,
+  'i',
+);
+
+/**
+ * Parses a chain-of-turn personalization reply: inside `<response>` (when present), one line
+ * `Turn N Personalization Score: S` per assistant turn, N from 1 to `assistantTurns`, S a whole
+ * number 1-4 (values read as for the single score: `3`, `3/4`, `**3**`, ...). Only labels at the
+ * start of a line count. The reply parses only when every assistant turn has exactly one score:
+ * a missing turn, a turn the dialogue does not have, a bad value, or two different scores for
+ * one turn make the whole reply a parse error (never a partial list of scores). Never throws.
+ */
+export function parseChainJudgment(reply: string, assistantTurns: number): ParsedChainJudgment {
+  const dimension = 'personalization_chain';
+  try {
+    if (!Number.isInteger(assistantTurns) || assistantTurns < 1) return { ok: false, dimension, error: `the dialogue has no assistant turn to score (${assistantTurns})` };
+    if (typeof reply !== 'string') return { ok: false, dimension, error: `reply is not a string (${typeof reply})` };
+    const text = normalise(reply);
+    if (text.trim() === '') return { ok: false, dimension, error: 'empty reply' };
+    const region = responseRegion(text);
+    if (region.text.trim() === '') return { ok: false, dimension, error: 'empty <response> block' };
+    const lines = region.text.split('\n');
+    const scores = new Map<number, { value: number; line: number }>();
+    for (let i = 0; i < lines.length; i++) {
+      const s = stripped(lines[i]!);
+      const m = TURN_SCORE_AT_START.exec(s);
+      if (!m) continue;
+      const turn = Number(m[1]);
+      let parse = parseScoreValue(s.slice(m[0].length), 'personalization');
+      if (parse.kind === 'empty') {
+        // A heading with the value on the next non-blank line, as for the single score.
+        let j = i + 1;
+        while (j < lines.length && lines[j]!.trim() === '') j++;
+        if (j < lines.length) parse = parseScoreValue(lines[j]!, 'personalization');
+      }
+      if (parse.kind === 'error') return { ok: false, dimension, error: `turn ${turn}: ${parse.error}` };
+      if (parse.kind === 'empty') return { ok: false, dimension, error: `turn ${turn}: Personalization Score has no value` };
+      if (parse.kind === 'nan') return { ok: false, dimension, error: `turn ${turn}: Personalization Score value ${snippet(parse.text)} is not a number` };
+      if (turn < 1 || turn > assistantTurns) {
+        return { ok: false, dimension, error: `turn ${turn} (line ${i + 1}) is not an assistant turn of this dialogue, which has ${assistantTurns}` };
+      }
+      const before = scores.get(turn);
+      if (before && before.value !== parse.value) {
+        return { ok: false, dimension, error: `conflicting scores for turn ${turn}: ${before.value} (line ${before.line + 1}) and ${parse.value} (line ${i + 1})` };
+      }
+      if (!before) scores.set(turn, { value: parse.value, line: i });
+    }
+    const where = region.tagged ? ' inside <response>' : '';
+    if (scores.size === 0) {
+      const single = findOccurrences(lines, scoreLabelRe(DIMENSION_PATTERN.personalization), () => ({ kind: 'empty' }) as const).some((o) => o.lineStart);
+      return {
+        ok: false,
+        dimension,
+        error: single
+          ? `a Personalization Score without turn numbers${where}; expected one "Turn N Personalization Score:" line for each of the ${assistantTurns} assistant turn(s)`
+          : `no "Turn N Personalization Score:" line${where}`,
+      };
+    }
+    const missing = Array.from({ length: assistantTurns }, (_, k) => k + 1).filter((t) => !scores.has(t));
+    if (missing.length > 0) {
+      return { ok: false, dimension, error: `scores for ${scores.size} of the dialogue's ${assistantTurns} assistant turns; none for turn ${missing.join(', ')}` };
+    }
+    const justification =
+      labelledSection(lines, JUSTIFICATION_AT_START, (s) => PERSONALIZATION_HEADING.test(s) || TURN_SCORE_AT_START.test(s)) ||
+      cleanText(lines.filter((l) => !TURN_SCORE_AT_START.test(stripped(l))).join('\n'));
+    return { ok: true, dimension, scores: Array.from({ length: assistantTurns }, (_, k) => scores.get(k + 1)!.value), justification };
+  } catch (e) {
+    return { ok: false, dimension, error: `internal parse error: ${safeString(e)}` };
+  }
+}

@@ -12,13 +12,18 @@ import { isSimulator, parseModelSpec } from '../llm/model-spec.js';
 import type { ChatMessage, ChatRequest, SamplingParams } from '../llm/types.js';
 import { compactPartition } from './compact.js';
 import { renderConversation } from './conversation.js';
-import { parseJudgment, type JudgeDimension } from './judge-parse.js';
+import { parseChainJudgment, parseJudgment, type JudgeDimension } from './judge-parse.js';
 import { clientOptions, engineOptions, type LlmStageOptions } from './llm-stage-options.js';
+import { originalScore } from './original-scoring.js';
 import { PromptSet, type TemplateName } from './prompt-set.js';
 import { ScenarioContextSource, type ScenarioContext, type ScenarioRow } from './scenario-context.js';
 
-/** What the judge scores. `personalization_turns` scores each prefix ending with an assistant turn (paper Figure 5). */
-export const JUDGE_DIMENSIONS = ['task_completion', 'personalization', 'naturalness', 'coherence', 'personalization_turns'] as const;
+/**
+ * What the judge scores. Paper Figure 5 both ways: `personalization_turns` scores each prefix
+ * ending with an assistant turn (one call per turn); `personalization_chain` is the original's
+ * "chain of turn" judgment (one call per dialogue, one score per assistant turn in one reply).
+ */
+export const JUDGE_DIMENSIONS = ['task_completion', 'personalization', 'naturalness', 'coherence', 'personalization_turns', 'personalization_chain'] as const;
 export type JudgeDimensionName = (typeof JUDGE_DIMENSIONS)[number];
 export const DEFAULT_DIMENSIONS: JudgeDimensionName[] = ['task_completion', 'personalization', 'naturalness', 'coherence'];
 
@@ -56,7 +61,7 @@ interface DialogueRow extends ScenarioRow {
 interface Item {
   dialogue: DialogueRow;
   context: ScenarioContext | undefined;
-  dimension: JudgeDimension;
+  dimension: JudgeDimension | 'personalization_chain';
   /** dialogue (task completion), user or assistant. */
   target: 'dialogue' | 'user' | 'assistant';
   /** For turn-level personalization: the assistant turn (1-based) the prefix ends with; else null. */
@@ -89,6 +94,10 @@ export const JUDGMENT_COLUMNS: Record<string, string> = {
   simulated: 'BOOLEAN',
   verdict: 'BOOLEAN',
   score: 'INTEGER',
+  /** personalization_chain: the score after each assistant turn, in order (score stays NULL). */
+  turn_scores: 'INTEGER[]',
+  /** The reply as the released gather script reads it (original-scoring.ts); NULL when the call failed. */
+  original_score: 'INTEGER',
   justification: 'VARCHAR',
   raw: 'VARCHAR',
   reasked: 'BOOLEAN',
@@ -194,11 +203,15 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
                 target: item.target,
                 terminated: item.dialogue.end_reason === 'terminated',
                 assistantText: messagesFor(item).filter((m) => m.role === 'assistant').map((m) => m.content).join('\n'),
+                assistantTurns: messagesFor(item).filter((m) => m.role === 'assistant').map((m) => m.content),
                 conversation: renderConversation(messagesFor(item)),
               },
             },
           });
           const base = recordBase(item, judge.id, params, prompts.judgeVersion, isSimulator(spec));
+          const assistantTurns = item.dialogue.messages.filter((m) => m.role === 'assistant').length;
+          const parse = (text: string) => (item.dimension === 'personalization_chain' ? parseChainJudgment(text, assistantTurns) : parseJudgment(item.dimension, text));
+          const original = (text: string) => (item.dimension === 'personalization_chain' ? null : originalScore(item.dimension, text));
           let outcome: CallOutcome;
           const outcomes: CallOutcome[] = [];
           try {
@@ -206,7 +219,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
             outcomes.push(outcome);
             count(outcome);
             let text = outcome.response.text;
-            let parsed = parseJudgment(item.dimension, text);
+            let parsed = parse(text);
             let reasked = false;
             if (!parsed.ok && options.reask) {
               reasked = true;
@@ -221,7 +234,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
               count(again);
               outcomes.push(again);
               text = again.response.text;
-              parsed = parseJudgment(item.dimension, text);
+              parsed = parse(text);
             }
             const usage = { input_tokens: cost.inputTokens, output_tokens: cost.outputTokens, cost_usd: cost.costUsd };
             if (!parsed.ok) {
@@ -229,7 +242,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
               // with --retry-failed asks the judge anew.
               for (const o of outcomes) judge.reject(o);
               // Never a score: the raw reply is kept so it can be read, and rerun with --retry-failed.
-              return { cost, record: { ...base, status: 'parse_error', error: { kind: 'parse_error', message: parsed.error }, verdict: null, score: null, justification: null, raw: text, reasked, ...usage } };
+              return { cost, record: { ...base, status: 'parse_error', error: { kind: 'parse_error', message: parsed.error }, verdict: null, score: null, turn_scores: null, original_score: original(text), justification: null, raw: text, reasked, ...usage } };
             }
             return {
               cost,
@@ -238,7 +251,9 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
                 status: 'ok',
                 error: null,
                 verdict: parsed.dimension === 'task_completion' ? (parsed as { verdict: boolean }).verdict : null,
-                score: parsed.score,
+                score: parsed.dimension === 'personalization_chain' ? null : parsed.score,
+                turn_scores: parsed.dimension === 'personalization_chain' ? parsed.scores : null,
+                original_score: original(text),
                 justification: parsed.justification,
                 raw: null,
                 reasked,
@@ -254,13 +269,14 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
               cached: false, attempts: (error as { attempts?: number }).attempts ?? 1, latency_ms: null, input_tokens: null, output_tokens: null, cost_usd: null,
               at: new Date().toISOString(),
             });
-            return { cost, record: { ...base, status: 'failed', error: { kind, message: error.message }, verdict: null, score: null, justification: null, raw: null, reasked: false, input_tokens: 0, output_tokens: 0, cost_usd: 0 } };
+            return { cost, record: { ...base, status: 'failed', error: { kind, message: error.message }, verdict: null, score: null, turn_scores: null, original_score: null, justification: null, raw: null, reasked: false, input_tokens: 0, output_tokens: 0, cost_usd: 0 } };
           }
         },
         durable: () => cache.committed(),
         estimate: (item) => {
           const chars = messagesFor(item).reduce((n, m) => n + m.content.length, 0) + 2500;
-          const usage = { inputTokens: Math.ceil(chars / 4), outputTokens: 200 };
+          // The chain-of-turn reply adds a score line per assistant turn.
+          const usage = { inputTokens: Math.ceil(chars / 4), outputTokens: item.dimension === 'personalization_chain' ? 200 + 15 * item.dialogue.messages.filter((m) => m.role === 'assistant').length : 200 };
           return { calls: 1, cachedCalls: 0, ...usage, costUsd: judge.costOf(usage) };
         },
       },
@@ -275,13 +291,15 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
   }
 }
 
-/** One dialogue becomes one judgment per dimension and target (and per assistant turn for turn-level personalization). */
+/** One dialogue becomes one judgment per dimension and target (and per assistant turn for per-prefix personalization; one for the chain of turn). */
 function* expand(dialogue: DialogueRow, context: ScenarioContext | undefined, dimensions: JudgeDimensionName[]): Generator<Item> {
   for (const d of dimensions) {
     if (d === 'task_completion') yield { dialogue, context, dimension: d, target: 'dialogue', turn: null };
     else if (d === 'personalization') yield { dialogue, context, dimension: d, target: 'assistant', turn: null };
     else if (d === 'naturalness' || d === 'coherence') {
       yield { dialogue, context, dimension: d, target: 'user', turn: null };
+      yield { dialogue, context, dimension: d, target: 'assistant', turn: null };
+    } else if (d === 'personalization_chain') {
       yield { dialogue, context, dimension: d, target: 'assistant', turn: null };
     } else {
       let assistantTurn = 0;
@@ -311,6 +329,16 @@ function judgePrompt(prompts: PromptSet, item: Item, c: ScenarioContext): string
         interactions: c.interactions,
         situation: c.situation,
         conversation,
+      });
+    case 'personalization_chain':
+      return prompts.render('judge-personalization-chain', {
+        demographics: c.demographics,
+        preferences: c.preferences,
+        intent: c.intent,
+        interactions: c.interactions,
+        situation: c.situation,
+        conversation,
+        assistant_turns: String(item.dialogue.messages.filter((m) => m.role === 'assistant').length),
       });
     default:
       return prompts.render(TEMPLATE[item.dimension], { conversation, speaker: item.target });

@@ -16,6 +16,7 @@ export const TEMPLATE_NAMES = [
   'assistant-turn',
   'judge-task-completion',
   'judge-personalization',
+  'judge-personalization-chain',
   'judge-naturalness',
   'judge-coherence',
 ] as const;

@@ -103,7 +103,8 @@ export function figure4Chart(rows: Row[]): ChartSpec | null {
       ] as const
     )
       .filter(([, key]) => num(r[key]) !== null)
-      .map(([panel, key, lo, hi]) => ({ run: runLabel(r), assistant: str(r['assistant_model']), domain: str(r['domain']), panel, value: num(r[key]), lo: num(r[lo]), hi: num(r[hi]) })),
+      // SD and MD rows of a domain are apart in the view (as the original reports them): MD ones are labelled.
+      .map(([panel, key, lo, hi]) => ({ run: runLabel(r), assistant: str(r['assistant_model']), domain: r['kind'] === 'MD' ? `${str(r['domain'])} (MD)` : str(r['domain']), panel, value: num(r[key]), lo: num(r[lo]), hi: num(r[hi]) })),
   );
   if (values.length === 0) return null;
   const assistants = [...new Set(values.map((v) => v.assistant))].sort();
@@ -144,13 +145,13 @@ export function figure5Chart(rows: Row[]): ChartSpec | null {
   const picked = pickSetting(rows);
   const values = picked.rows
     .filter((r) => num(r['p']) !== null && num(r['turn']) !== null)
-    .map((r) => ({ run: runLabel(r), assistant: str(r['assistant_model']), domain: str(r['domain']), turn: num(r['turn']), p: num(r['p']), n: num(r['n']) }));
+    .map((r) => ({ run: runLabel(r), assistant: str(r['assistant_model']), domain: str(r['domain']), method: str(r['method'] ?? 'per_prefix'), turn: num(r['turn']), p: num(r['p']), n: num(r['n']) }));
   if (values.length === 0) return null;
   const domains = [...new Set(values.map((v) => v.domain))].sort();
   return {
     id: 'figure5',
     title: `Figure 5: Personalization by assistant turn, per domain (${picked.setting} setting)`,
-    caption: 'Mean P (1-4) the judge gave each prefix of a dialogue that ends with an assistant turn, per domain.',
+    caption: 'Mean P (1-4) after each assistant turn, per domain: solid lines judge each prefix ending with an assistant turn (per_prefix), dashed lines score every turn in one call (chain_of_turn, the original prompt).',
     spec: {
       data: { values },
       facet: {
@@ -165,6 +166,8 @@ export function figure5Chart(rows: Row[]): ChartSpec | null {
           // P is given on 1-4: a fixed scale keeps turns, assistants and reports comparable.
           y: { field: 'p', type: 'quantitative', title: 'P', scale: { domain: [1, 4] }, axis: { format: '.1f', tickCount: 6 } },
           color: { field: 'domain', type: 'nominal', sort: domains, title: 'Domain', scale: { scheme: domains.length > 10 ? 'category20' : 'tableau10' } },
+          // Per-prefix and chain-of-turn judgments of the same dialogues: solid and dashed lines.
+          strokeDash: { field: 'method', type: 'nominal', title: 'Method', sort: ['per_prefix', 'chain_of_turn'] },
         },
         layer: [{ mark: { type: 'line' } }, { mark: { type: 'point', filled: true, size: 30 } }],
       },

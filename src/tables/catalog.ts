@@ -66,7 +66,8 @@ export const PAPER_TABLES: PaperTable[] = [
   {
     name: 'table3',
     title: 'Table 3: Task completion and personalization per assistant (base setting)',
-    caption: 'TCR: share of dialogues the judge found completed; P: personalization 1-4; Nat, Coh: the assistant\'s naturalness and coherence 1-5. Means with seeded 95% bootstrap intervals; failed and unparsed judgments are counted, never scored.',
+    caption:
+      'TCR: share of dialogues the judge found completed, over parsed verdicts; P: personalization 1-4; Nat, Coh: the assistant\'s naturalness and coherence 1-5. Means with seeded 95% bootstrap intervals; failed and unparsed judgments are counted, never scored. TC unparsed: verdicts plens could not read; TCR (orig.): TCR as the released gather script counts it, over every reply (a reply without a first `VERDICT: True` match, unparsed included, counts as not completed).',
     columns: [
       ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant' },
@@ -78,12 +79,15 @@ export const PAPER_TABLES: PaperTable[] = [
       { key: 'coh', label: 'Coh (A)', format: 'float2', ci: ['coh_lo', 'coh_hi'] },
       { key: 'n_failed', label: 'Failed', format: 'int' },
       { key: 'n_unparsed', label: 'Unparsed', format: 'int' },
+      { key: 'n_tc_unparsed', label: 'TC unparsed', format: 'int' },
+      { key: 'tcr_original', label: 'TCR (orig., %)', format: 'float2', nullText: '-' },
     ],
   },
   {
     name: 'table4',
     title: 'Table 4: Settings ablation (TCR and P for SD and MD)',
-    caption: 'Vanilla and Base prompts; +D demographics, +I past interactions, +S situation, +all all three. Means with seeded 95% bootstrap intervals.',
+    caption:
+      'Vanilla and Base prompts; +D demographics, +I past interactions, +S situation, +all all three. Means with seeded 95% bootstrap intervals. TCR over parsed verdicts; TC unp.: unparsed verdicts; TCR (orig.): as the released gather script counts it (unparsed = not completed).',
     columns: [
       ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant', group: true },
@@ -95,6 +99,10 @@ export const PAPER_TABLES: PaperTable[] = [
       { key: 'sd_n', label: 'SD n', format: 'int' },
       { key: 'md_n', label: 'MD n', format: 'int' },
       { key: 'n_not_scored', label: 'Not scored', format: 'int' },
+      { key: 'sd_tc_unparsed', label: 'SD TC unp.', format: 'int', nullText: '-' },
+      { key: 'sd_tcr_original', label: 'SD TCR (orig., %)', format: 'float2', nullText: '-' },
+      { key: 'md_tc_unparsed', label: 'MD TC unp.', format: 'int', nullText: '-' },
+      { key: 'md_tcr_original', label: 'MD TCR (orig., %)', format: 'float2', nullText: '-' },
     ],
   },
   {
@@ -133,10 +141,11 @@ export const PAPER_TABLES: PaperTable[] = [
   {
     name: 'table12',
     title: 'Table 12: The user agent\'s naturalness and coherence (base setting)',
-    caption: 'Judged on the simulated user\'s utterances, per assistant it talked to.',
+    caption: 'Judged on the simulated user\'s utterances, per assistant it talked to and task kind (SD and MD apart, as the original reports them).',
     columns: [
       ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant' },
+      { key: 'kind', label: 'Kind' },
       { key: 'nat', label: 'Nat (U)', format: 'float2', ci: ['nat_lo', 'nat_hi'] },
       { key: 'coh', label: 'Coh (U)', format: 'float2', ci: ['coh_lo', 'coh_hi'] },
       { key: 'n_nat', label: 'n', format: 'int' },
@@ -160,11 +169,12 @@ export const PAPER_TABLES: PaperTable[] = [
   {
     name: 'figure4',
     title: 'Figure 4: TCR and P per domain',
-    caption: 'Multi-domain dialogues count towards each of their domains.',
+    caption: 'SD and MD apart, as the original reports them; multi-domain dialogues count towards each of their domains.',
     columns: [
       ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant', group: true },
       { key: 'setting', label: 'Setting', group: true },
+      { key: 'kind', label: 'Kind', group: true },
       { key: 'domain', label: 'Domain' },
       { key: 'tcr', label: 'TCR (%)', format: 'float2', ci: ['tcr_lo', 'tcr_hi'] },
       { key: 'p', label: 'P', format: 'float2', ci: ['p_lo', 'p_hi'] },
@@ -174,11 +184,13 @@ export const PAPER_TABLES: PaperTable[] = [
   {
     name: 'figure5',
     title: 'Figure 5: Personalization by assistant turn, per domain',
-    caption: 'The judge scores each prefix of a dialogue that ends with an assistant turn (plens judge --dimensions personalization_turns).',
+    caption:
+      'Method per_prefix: the judge scores each prefix of a dialogue that ends with an assistant turn, one call each (plens judge --dimensions personalization_turns); chain_of_turn: the original\'s prompt, one call per dialogue scoring every assistant turn in one reply (--dimensions personalization_chain).',
     columns: [
       ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant', group: true },
       { key: 'setting', label: 'Setting', group: true },
+      { key: 'method', label: 'Method', group: true },
       { key: 'domain', label: 'Domain', group: true },
       { key: 'turn', label: 'Turn', format: 'int' },
       { key: 'p', label: 'P', format: 'float2', ci: ['p_lo', 'p_hi'] },
@@ -197,6 +209,28 @@ export const PAPER_TABLES: PaperTable[] = [
       { key: 'd_tcr', label: 'ΔTCR', format: 'float2', ci: ['d_tcr_lo', 'd_tcr_hi'] },
       { key: 'd_p', label: 'ΔP', format: 'float2', ci: ['d_p_lo', 'd_p_hi'] },
       { key: 'n_p', label: 'n', format: 'int' },
+    ],
+  },
+  {
+    name: 'original_scoring',
+    title: 'Judge replies read by plens and by the original gather script',
+    caption:
+      'plens: its own parse (tolerant of formatting, strict about range and conflicts; unreadable replies never scored). Original: the released gather script\'s reading (task completion: first `VERDICT: True|False` match, no match = not completed; scores: first `<Name> Score: <digits>` match, no range check). Differ: both read a value and they disagree.',
+    columns: [
+      ...JUDGE_RUN,
+      { key: 'assistant_model', label: 'Assistant', group: true },
+      { key: 'setting', label: 'Setting', group: true },
+      { key: 'kind', label: 'Kind' },
+      { key: 'dimension', label: 'Dimension' },
+      { key: 'target', label: 'Target' },
+      { key: 'n_replies', label: 'Replies', format: 'int' },
+      { key: 'plens_mean', label: 'plens', format: 'float3', nullText: '-' },
+      { key: 'n_plens', label: 'n (plens)', format: 'int' },
+      { key: 'original_mean', label: 'Original', format: 'float3', nullText: '-' },
+      { key: 'n_original', label: 'n (orig.)', format: 'int' },
+      { key: 'n_differ', label: 'Differ', format: 'int' },
+      { key: 'n_plens_only', label: 'plens only', format: 'int' },
+      { key: 'n_original_only', label: 'Orig. only', format: 'int' },
     ],
   },
   {

@@ -123,8 +123,10 @@ describe('import-legacy: a native run written in the legacy layout imports to th
   it('every dialogue and judgment comes back the same, under legacy names and its own run', async () => {
     await same("select scenario_id, setting, kind, rounds, [{'role': m.role, 'content': m.content} for m in messages] as messages from dialogues order by scenario_id, setting");
     await same('select scenario_id, setting, dimension, target, status, verdict, score, justification, relevant_domains from judgments order by all');
-    expect(await sql(legacyDb, 'select distinct assistant_model, user_model, prompt_version, end_reason, output_tokens from dialogues')).toEqual([
-      { assistant_model: 'legacy:sim-default', user_model: 'legacy:unknown', prompt_version: 'legacy', end_reason: null, output_tokens: null },
+    // How each dialogue ended is recovered from its last message.
+    await same('select scenario_id, setting, end_reason from dialogues order by all');
+    expect(await sql(legacyDb, 'select distinct assistant_model, user_model, prompt_version, output_tokens from dialogues')).toEqual([
+      { assistant_model: 'legacy:sim-default', user_model: 'legacy:unknown', prompt_version: 'legacy', output_tokens: null },
     ]);
     const runs = await sql(legacyDb, 'select run, judge_model, judge_config, dialogue_config from result_runs');
     expect(runs).toEqual([{ run: expect.any(String), judge_model: 'legacy:sim-judge', judge_config: 'legacy:sim-judge | prompts legacy', dialogue_config: 'user legacy:unknown | prompts legacy' }]);
@@ -202,6 +204,41 @@ describe('import-legacy: the static fixture, options and problems', () => {
       { kind: 'MD', n_dialogues: 1, n_tc: 0, tcr: null, n_unparsed: 1 },
     ]);
     expect(await sql(db, "select [m.role for m in messages] as roles from dialogues where setting = 'base+all'")).toEqual([{ roles: ['user', 'assistant'] }]);
+  });
+
+  it('recovers end_reason from the last message, and reads each reply as the gather script does too', async () => {
+    const out = copyFixture();
+    // A dialogue that ran out of rounds ends on the user's message (no final assistant answer).
+    writeFileSync(
+      join(out, 'dialogue', 'user0', 'gpt-x', 'SD-Books-task-1_dialogue.json'),
+      JSON.stringify([{ role: 'user', content: 'A thriller for the weekend?' }, { role: 'assistant', content: 'Which author?' }, { role: 'user', content: 'Any, really.' }]),
+    );
+    const ws = freshWorkspace();
+    const r = await runCliJson(['import-legacy', out, '-w', ws]);
+    expect(r.code, r.stdout).toBe(0);
+    const db = join(ws, '..', 'w.duckdb');
+    expect((await runCli(['warehouse', '-w', ws, '--db', db, '--lexical', 'none', '-q'])).code).toBe(0);
+    expect(await sql(db, 'select scenario_id, setting, end_reason, rounds from dialogues order by setting, scenario_id')).toEqual([
+      { scenario_id: 'user0:MD-task-1', setting: 'base', end_reason: 'terminated', rounds: 1 },
+      { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base', end_reason: 'terminated', rounds: 2 },
+      { scenario_id: 'user0:SD-Books-task-1', setting: 'base', end_reason: 'round_limit', rounds: 1 },
+      { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base+all', end_reason: 'terminated', rounds: 1 },
+    ]);
+    // The fixture's replies: "**Naturalness Score:** 4/5" is 4 to plens and no match to the script;
+    // the MD verdict plens cannot read is "not completed" to the script.
+    expect(await sql(db, 'select scenario_id, setting, dimension, target, status, score, original_score from judgments order by setting, scenario_id, dimension, target')).toEqual([
+      { scenario_id: 'user0:MD-task-1', setting: 'base', dimension: 'task_completion', target: 'dialogue', status: 'parse_error', score: null, original_score: 0 },
+      { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base', dimension: 'naturalness', target: 'assistant', status: 'ok', score: 4, original_score: null },
+      { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base', dimension: 'naturalness', target: 'user', status: 'ok', score: 5, original_score: 5 },
+      { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base', dimension: 'personalization', target: 'assistant', status: 'ok', score: 3, original_score: 3 },
+      { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base', dimension: 'task_completion', target: 'dialogue', status: 'ok', score: 1, original_score: 1 },
+      { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base+all', dimension: 'task_completion', target: 'dialogue', status: 'ok', score: 0, original_score: 0 },
+    ]);
+    // Table 3, base: SD has one reply (True); MD one unreadable reply: no plens TCR, 0% as the script counts.
+    expect(await sql(db, 'select kind, n_tc, tcr, n_tc_unparsed, n_tc_original, tcr_original from table3 order by kind desc')).toEqual([
+      { kind: 'SD', n_tc: 1, tcr: 100, n_tc_unparsed: 0, n_tc_original: 1, tcr_original: 100 },
+      { kind: 'MD', n_tc: 0, tcr: null, n_tc_unparsed: 1, n_tc_original: 1, tcr_original: 0 },
+    ]);
   });
 
   it('--dry-run checks and reports, and writes nothing', async () => {

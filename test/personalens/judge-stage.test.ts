@@ -76,3 +76,73 @@ describe('plens judge against an LLM endpoint', () => {
     expect(r.stderr).toContain('unknown "charm"');
   });
 });
+
+describe('plens judge --dimensions personalization_chain (the original chain-of-turn judgment)', () => {
+  type Row = Record<string, unknown>;
+  const sql = async (db: string, query: string) => (await runCliJson<Row[]>(['sql', query, '--db', db])).json;
+
+  /**
+   * The mock judge scores turn i with min(4, i + 1), one line per `[ASSISTANT]:` line of the
+   * conversation it is shown, except for dialogues with exactly 3 assistant turns, where it leaves
+   * out the last line: those replies must be parse errors, never scores.
+   */
+  function chainReply(r: MockRequest): string {
+    const turns = r.messages[0]!.content.split('\n').filter((l) => l.startsWith('[ASSISTANT]:')).length;
+    const shown = turns === 3 ? 2 : turns;
+    const lines = Array.from({ length: shown }, (_, i) => `Turn ${i + 1} Personalization Score: ${Math.min(4, i + 2)}`);
+    return `<response>\n${lines.join('\n')}\nJustification: grew more personal with each turn.\n</response>`;
+  }
+
+  it('one call per dialogue, one score per assistant turn; a reply short of a turn is unparsed; figure5 says chain_of_turn', async () => {
+    server = await startMockLlm({ reply: chainReply });
+    const ws = await sampleWorkspace();
+    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+    const args = ['judge', '-w', ws, '--judge', `openai:judge?base_url=${server.url}/v1`, '--dimensions', 'personalization_chain', '--retry-delay-ms', '5'];
+    const env = { env: { OPENAI_API_KEY: 'sk-judge' } };
+    const plan = await runCliJson<{ planned: number }>([...args, '--dry-run'], env);
+    expect(plan.json.planned).toBe(49);
+    const first = await runCliJson<{ ok: number; failed: number; planned: number; failure_reasons: Record<string, number> }>(args, env);
+    expect(first.code, first.stderr).toBe(0);
+    // users 0 and 1: 43 SD + 6 MD scenarios, one call each.
+    expect(first.json.planned).toBe(49);
+    expect(server.requests).toHaveLength(49);
+
+    const db = join(ws, '..', 'w.duckdb');
+    expect((await runCli(['warehouse', '-w', ws, '--db', db, '--lexical', 'none'])).code).toBe(0);
+    const turns = `(select dialogue_id, len(list_filter(messages, m -> m.role = 'assistant')) as n from dialogues)`;
+    const [byTurns] = await sql(db, `select count(*) filter (n = 3) as three, count(*) as all from ${turns}`);
+    expect(byTurns!['three'] as number).toBeGreaterThan(0);
+    expect(first.json).toMatchObject({ ok: 49 - (byTurns!['three'] as number), failed: byTurns!['three'] });
+    expect(first.json.failure_reasons).toEqual({ parse_error: byTurns!['three'] });
+    // Every scored judgment has exactly one score per assistant turn; every unparsed one is a 3-turn dialogue, kept raw, never scored.
+    expect(
+      await sql(db, `select j.status, count(*) filter (len(j.turn_scores) = t.n) as full, count(*) filter (j.turn_scores is null and j.score is null) as unscored,
+        count(*) filter (j.raw is not null) as raw, count(*) filter (t.n = 3) as three, count(*) as n
+        from judgments j join ${turns} t using (dialogue_id) group by 1 order by 1`),
+    ).toEqual([
+      { status: 'ok', full: 49 - (byTurns!['three'] as number), unscored: 0, raw: 0, three: 0, n: 49 - (byTurns!['three'] as number) },
+      { status: 'parse_error', full: 0, unscored: byTurns!['three'], raw: byTurns!['three'], three: byTurns!['three'], n: byTurns!['three'] },
+    ]);
+    const [unparsed] = await sql(db, "select error.message as message from judgments where status = 'parse_error' limit 1");
+    expect(unparsed!['message']).toBe("scores for 2 of the dialogue's 3 assistant turns; none for turn 3");
+    // The mock's score after turn i is min(4, i + 1), so every figure5 row has that mean.
+    const fig5 = await sql(db, 'select distinct method, turn, p from figure5 order by turn');
+    expect(fig5.length).toBeGreaterThanOrEqual(2);
+    for (const r of fig5) expect(r).toEqual({ method: 'chain_of_turn', turn: r['turn'], p: Math.min(4, (r['turn'] as number) + 1) });
+    expect(await sql(db, "select distinct turn_level from judgment_status where dimension = 'personalization_chain'")).toEqual([{ turn_level: true }]);
+  });
+
+  it('the simulator answers it, turn by turn as it scores each prefix', async () => {
+    const ws = await sampleWorkspace(['--users', '0']);
+    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base+i'])).code).toBe(0);
+    const r = await runCliJson<{ ok: number; failed: number }>(['judge', '-w', ws, '--judge', 'sim:default', '--dimensions', 'personalization_turns', 'personalization_chain']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json.failed).toBe(0);
+    const db = join(ws, '..', 'w.duckdb');
+    expect((await runCli(['warehouse', '-w', ws, '--db', db, '--lexical', 'none'])).code).toBe(0);
+    const rows = (method: string) => sql(db, `select domain, turn, n, p from figure5 where method = '${method}' order by domain, turn`);
+    const chain = await rows('chain_of_turn');
+    expect(chain.length).toBeGreaterThan(0);
+    expect(chain).toEqual(await rows('per_prefix'));
+  });
+});

@@ -24,6 +24,7 @@ describe('plens warehouse', () => {
       { file: '60_judgments.sql', reason: 'needs judgments/*/judgments.parquet in the workspace' },
       { file: '61_results.sql', reason: 'needs judgments' },
       { file: '62_table13.sql', reason: 'needs dialogues' },
+      { file: '63_original_scoring.sql', reason: 'needs judgment_configs' },
       { file: '65_annotations.sql', reason: 'needs annotation/labels.parquet in the workspace' },
       { file: '66_table5.sql', reason: 'needs annotations' },
       { file: '67_table10.sql', reason: 'needs turns' },

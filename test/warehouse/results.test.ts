@@ -33,24 +33,28 @@ describe('result views on a hand-made experiment', () => {
   });
 
   it('table12: the user agent\'s scores, skipping failed and unparsed judgments', async () => {
-    expect(await q(`select n_nat, nat, n_coh, coh from table12 where assistant_model = '${A}'`)).toEqual([{ n_nat: 2, nat: 4.5, n_coh: 1, coh: 4 }]);
+    // SD and MD apart: A's MD dialogue d3 has no user judgment that scored (naturalness failed).
+    expect(await q(`select kind, n_nat, nat, n_coh, coh from table12 where assistant_model = '${A}'`)).toEqual([
+      { kind: 'SD', n_nat: 2, nat: 4.5, n_coh: 1, coh: 4 },
+      { kind: 'MD', n_nat: 0, nat: null, n_coh: 0, coh: null },
+    ]);
   });
 
   it('figure4: an MD dialogue counts towards each of its domains', async () => {
-    const rows = await q(`select domain, n_tc, tcr, p from figure4 where assistant_model = '${A}' and setting = 'base'`);
+    const rows = await q(`select kind, domain, n_tc, tcr, p from figure4 where assistant_model = '${A}' and setting = 'base'`);
     expect(rows).toEqual([
-      { domain: 'Alarm', n_tc: 1, tcr: 100, p: 3 },
-      { domain: 'Books', n_tc: 1, tcr: 0, p: 1 },
-      { domain: 'Flights', n_tc: 1, tcr: 100, p: 2 },
-      { domain: 'Hotels', n_tc: 1, tcr: 100, p: 2 },
-      { domain: 'Rental Cars', n_tc: 1, tcr: 100, p: 2 },
+      { kind: 'SD', domain: 'Alarm', n_tc: 1, tcr: 100, p: 3 },
+      { kind: 'SD', domain: 'Books', n_tc: 1, tcr: 0, p: 1 },
+      { kind: 'MD', domain: 'Flights', n_tc: 1, tcr: 100, p: 2 },
+      { kind: 'MD', domain: 'Hotels', n_tc: 1, tcr: 100, p: 2 },
+      { kind: 'MD', domain: 'Rental Cars', n_tc: 1, tcr: 100, p: 2 },
     ]);
   });
 
   it('figure5: mean personalization per assistant turn', async () => {
-    expect(await q('select domain, turn, n, p from figure5')).toEqual([
-      { domain: 'Alarm', turn: 1, n: 1, p: 2 },
-      { domain: 'Alarm', turn: 2, n: 1, p: 3 },
+    expect(await q('select method, domain, turn, n, p from figure5')).toEqual([
+      { method: 'per_prefix', domain: 'Alarm', turn: 1, n: 1, p: 2 },
+      { method: 'per_prefix', domain: 'Alarm', turn: 2, n: 1, p: 3 },
     ]);
   });
 

@@ -20,7 +20,7 @@ export const judgeCommand: CommandModule<GlobalArgs, JudgeArgs> = {
           type: 'string',
           array: true,
           default: ['task_completion', 'personalization', 'naturalness', 'coherence'],
-          describe: 'task_completion, personalization, naturalness, coherence (the last two for user and assistant), personalization_turns (each prefix ending with an assistant turn; Figure 5)',
+          describe: 'task_completion, personalization, naturalness, coherence (the last two for user and assistant), personalization_turns (Figure 5 per prefix: one call for each prefix ending with an assistant turn), personalization_chain (Figure 5 as the original "chain of turn" prompt: one call per dialogue, one score per assistant turn in one reply)',
         })
         .option('reask', { type: 'boolean', default: false, describe: 'When a reply does not parse, ask once more, restating the required format' }),
       'Judgments',
