@@ -68,7 +68,9 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /** Every expected failure is a typed error with a code, printed once; a stack trace only under --debug. */
+let errorReported = false;
 function reportError(error: unknown, json: boolean, debug: boolean): number {
+  errorReported = true;
   const plensError = asPlensError(error);
   if (json) {
     process.stdout.write(JSON.stringify({ ok: false, error: plensError.toJSON() }, null, 2) + '\n');
@@ -102,5 +104,27 @@ function redactTerminal(): void {
 // Run when executed as a program (bin or `node dist/cli/main.js`), not when imported by tests.
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === new URL(`file://${(await import('node:fs')).realpathSync(process.argv[1])}`).href;
 if (invokedDirectly) {
-  process.exitCode = await main(hideBin(process.argv));
+  const argv = hideBin(process.argv);
+  let settled = false;
+  // What escapes the command's own promise (a callback, a stream, a library's stray promise) is
+  // still reported once, as a typed error with a code: never a bare stack trace. Once the command
+  // has reported its own result, a stray failure of its teardown does not replace it.
+  const escaped = (error: unknown) => {
+    if (settled || errorReported) {
+      if (argv.includes('--debug')) process.stderr.write(`plens: after the command ended: ${(error as Error)?.stack ?? String(error)}\n`);
+      return;
+    }
+    settled = true;
+    process.exitCode = reportError(error, argv.includes('--json'), argv.includes('--debug'));
+    process.exit();
+  };
+  process.on('uncaughtException', escaped);
+  process.on('unhandledRejection', (reason) => {
+    // LMDB's own promise for a failed commit: the call cache reports that failure (call-cache.ts).
+    if (reason instanceof Error && 'commitError' in reason) return;
+    escaped(reason);
+  });
+  const code = await main(argv);
+  settled = true;
+  process.exitCode = code;
 }

@@ -3,6 +3,7 @@ import { mkdir, rename, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { tempSibling } from '../core/atomic.js';
+import { storageError } from '../core/errors.js';
 import { Database, sqlString } from '../db/database.js';
 import { completeLength } from '../engine/jsonl-log.js';
 import { checkLogRecord } from '../engine/record-check.js';
@@ -108,8 +109,7 @@ async function compactOnce(dir: string, outputName: string, columns: Record<stri
       rows = await writeRecordWinners(records, winners, (value, file, line) => checkLogRecord(value, columns, 'record', file, line));
       const out = join(dir, `${outputName}.parquet`);
       const tmp = tempSibling(out);
-      await db.run(`COPY (${jsonlQuery([winners], columns)}) TO ${sqlString(tmp)} (${PARQUET_OPTIONS})`);
-      await rename(tmp, out);
+      await writeThenRename(db, `COPY (${jsonlQuery([winners], columns)}) TO ${sqlString(tmp)} (${PARQUET_OPTIONS})`, tmp, out);
     }
     const callsOut = join(dir, 'calls.parquet');
     // Events go to DuckDB as they are: check them first, naming the log (not its snapshot) and line.
@@ -119,8 +119,7 @@ async function compactOnce(dir: string, outputName: string, columns: Record<stri
     if (events.length) {
       // Each log is appended in time order by its one writer; nothing reads calls.parquet by row order.
       const tmp = tempSibling(callsOut);
-      await db.run(`COPY (${jsonlQuery(events, CALL_COLUMNS)}) TO ${sqlString(tmp)} (${PARQUET_OPTIONS})`);
-      await rename(tmp, callsOut);
+      await writeThenRename(db, `COPY (${jsonlQuery(events, CALL_COLUMNS)}) TO ${sqlString(tmp)} (${PARQUET_OPTIONS})`, tmp, callsOut);
     } else if (existsSync(callsOut)) {
       await rm(callsOut);
     }
@@ -128,6 +127,17 @@ async function compactOnce(dir: string, outputName: string, columns: Record<stri
   } finally {
     db.close();
     await rm(snapshots, { recursive: true, force: true });
+  }
+}
+
+/** A failed write (a full disk) leaves the previous file and no temp file beside it. */
+async function writeThenRename(db: Database, copy: string, tmp: string, out: string): Promise<void> {
+  try {
+    await db.run(copy);
+    await rename(tmp, out);
+  } catch (error) {
+    await rm(tmp, { force: true });
+    throw storageError(error, out) ?? error;
   }
 }
 

@@ -120,7 +120,10 @@ export async function converse(
   try {
     // The opening message never ends the dialogue, even if the model wrote the marker.
     const first = await ask('user', userSystem, prompts.render('user-first-turn', { intent: context.intent }));
-    messages.push({ ...first, content: stripTerminate(first.content).text });
+    const opening = stripTerminate(first.content).text;
+    // An opening that was only the marker leaves no utterance: a failure, never an empty turn.
+    if (!opening) throw new LlmCallError('empty_response', `${agents.user.id}: the opening message held nothing but ${TERMINATE}`, { retryable: false });
+    messages.push({ ...first, content: opening });
     for (;;) {
       messages.push(await ask('assistant', assistantSystem, assistantPrompt()));
       rounds++;

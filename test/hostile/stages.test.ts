@@ -65,6 +65,20 @@ describe.each(['openai', 'anthropic'] as const)('empty answers never become turn
   });
 });
 
+describe('an opening that is only the end marker', () => {
+  it('is a failed dialogue (empty_response), not an empty first turn', async () => {
+    // The user agent's first call has one message; it answers with the marker alone.
+    const server = await serve({ reply: (r) => (/TERMINATE/.test(r.system) && !r.messages[0]!.content.includes('[ASSISTANT]') ? '**TERMINATE**' : defaultReply(r)) });
+    const ws = await sampleWorkspace(['--users', '0']);
+    const r = await runCliJson<{ ok: number; failed: number; failure_reasons: Record<string, number> }>(
+      ['dialogues', '-w', ws, '--assistant', 'sim:default', '--user', `openai:u?base_url=${server.url}/v1`, '--limit', '3', '--no-progress'],
+      env,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ ok: 0, failed: 3, failure_reasons: { empty_response: 3 } });
+  });
+});
+
 describe('the judge', () => {
   it('--retry-failed re-asks an unreadable reply instead of replaying it from the cache', async () => {
     // Unreadable on a request body's first sight; in format when the same request comes again.
