@@ -167,7 +167,7 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
   } finally {
     await Promise.all([user, ...assistants].map((c) => c.close()));
     await cache.close();
-    source.close();
+    await source.close();
   }
 }
 

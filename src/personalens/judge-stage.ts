@@ -261,7 +261,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
   } finally {
     await judge.close();
     await cache.close();
-    source.close();
+    await source.close();
   }
 }
 

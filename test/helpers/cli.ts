@@ -46,3 +46,43 @@ export function runCliJson<T = Record<string, unknown>>(args: string[], options?
 export function tempDir(prefix = 'plens-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
+
+/**
+ * Runs the CLI in this process: the same argv parsing, handlers and error reporting as the built
+ * program, without starting Node (a subprocess costs about half a second of CPU). For tests where
+ * a separate process adds nothing; one at a time (it swaps process-wide stdout, env and cwd).
+ */
+export async function runCliInProcess(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+  const { main } = await import('../../src/cli/main.js');
+  const env: Record<string, string> = { PLENS_WORKSPACE: '', PLENS_WAREHOUSE: '', ...options.env };
+  const savedEnv = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  const savedCwd = process.cwd();
+  const savedExitCode = process.exitCode;
+  const out = { stdout: '', stderr: '' };
+  const writes = { stdout: process.stdout.write, stderr: process.stderr.write };
+  const capture = (stream: 'stdout' | 'stderr') =>
+    ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      out[stream] += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+      const callback = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+      callback?.();
+      return true;
+    }) as typeof process.stdout.write;
+  Object.assign(process.env, env);
+  process.exitCode = undefined;
+  process.chdir(options.cwd ?? repoRoot);
+  process.stdout.write = capture('stdout');
+  process.stderr.write = capture('stderr');
+  try {
+    const code = await main(args);
+    return { code, ...out };
+  } finally {
+    process.stdout.write = writes.stdout;
+    process.stderr.write = writes.stderr;
+    process.chdir(savedCwd);
+    process.exitCode = savedExitCode;
+    for (const [k, v] of Object.entries(savedEnv)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
