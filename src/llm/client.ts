@@ -21,6 +21,11 @@ export interface ClientOptions {
   /** Where requests run: the shared HTTP worker thread (the default) or this thread. */
   transport?: TransportKind;
   env?: NodeJS.ProcessEnv;
+  /**
+   * A client for planning (--dry-run, status): ids, parameters and prices, but no key, no
+   * connection, and any call is an error. A plan must never need a key.
+   */
+  planOnly?: boolean;
 }
 
 export interface CallOutcome {
@@ -52,6 +57,7 @@ export class LlmClient {
     const env = options.env ?? process.env;
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
     if (spec.provider === 'sim') return new LlmClient(spec, new SimProvider(), undefined, options);
+    if (options.planOnly) return new LlmClient(spec, new PlanOnlyProvider(modelId(spec)), undefined, options);
     const connect = () => {
       const connections = options.connections ?? 64;
       return options.transport === 'inline' ? new InlineTransport(timeouts, connections) : new WorkerTransport(timeouts, connections);
@@ -144,6 +150,15 @@ export class LlmClient {
     await this.provider.close();
     await this.transport?.close();
   }
+}
+
+/** Stands in for a provider while planning: nothing is ever sent. */
+class PlanOnlyProvider implements Provider {
+  constructor(private readonly id: string) {}
+  complete(): Promise<ChatResponse> {
+    return Promise.reject(new Error(`${this.id}: a plan-only client (dry run or status) cannot make calls`));
+  }
+  async close(): Promise<void> {}
 }
 
 function requireKey(spec: ModelSpec, baseUrl: string, key: string | undefined, officialHost: string, envName: string): void {

@@ -8,7 +8,7 @@ import { runStage, type StageSummary, type WorkCost } from '../engine/stage-runn
 import { CallCache } from '../llm/call-cache.js';
 import { LlmClient, type CallOutcome } from '../llm/client.js';
 import { LlmCallError } from '../llm/errors.js';
-import { isSimulator, parseModelSpec } from '../llm/model-spec.js';
+import { isSimulator, parseModelSpec, unpriced } from '../llm/model-spec.js';
 import type { ChatMessage, ChatRequest, SamplingParams } from '../llm/types.js';
 import { compactPartition } from './compact.js';
 import { renderConversation } from './conversation.js';
@@ -38,6 +38,8 @@ export interface JudgeSummary extends StageSummary {
   judge: string;
   prompt_version: string;
   simulated: boolean;
+  /** The judge, when its spec gives no price: the cost estimate leaves it out. */
+  price_unknown: string[];
   dir: string;
   rows: number | null;
 }
@@ -115,7 +117,8 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
     throw new PlensError('E_PREREQUISITE', `no dialogues in ${dialogueFiles?.find((f) => !existsSync(f)) ?? join(options.workspace.root, 'dialogues')}`, { hint: 'run `plens dialogues` first' });
   }
   const source = await ScenarioContextSource.open(options.workspace);
-  const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.cache);
+  // A dry run calls nothing: it neither opens nor creates the cache.
+  const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.dryRun ? 'off' : options.cache);
   const judge = LlmClient.create(spec, clientOptions(options, cache));
   const params = judge.params(JUDGE_SAMPLING);
   const identity = [judge.id, params.temperature, params.maxTokens, prompts.judgeVersion];
@@ -257,7 +260,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
       engineOptions(options),
     );
     const rowsWritten = options.dryRun || !existsSync(dir) ? null : (await compactPartition(dir, 'judgments', JUDGMENT_COLUMNS)).rows;
-    return { ...summary, judge: judge.id, prompt_version: prompts.judgeVersion, simulated: isSimulator(spec), dir, rows: rowsWritten };
+    return { ...summary, judge: judge.id, prompt_version: prompts.judgeVersion, simulated: isSimulator(spec), price_unknown: unpriced([spec]), dir, rows: rowsWritten };
   } finally {
     await judge.close();
     await cache.close();
