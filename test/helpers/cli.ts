@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { format } from 'node:util';
 
 export const repoRoot = resolve(import.meta.dirname, '..', '..');
 export const cliPath = join(repoRoot, 'dist', 'cli', 'main.js');
@@ -72,12 +73,17 @@ export async function runCliInProcess(args: string[], options: { cwd?: string; e
   process.chdir(options.cwd ?? repoRoot);
   process.stdout.write = capture('stdout');
   process.stderr.write = capture('stderr');
+  // yargs prints help and version with console.log, which the test runner takes over.
+  const logs = { log: console.log, error: console.error, warn: console.warn };
+  console.log = (...a: unknown[]) => void (out.stdout += format(...a) + '\n');
+  console.error = console.warn = (...a: unknown[]) => void (out.stderr += format(...a) + '\n');
   try {
     const code = await main(args);
     return { code, ...out };
   } finally {
     process.stdout.write = writes.stdout;
     process.stderr.write = writes.stderr;
+    Object.assign(console, logs);
     process.chdir(savedCwd);
     process.exitCode = savedExitCode;
     for (const [k, v] of Object.entries(savedEnv)) {
