@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
+import { assertOneImport, recordDataset } from '../core/dataset-identity.js';
 import { usageError } from '../core/errors.js';
 import { runStage, type StageSummary, type WorkCost } from '../engine/stage-runner.js';
 import { CallCache } from '../llm/call-cache.js';
@@ -46,6 +47,7 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
   const assistantSpecs = options.assistants.map((a) => parseModelSpec(a, '--assistant'));
   const userSpec = parseModelSpec(options.user ?? defaultUser(assistantSpecs.every(isSimulator)), '--user');
   const prompts = PromptSet.load(options.prompts);
+  assertOneImport(options.workspace, 'plens dialogues');
   const source = await ScenarioContextSource.open(options.workspace);
   // A dry run calls nothing: it neither opens nor creates the cache.
   const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.dryRun ? 'off' : options.cache);
@@ -61,7 +63,10 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
     if (!options.dryRun) {
       for (const { cell } of cells) {
         const file = join(cellDir(root, cell), 'cell.json');
-        if (!existsSync(file)) await writeFileAtomic(file, JSON.stringify({ ...cell, prompt_sources: prompts.sources }, null, 2) + '\n');
+        if (!existsSync(file)) {
+          await writeFileAtomic(file, JSON.stringify({ ...cell, prompt_sources: prompts.sources }, null, 2) + '\n');
+          await recordDataset(cellDir(root, cell), options.workspace);
+        }
       }
     }
     const summary = await runStage<Item>(

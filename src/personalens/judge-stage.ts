@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
+import { assertOneImport, recordDataset } from '../core/dataset-identity.js';
 import { PlensError, usageError } from '../core/errors.js';
 import { sqlString } from '../db/database.js';
 import { runStage, type StageSummary, type WorkCost } from '../engine/stage-runner.js';
@@ -116,6 +117,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
   if (dialogueFiles ? dialogueFiles.length === 0 || !dialogueFiles.every((f) => existsSync(f)) : !existsSync(join(options.workspace.root, 'dialogues')) || readdirSync(join(options.workspace.root, 'dialogues')).length === 0) {
     throw new PlensError('E_PREREQUISITE', `no dialogues in ${dialogueFiles?.find((f) => !existsSync(f)) ?? join(options.workspace.root, 'dialogues')}`, { hint: 'run `plens dialogues` first' });
   }
+  assertOneImport(options.workspace, 'plens judge');
   const source = await ScenarioContextSource.open(options.workspace);
   // A dry run calls nothing: it neither opens nor creates the cache.
   const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.dryRun ? 'off' : options.cache);
@@ -139,6 +141,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
   try {
     if (!options.dryRun && !existsSync(join(dir, 'judge.json'))) {
       await writeFileAtomic(join(dir, 'judge.json'), JSON.stringify({ judge: judge.id, params, prompt_version: prompts.judgeVersion, prompt_sources: prompts.sources }, null, 2) + '\n');
+      await recordDataset(dir, options.workspace);
     }
     const summary = await runStage<Item>(
       {

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { replaceDirectoryAtomic } from '../core/atomic.js';
 import { PlensError, usageError } from '../core/errors.js';
+import { currentDataset } from '../core/dataset-identity.js';
 import { plensVersion } from '../core/version.js';
 import type { Workspace } from '../core/workspace.js';
 import { Database, sqlString } from '../db/database.js';
@@ -54,6 +55,8 @@ export async function runScenarios(workspace: Workspace, selection: ScenarioSele
           plens_version: plensVersion,
           created_at: new Date().toISOString(),
           selection,
+          // The import it selected from: later stages refuse to mix it with another.
+          ...(currentDataset(workspace) ? { dataset: currentDataset(workspace) } : {}),
           tables: { scenarios: { file: 'scenarios.parquet', rows: counts!.total } },
           warnings,
         };
