@@ -15,8 +15,31 @@ export interface CliResult {
   stderr: string;
 }
 
+export interface RunOptions {
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Run the built CLI as a real process even where this process could run it. */
+  subprocess?: boolean;
+}
+
+let inProcessBusy = false;
+
+/**
+ * Runs the CLI with its own environment and working directory. In this process (the same argv
+ * parsing, handlers and error reporting as the built program, without starting Node and loading
+ * DuckDB again) unless asked for a subprocess, PLENS_TEST_SUBPROCESS=1 is set, or another run is
+ * in flight here (two at once run as two processes, as they would for a user).
+ */
+export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  if (options.subprocess || inProcessBusy || process.env['PLENS_TEST_SUBPROCESS'] === '1') return runCliProcess(args, options);
+  inProcessBusy = true;
+  return runCliInProcess(args, options).finally(() => {
+    inProcessBusy = false;
+  });
+}
+
 /** Runs the built CLI as a real process (as a user would), with its own environment. */
-export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+export function runCliProcess(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [cliPath, ...args], {
       cwd: options.cwd ?? repoRoot,
@@ -32,7 +55,7 @@ export function runCli(args: string[], options: { cwd?: string; env?: Record<str
   });
 }
 
-export function runCliJson<T = Record<string, unknown>>(args: string[], options?: { cwd?: string }): Promise<CliResult & { json: T }> {
+export function runCliJson<T = Record<string, unknown>>(args: string[], options?: RunOptions): Promise<CliResult & { json: T }> {
   return runCli([...args, '--json'], options).then((r) => {
     let json: T;
     try {
