@@ -1,10 +1,16 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * `npm test`: every test but the released-data ones (test/full-data/), which `npm run test:full`
+ * runs (test/vitest.full.config.ts); CI runs both.
+ */
 export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
     include: ['test/**/*.test.ts'],
-    // The full-data tests import 220 MB of JSON; give them room on a 2-core machine.
+    exclude: ['**/node_modules/**', 'test/full-data/**'],
+    // Imports the sample once for every file (sampleWorkspace copies it).
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',

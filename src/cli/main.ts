@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-import yargs, { type Argv } from 'yargs';
+import { createRequire } from 'node:module';
+import type { Argv } from 'yargs';
+import type yargsEsm from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { asPlensError, ExitCode, PlensError, usageError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
@@ -20,6 +22,17 @@ import { statsCommand } from './commands/stats.js';
 import { tablesCommand } from './commands/tables.js';
 import { warehouseCommand } from './commands/warehouse.js';
 import { globalOptions } from './options.js';
+
+/**
+ * yargs's ESM build lays out help with cliui's ESM shim, whose wrap cuts every line at the column,
+ * mid-word; the CommonJS build (same yargs, same API) wraps with wrap-ansi, at word boundaries.
+ */
+const yargs = createRequire(import.meta.url)('yargs') as typeof yargsEsm;
+
+/** Help text width: the terminal's, at most 120 columns (100 when not on a terminal). */
+export function helpWidth(columns = process.stdout.columns): number {
+  return Math.min(120, columns || 100);
+}
 
 export function buildCli(argv: string[]): Argv {
   return globalOptions(yargs(argv))
@@ -46,7 +59,9 @@ export function buildCli(argv: string[]): Argv {
     .version(plensVersion)
     .help()
     .alias('h', 'help')
-    .wrap(Math.min(110, process.stdout.columns || 100))
+    // --help and --version print and return like any command: main() returns the exit code.
+    .exitProcess(false)
+    .wrap(helpWidth())
     .epilog('Exit codes: 0 ok, 1 failure, 2 usage, 3 invalid input data, 4 missing prerequisite, 5 SQL error.\nDocs: README.md')
     .fail((message, error) => {
       // yargs reports usage problems as a message, handler failures as an error: keep the two apart.

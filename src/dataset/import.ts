@@ -32,6 +32,8 @@ export interface ImportSummary {
   tasks: { sd: number; md: number };
   scenarios: { sd: number; md: number };
   tables: Record<string, { file: string; rows: number }>;
+  /** Identifies what was imported (users, tasks, scenario pool): later stages record it, and refuse to mix two. */
+  fingerprint: string;
   normalisations: Normalisation[];
   warnings: string[];
   elapsed_ms: number;
@@ -87,6 +89,11 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       const [row] = await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${name}`);
       tables[name] = { file: `${name}.parquet`, rows: row!.n };
     }
+    // Row texts hashed in a fixed order: the same data gives the same fingerprint, wherever it is read from.
+    const [{ fingerprint }] = (await db.all<{ fingerprint: string }>(
+      `SELECT md5(string_agg(h, '' ORDER BY h)) AS fingerprint FROM (
+         SELECT md5(u::VARCHAR) AS h FROM users u UNION ALL SELECT md5(t::VARCHAR) FROM tasks t UNION ALL SELECT md5(s::VARCHAR) FROM scenario_pool s)`,
+    )) as [{ fingerprint: string }];
     if (!options.dryRun) await replaceDirectoryAtomic(options.workspace.datasetDir, async (staging) => {
       for (const name of DATASET_TABLE_NAMES) {
         const file = join(staging, `${name}.parquet`);
@@ -100,6 +107,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
         created_at: new Date().toISOString(),
         source: { data_dir: layout.dataDir, schema_file: layout.schemaFile },
         tables,
+        fingerprint,
         normalisations,
         warnings,
       };
@@ -114,6 +122,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       tasks: { sd: tasks.filter((t) => t.kind === 'SD').length, md: tasks.filter((t) => t.kind === 'MD').length },
       scenarios,
       tables: Object.fromEntries(Object.entries(tables).map(([k, v]) => [k, { file: join(options.workspace.datasetDir, v.file), rows: v.rows }])),
+      fingerprint,
       normalisations,
       warnings,
       elapsed_ms: Math.round(performance.now() - started),

@@ -27,8 +27,16 @@ const SANDBOX_REFUSED = new Map<StatementType, string>([
   [StatementType.UPDATE_EXTENSIONS, 'UPDATE EXTENSIONS'],
 ]);
 
-/** A DuckDB database and one connection: the only way plens code talks to DuckDB. */
+/**
+ * A DuckDB database and one connection: the only way plens code talks to DuckDB.
+ * Every operation in flight is tracked, so close() never pulls the connection from under a query
+ * (that query would reject with "connection disconnected" after its caller stopped listening).
+ */
 export class Database {
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private closed = false;
+  private closing: Promise<void> | undefined;
+
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly connection: DuckDBConnection,
@@ -65,7 +73,7 @@ export class Database {
   /** Runs one or more statements; errors become E_SQL with DuckDB's message. */
   async run(sql: string, context?: { file?: string }): Promise<void> {
     try {
-      await this.connection.run(sql);
+      await this.track(() => this.connection.run(sql));
     } catch (error) {
       throw sqlError(error, context);
     }
@@ -80,19 +88,28 @@ export class Database {
   async *stream<T = Record<string, unknown>>(sql: string, params?: DuckDBValue[]): AsyncGenerator<T> {
     let result;
     try {
-      result = await this.connection.stream(sql, params);
+      result = await this.track(() => this.connection.stream(sql, params));
     } catch (error) {
       throw sqlError(error);
     }
-    for await (const rows of result.yieldRowObjectJs()) {
-      for (const row of rows) yield normaliseRow(row) as T;
+    // Each fetch is an operation in flight; between fetches the stream holds nothing close() must wait for.
+    const chunks = result.yieldRowObjectJs();
+    for (;;) {
+      let next: IteratorResult<Record<string, unknown>[]>;
+      try {
+        next = await this.track(() => chunks.next());
+      } catch (error) {
+        throw sqlError(error);
+      }
+      if (next.done) return;
+      for (const row of next.value) yield normaliseRow(row) as T;
     }
   }
 
   async query(sql: string, context?: { file?: string }, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
-    if (this.sandboxed) return this.querySandboxed(sql, context);
+    if (this.sandboxed) return this.track(() => this.querySandboxed(sql, context));
     try {
-      const reader = await this.connection.runAndReadAll(sql, params);
+      const reader = await this.track(() => this.connection.runAndReadAll(sql, params));
       const columns = reader.columnNames();
       const types = reader.columnTypes().map((t) => t.toString());
       const rows = reader.getRowObjectsJS().map((row) => normaliseRow(row));
@@ -107,7 +124,11 @@ export class Database {
    * with its total row count: previews that convert only the rows shown, whatever the result's size.
    * Text with no statement at all (blank, only comments) gives no columns and no rows.
    */
-  async head(sql: string, limit: number, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: unknown[][]; total: number }> {
+  head(sql: string, limit: number, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: unknown[][]; total: number }> {
+    return this.track(() => this.headNow(sql, limit, params));
+  }
+
+  private async headNow(sql: string, limit: number, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: unknown[][]; total: number }> {
     try {
       // DuckDB rejects an empty statement list with an opaque native error: ask how many there are first.
       if ((await this.connection.extractStatements(sql)).count === 0) return { columns: [], types: [], rows: [], total: 0 };
@@ -151,12 +172,38 @@ export class Database {
   }
 
   async appender(table: string): Promise<DuckDBAppender> {
-    return this.connection.createAppender(table);
+    return this.track(() => this.connection.createAppender(table));
   }
 
-  close(): void {
-    this.connection.closeSync();
-    this.instance.closeSync();
+  /**
+   * Closes the connection and the database. Idle, it closes at once; with operations in flight it
+   * closes as soon as they have settled (their callers get their results or errors, never a
+   * closed connection). Await it where anything may still be running.
+   */
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    const now = () => {
+      this.closed = true;
+      this.connection.closeSync();
+      this.instance.closeSync();
+    };
+    if (this.inFlight.size === 0) {
+      now();
+      this.closing = Promise.resolve();
+    } else {
+      this.closing = Promise.allSettled([...this.inFlight]).then(now);
+    }
+    return this.closing;
+  }
+
+  /** Runs one operation on the connection, counted as in flight until it settles. */
+  private track<T>(operation: () => Promise<T>): Promise<T> {
+    if (this.closed || this.closing) return Promise.reject(new PlensError('E_INTERNAL', `DuckDB database ${this.path} used after close()`));
+    const p = operation();
+    this.inFlight.add(p);
+    const done = () => this.inFlight.delete(p);
+    p.then(done, done);
+    return p;
   }
 }
 

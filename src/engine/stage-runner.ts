@@ -246,6 +246,11 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
   try {
     await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
   } finally {
+    // Every worker has returned, so no next() is in flight: ending the input stream runs its
+    // cleanup (open queries, loads started ahead) before the caller closes what it reads from.
+    await source.return(undefined).catch((error: unknown) => {
+      fatal ??= error;
+    });
     summary.work_ms = Math.round(performance.now() - workStarted);
     progress.stop();
     for (const l of logs.values()) {

@@ -4,6 +4,8 @@ import type { Shard } from './shard.js';
 interface WithCells extends StageSummary {
   prompt_version?: string;
   simulated?: boolean;
+  /** Models with no price in their spec. */
+  price_unknown?: string[];
   cells?: Array<{ dir: string; setting: string; assistant: string; user: string; rows: number | null }>;
   /** The judge stage: its judge and output folder. */
   judge?: string;
@@ -18,7 +20,7 @@ export function formatStageSummary(s: WithCells): string {
     const e = s.estimate!;
     lines.push(`${s.stage}: dry run, nothing called`);
     lines.push(`  planned      ${s.planned} (already done ${s.already_done}, recorded failed ${s.already_failed}${s.already_failed ? '; --retry-failed reruns them' : ''})`);
-    lines.push(`  estimate     ~${Math.round(e.calls)} calls, ~${fmt(e.inputTokens)} input + ~${fmt(e.outputTokens)} output tokens, ~$${e.costUsd.toFixed(2)} (prices from the model specs)`);
+    lines.push(`  estimate     ~${Math.round(e.calls)} calls, ~${fmt(e.inputTokens)} input + ~${fmt(e.outputTokens)} output tokens, ${formatEstimatedCost(e.costUsd, s.price_unknown ?? [])}`);
   } else {
     lines.push(`${s.stage}: ${s.interrupted ? 'STOPPED (rerun to resume)' : 'done'} in ${(s.elapsed_ms / 1000).toFixed(1)} s`);
     lines.push(`  this run     ${s.ok} ok, ${s.failed} failed of ${s.planned} planned`);
@@ -32,6 +34,13 @@ export function formatStageSummary(s: WithCells): string {
   for (const c of s.cells ?? []) lines.push(`  cell         ${c.setting} | ${c.assistant} | user ${c.user}${c.rows !== null ? ` | ${c.rows} records` : ''}\n               ${c.dir}`);
   if (s.simulated) lines.push('  NOTE: sim:* is an offline simulator, not a model; what it produces says nothing about any assistant.');
   return lines.join('\n');
+}
+
+/** "~$1.23 (prices from the model specs)", or what is missing: an estimate never counts an unknown price as free. */
+export function formatEstimatedCost(costUsd: number, priceUnknown: string[]): string {
+  if (priceUnknown.length === 0) return `~$${costUsd.toFixed(2)} (prices from the model specs)`;
+  const missing = `price unknown for ${priceUnknown.join(', ')} (add price_in=...&price_out=..., USD per 1M tokens, to the spec)`;
+  return costUsd > 0 ? `~$${costUsd.toFixed(2)} for the priced models; ${missing}` : `cost: ${missing}`;
 }
 
 function fmt(n: number): string {

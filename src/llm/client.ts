@@ -22,6 +22,11 @@ export interface ClientOptions {
   /** Where requests run: the shared HTTP worker thread (the default) or this thread. */
   transport?: TransportKind;
   env?: NodeJS.ProcessEnv;
+  /**
+   * A client for planning (--dry-run, status): ids, parameters and prices, but no key, no
+   * connection, and any call is an error. A plan must never need a key.
+   */
+  planOnly?: boolean;
 }
 
 export interface CallOutcome {
@@ -60,6 +65,7 @@ export class LlmClient {
     registerSecretsFromEnv(env, spec.keyEnv ? [spec.keyEnv] : []);
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
     if (spec.provider === 'sim') return new LlmClient(spec, new SimProvider(), undefined, options);
+    if (options.planOnly) return new LlmClient(spec, new PlanOnlyProvider(modelId(spec)), undefined, options);
     const connect = () => {
       const connections = options.connections ?? 64;
       return options.transport === 'inline' ? new InlineTransport(timeouts, connections) : new WorkerTransport(timeouts, connections);
@@ -181,6 +187,15 @@ export class LlmClient {
 
 const OPENAI_URL = 'https://api.openai.com/v1';
 const ANTHROPIC_URL = 'https://api.anthropic.com';
+
+/** Stands in for a provider while planning: nothing is ever sent. */
+class PlanOnlyProvider implements Provider {
+  constructor(private readonly id: string) {}
+  complete(): Promise<ChatResponse> {
+    return Promise.reject(new Error(`${this.id}: a plan-only client (dry run or status) cannot make calls`));
+  }
+  async close(): Promise<void> {}
+}
 
 function requireKey(spec: ModelSpec, baseUrl: string, key: string | undefined, officialHost: string, envName: string): void {
   if (!key && baseUrl.includes(officialHost)) {

@@ -105,3 +105,13 @@ export function modelId(spec: ModelSpec): string {
 export function isSimulator(spec: ModelSpec): boolean {
   return spec.provider === 'sim';
 }
+
+/** Whether a cost can be estimated: the spec names both prices (the simulator costs nothing). */
+export function hasPrice(spec: ModelSpec): boolean {
+  return isSimulator(spec) || (spec.priceIn !== undefined && spec.priceOut !== undefined);
+}
+
+/** The models of these specs whose price is unknown, once each: a cost estimate leaves them out. */
+export function unpriced(specs: ModelSpec[]): string[] {
+  return [...new Set(specs.filter((s) => !hasPrice(s)).map(modelId))];
+}

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Workspace } from '../core/workspace.js';
 import type { WorkCost } from '../engine/stage-runner.js';
-import { parseModelSpec } from '../llm/model-spec.js';
+import { parseModelSpec, unpriced } from '../llm/model-spec.js';
 import { runDialogues } from '../personalens/dialogues-stage.js';
 import { runJudge } from '../personalens/judge-stage.js';
 import type { LlmStageOptions } from '../personalens/llm-stage-options.js';
@@ -17,6 +17,8 @@ export interface CellWork {
   estimate: WorkCost;
   /** True when part of `pending` is an estimate (judgments of dialogues not made yet). */
   estimated?: boolean;
+  /** Models with no price in their spec: the estimate's cost leaves them out. */
+  priceUnknown?: string[];
 }
 
 export interface CellPlan {
@@ -46,8 +48,6 @@ export function stageOptions(p: Pipeline, workspace: Workspace, o: { signal: Abo
     signal: o.signal,
     retry: { retries: p.limits.retries, minDelayMs: p.limits.retryDelayMs, maxDelayMs: 60_000, factor: 2, maxTotalMs: p.limits.retryWindowS * 1000, maxRetryAfterMs: 5 * 60_000 },
     timeouts: { connectMs: p.limits.connectTimeoutS * 1000, headersMs: callMs, bodyMs: callMs, deadlineMs: callMs },
-    // A plan (or a status) calls nothing, so it must not need the keys: any unset key variable reads as a placeholder.
-    ...(o.dryRun ? { env: new Proxy(process.env, { get: (env, name) => (typeof name === 'string' ? env[name] || 'unused-by-a-dry-run' : undefined) }) } : {}),
   };
 }
 
@@ -71,7 +71,7 @@ export async function planCells(p: Pipeline, workspace: Workspace, signal: Abort
       dir,
       assistant,
       setting,
-      dialogues: { done: d.already_done, pending: d.planned, failed: retryFailed ? 0 : d.already_failed, estimate: d.estimate ?? { ...ZERO } },
+      dialogues: { done: d.already_done, pending: d.planned, failed: retryFailed ? 0 : d.already_failed, estimate: d.estimate ?? { ...ZERO }, priceUnknown: d.price_unknown },
     };
     if (p.judge) cell.judge = await planJudgeCell(p, workspace, cell, base);
     out.push(cell);
@@ -82,7 +82,7 @@ export async function planCells(p: Pipeline, workspace: Workspace, signal: Abort
 /** Judgments left in a cell: those of dialogues already made (the judge's dry run), plus an estimate for the dialogues still to come. */
 async function planJudgeCell(p: Pipeline, workspace: Workspace, cell: CellPlan, base: LlmStageOptions): Promise<CellWork> {
   const judge = p.judge!;
-  const work: CellWork = { done: 0, pending: 0, failed: 0, estimate: { ...ZERO } };
+  const work: CellWork = { done: 0, pending: 0, failed: 0, estimate: { ...ZERO }, priceUnknown: unpriced([parseModelSpec(judge.model)]) };
   if (existsSync(join(cell.dir, 'dialogues.parquet'))) {
     const j = await runJudge({ ...base, judge: judge.model, dimensions: judge.dimensions, dialogueDirs: [cell.dir] });
     work.done = j.already_done;
@@ -117,6 +117,7 @@ export function sumWork(cells: CellWork[]): CellWork {
     t.pending += c.pending;
     t.failed += c.failed;
     t.estimated ||= Boolean(c.estimated);
+    t.priceUnknown = [...new Set([...(t.priceUnknown ?? []), ...(c.priceUnknown ?? [])])];
     for (const k of Object.keys(t.estimate) as Array<keyof WorkCost>) t.estimate[k] += c.estimate[k];
   }
   return t;

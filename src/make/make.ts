@@ -11,6 +11,7 @@ import { runJudge } from '../personalens/judge-stage.js';
 import { runScenarios } from '../scenarios/stage.js';
 import { collectTables } from '../tables/tables.js';
 import { buildWarehouse } from '../warehouse/build.js';
+import { formatEstimatedCost } from '../engine/stage-summary.js';
 import { planCells, stageOptions, sumWork, type CellPlan, type CellWork } from './cells.js';
 import { buildGraph, type Step } from './graph.js';
 import type { Pipeline } from './pipeline.js';
@@ -38,6 +39,8 @@ export interface StepResult {
   reason?: string;
   cells?: Array<{ id: string; assistant: string; setting: string; status: StepStatus; work: CellWork; new?: { ok: number; failed: number; failure_reasons: Record<string, number> }; error?: string }>;
   estimate?: WorkCost;
+  /** With an estimate: the models whose spec gives no price, left out of its cost. */
+  price_unknown?: string[];
 }
 
 export interface MakeResult {
@@ -250,6 +253,7 @@ function planStep(step: 'dialogues' | 'judge', cells: CellPlan[], of: (c: CellPl
     detail: `${cells.length} cell(s): ${fmtWork(total)}`,
     cells: cells.map((c) => ({ id: c.id, assistant: c.assistant, setting: c.setting, status: of(c).pending > 0 ? 'would-run' : of(c).failed > 0 ? 'failed' : 'up-to-date', work: of(c) })),
     estimate: total.estimate,
+    price_unknown: total.priceUnknown ?? [],
   };
 }
 
@@ -326,7 +330,7 @@ function reasons(r: Record<string, number>): string {
 function fmtWork(w: CellWork): string {
   const n = (x: number) => Math.round(x).toLocaleString('en-US');
   const left = `${n(w.pending)}${w.estimated ? ' (estimated)' : ''} left, ${n(w.done)} done, ${n(w.failed)} failed`;
-  return w.pending > 0 ? `${left}; ~${n(w.estimate.calls)} calls, ~${n(w.estimate.inputTokens)} in + ~${n(w.estimate.outputTokens)} out tokens, ~$${w.estimate.costUsd.toFixed(2)}` : left;
+  return w.pending > 0 ? `${left}; ~${n(w.estimate.calls)} calls, ~${n(w.estimate.inputTokens)} in + ~${n(w.estimate.outputTokens)} out tokens, ${formatEstimatedCost(w.estimate.costUsd, w.priceUnknown ?? []).replace(/ \(prices from the model specs\)$/, '')}` : left;
 }
 
 const LABEL: Record<StepStatus, string> = { 'up-to-date': 'up to date', ran: 'done', 'would-run': 'to do', failed: 'FAILED', 'not-run': 'not run' };
@@ -347,7 +351,8 @@ export function formatMake(r: MakeResult): string {
     const est = r.steps.flatMap((s) => (s.estimate ? [s.estimate] : []));
     const cost = est.reduce((n, e) => n + e.costUsd, 0);
     const calls = est.reduce((n, e) => n + e.calls, 0);
-    lines.push(r.work === 0 ? 'plan: nothing to do: every target is up to date' : `plan: ${r.steps.filter((s) => s.status === 'would-run').map((s) => s.step).join(', ')} to run; ~${Math.round(calls).toLocaleString('en-US')} calls, ~$${cost.toFixed(2)} (prices from the pipeline's model specs). Nothing was run.`);
+    const unknown = [...new Set(r.steps.filter((s) => s.status === 'would-run').flatMap((s) => s.price_unknown ?? []))];
+    lines.push(r.work === 0 ? 'plan: nothing to do: every target is up to date' : `plan: ${r.steps.filter((s) => s.status === 'would-run').map((s) => s.step).join(', ')} to run; ~${Math.round(calls).toLocaleString('en-US')} calls, ${formatEstimatedCost(cost, unknown).replace('model specs', "pipeline's model specs")}. Nothing was run.`);
   } else if (r.failed.length) {
     lines.push(`make: FAILED: ${r.failed.join(', ')} (${(r.elapsed_ms / 1000).toFixed(1)} s)`);
   } else if (r.up_to_date) {

@@ -27,6 +27,8 @@ export interface NotebookSummary {
   params: Record<string, string | number | boolean>;
   cells: Array<{ index: number; line: number; name?: string; status: string; rows: number; shown: number; ms: number; error?: string }>;
   failed: number;
+  /** Parameters that match nothing in the warehouse. */
+  warnings: string[];
   /** The rendered document, when written to stdout. */
   document?: string;
 }
@@ -50,7 +52,7 @@ export async function notebookCommand(options: NotebookOptions): Promise<{ summa
   const document = renderNotebook(run, format, { db: options.db, fromCli });
   if (out !== '-') await writeFileAtomic(out, document);
 
-  const summary: NotebookSummary = { file: options.file, output: out, format, params: values, cells: cellSummaries(run), failed: run.failures.length };
+  const summary: NotebookSummary = { file: options.file, output: out, format, params: values, cells: cellSummaries(run), failed: run.failures.length, warnings: run.warnings };
   if (out === '-') summary.document = document;
   const rel = relative(options.cwd, out);
   const shown = out === '-' ? 'the output' : rel && !rel.startsWith('..') ? rel : out;

@@ -46,6 +46,11 @@ export interface Notebook {
   file: string;
   /** Parameter defaults from the front matter, in declaration order. */
   params: Record<string, ParamValue>;
+  /**
+   * Per parameter, a query listing the values it can match in the warehouse (front matter
+   * `param_values`): a value that is in none of them is reported, not left to give 0 rows in silence.
+   */
+  paramValues: Record<string, string>;
   /** The notebook's default row cap (front matter max_rows), if any. */
   maxRows?: number;
   /** The first level-1 heading, if any. */
@@ -55,13 +60,13 @@ export interface Notebook {
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const FRONT_MATTER_KEYS = new Set(['params', 'max_rows']);
+const FRONT_MATTER_KEYS = new Set(['params', 'param_values', 'max_rows']);
 
 export function parseNotebook(source: string, file: string): Notebook {
   const text = source.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
   const lines = text.split('\n');
   const front = frontMatter(lines, file);
-  const notebook: Notebook = { file, params: front.params, blocks: [], cells: [] };
+  const notebook: Notebook = { file, params: front.params, paramValues: front.paramValues, blocks: [], cells: [] };
   if (front.maxRows !== undefined) notebook.maxRows = front.maxRows;
 
   const bodyStart = front.endLine; // 0-based index of the first body line
@@ -142,8 +147,8 @@ function wholeNumber(value: string | number | undefined, error: () => PlensError
 }
 
 /** YAML between a first line `---` and the next `---`: parameter defaults and the notebook's row cap. */
-function frontMatter(lines: string[], file: string): { params: Record<string, ParamValue>; maxRows?: number; endLine: number } {
-  if (lines[0]?.trimEnd() !== '---') return { params: {}, endLine: 0 };
+function frontMatter(lines: string[], file: string): { params: Record<string, ParamValue>; paramValues: Record<string, string>; maxRows?: number; endLine: number } {
+  if (lines[0]?.trimEnd() !== '---') return { params: {}, paramValues: {}, endLine: 0 };
   const close = lines.findIndex((l, i) => i > 0 && (l.trimEnd() === '---' || l.trimEnd() === '...'));
   if (close < 0) throw new PlensError('E_INPUT_LAYOUT', 'front matter opened with --- is never closed', { location: { file, line: 1 } });
   const at = (line: number, message: string) => new PlensError('E_INPUT_SCHEMA', message, { location: { file, line } });
@@ -159,7 +164,7 @@ function frontMatter(lines: string[], file: string): { params: Record<string, Pa
     const i = lines.slice(0, close).findIndex((l) => new RegExp(`^\\s*${key}\\s*:`).test(l));
     return i < 0 ? 1 : i + 1;
   };
-  const result: { params: Record<string, ParamValue>; maxRows?: number; endLine: number } = { params: {}, endLine: close + 1 };
+  const result: { params: Record<string, ParamValue>; paramValues: Record<string, string>; maxRows?: number; endLine: number } = { params: {}, paramValues: {}, endLine: close + 1 };
   if (data === null || data === undefined) return result;
   if (typeof data !== 'object' || Array.isArray(data)) throw at(2, 'front matter must be a mapping (params:, max_rows:)');
   for (const [key, value] of Object.entries(data as Record<string, unknown>)) {
@@ -176,6 +181,14 @@ function frontMatter(lines: string[], file: string): { params: Record<string, Pa
     }
     if (typeof value === 'number' && !Number.isFinite(value)) throw at(lineOf(name), `parameter ${name}: the default must be a finite number`);
     result.params[name] = value;
+  }
+  const checks = (data as Record<string, unknown>)['param_values'];
+  if (checks === undefined || checks === null) return result;
+  if (typeof checks !== 'object' || Array.isArray(checks)) throw at(lineOf('param_values'), 'param_values must be a mapping of parameter name: SQL query listing its values');
+  for (const [name, sql] of Object.entries(checks as Record<string, unknown>)) {
+    if (!(name in result.params)) throw at(lineOf(name), `param_values: "${name}" is not a declared parameter`);
+    if (typeof sql !== 'string' || sql.trim() === '') throw at(lineOf(name), `param_values: ${name} needs a SQL query (one column: the values it can take)`);
+    result.paramValues[name] = sql;
   }
   return result;
 }

@@ -86,6 +86,7 @@ function renderMarkdown(run: NotebookRun, context: RenderContext): string {
   if (params.length) {
     out.push(renderTable({ name: 'params', columns: [{ key: 'p', label: 'parameter' }, { key: 'v', label: 'value' }, { key: 's', label: 'from' }], rows: params.map(([p, v, s]) => ({ p: markdownText(p), v: markdownText(v), s })) }, 'md'));
   }
+  for (const w of run.warnings) out.push(`> **Warning:** ${markdownText(w)}`);
   const byCell = new Map(run.results.map((r) => [r.cell, r]));
   for (const block of blocks) {
     if (block.kind === 'prose') {
@@ -171,6 +172,7 @@ function renderHtml(run: NotebookRun, context: RenderContext): string {
         .join('')}</tbody></table>`,
     );
   }
+  for (const w of run.warnings) body.push(`<div class="error"><p><strong>Warning:</strong> ${escapeHtml(w)}</p></div>`);
   for (const block of blocks) {
     if (block.kind === 'prose') {
       body.push(md.render(block.text));

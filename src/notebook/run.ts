@@ -25,6 +25,8 @@ export interface NotebookRun {
   params: Record<string, ParamValue>;
   results: CellResult[];
   failures: CellResult[];
+  /** Parameters whose value matches nothing in the warehouse (the notebook's param_values). */
+  warnings: string[];
 }
 
 /**
@@ -36,12 +38,14 @@ export async function runNotebook(notebook: Notebook, dbPath: string, params: Re
   requireWarehouse(dbPath);
   const db = await Database.open(dbPath, { readOnly: true });
   const results: CellResult[] = [];
+  const warnings: string[] = [];
   try {
     for (const [name, value] of Object.entries(params)) {
       // A bound value, never spliced into SQL text: a parameter cannot inject SQL. The name is an identifier (parse.ts).
       // Whole numbers bind as BIGINT so `limit getvariable('n')` and integer comparisons behave.
       await db.query(`SET VARIABLE ${name} = $1`, undefined, [typeof value === 'number' && Number.isSafeInteger(value) ? BigInt(value) : value]);
     }
+    warnings.push(...(await unmatchedParams(db, notebook, params)));
     for (const cell of notebook.cells) {
       const maxRows = cell.options.maxRows ?? options.maxRows ?? notebook.maxRows ?? DEFAULT_MAX_ROWS;
       const base = { cell, columns: [], types: [], rows: [], total: 0, maxRows, ms: 0 };
@@ -67,5 +71,28 @@ export async function runNotebook(notebook: Notebook, dbPath: string, params: Re
   } finally {
     db.close();
   }
-  return { notebook, params, results, failures: results.filter((r) => r.status === 'error') };
+  return { notebook, params, results, failures: results.filter((r) => r.status === 'error'), warnings };
+}
+
+/**
+ * A parameter that matches nothing (an assistant that is not in the warehouse, a misspelt setting)
+ * would give empty tables without a word: each declared check lists what the value could be. An
+ * empty value means "all" in the notebooks, so it is not checked.
+ */
+async function unmatchedParams(db: Database, notebook: Notebook, params: Record<string, ParamValue>): Promise<string[]> {
+  const out: string[] = [];
+  for (const [name, sql] of Object.entries(notebook.paramValues)) {
+    const value = params[name];
+    if (value === undefined || value === '') continue;
+    let known: string[];
+    try {
+      known = (await db.query(sql)).rows.map((r) => String(Object.values(r)[0]));
+    } catch (error) {
+      throw new PlensError('E_SQL', `param_values of ${name}: ${(error as Error).message}`, { location: { file: notebook.file }, cause: error });
+    }
+    if (known.includes(String(value))) continue;
+    const list = known.slice(0, 12).map((v) => JSON.stringify(v)).join(', ') + (known.length > 12 ? `, ... (${known.length} in all)` : '');
+    out.push(`parameter ${name} = ${JSON.stringify(value)} matches nothing in the warehouse, so the cells that use it show no rows; ${known.length ? `it has: ${list}` : 'it has none at all'}`);
+  }
+  return out;
 }

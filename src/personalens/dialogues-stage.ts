@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
+import { assertOneImport, recordDataset } from '../core/dataset-identity.js';
 import { usageError } from '../core/errors.js';
 import { runStage, type StageSummary, type WorkCost } from '../engine/stage-runner.js';
 import { CallCache } from '../llm/call-cache.js';
 import { LlmClient } from '../llm/client.js';
-import { isSimulator, parseModelSpec } from '../llm/model-spec.js';
+import { isSimulator, parseModelSpec, unpriced } from '../llm/model-spec.js';
 import { compactPartition, DIALOGUE_COLUMNS } from './compact.js';
 import { converse } from './conversation.js';
 import { cellDir, dialogueKey, makeCell, type DialogueCell } from './dialogue-cell.js';
@@ -24,6 +25,8 @@ export interface DialoguesOptions extends LlmStageOptions {
 export interface DialoguesSummary extends StageSummary {
   prompt_version: string;
   simulated: boolean;
+  /** Models whose spec gives no price: the cost estimate leaves them out. */
+  price_unknown: string[];
   cells: Array<{ dir: string; setting: string; assistant: string; user: string; rows: number | null }>;
 }
 
@@ -44,8 +47,10 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
   const assistantSpecs = options.assistants.map((a) => parseModelSpec(a, '--assistant'));
   const userSpec = parseModelSpec(options.user ?? defaultUser(assistantSpecs.every(isSimulator)), '--user');
   const prompts = PromptSet.load(options.prompts);
+  assertOneImport(options.workspace, 'plens dialogues');
   const source = await ScenarioContextSource.open(options.workspace);
-  const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.cache);
+  // A dry run calls nothing: it neither opens nor creates the cache.
+  const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.dryRun ? 'off' : options.cache);
   const user = LlmClient.create(userSpec, clientOptions(options, cache));
   const assistants = assistantSpecs.map((s) => LlmClient.create(s, clientOptions(options, cache)));
   const root = join(options.workspace.root, 'dialogues');
@@ -58,7 +63,10 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
     if (!options.dryRun) {
       for (const { cell } of cells) {
         const file = join(cellDir(root, cell), 'cell.json');
-        if (!existsSync(file)) await writeFileAtomic(file, JSON.stringify({ ...cell, prompt_sources: prompts.sources }, null, 2) + '\n');
+        if (!existsSync(file)) {
+          await writeFileAtomic(file, JSON.stringify({ ...cell, prompt_sources: prompts.sources }, null, 2) + '\n');
+          await recordDataset(cellDir(root, cell), options.workspace);
+        }
       }
     }
     const summary = await runStage<Item>(
@@ -163,11 +171,11 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
       const rows = options.dryRun || !existsSync(dir) ? null : (await compactPartition(dir, 'dialogues', DIALOGUE_COLUMNS)).rows;
       cellRows.push({ dir, setting: cell.setting, assistant: cell.assistant.model, user: cell.user.model, rows });
     }
-    return { ...summary, prompt_version: prompts.dialogueVersion, simulated: cells.some((c) => c.cell.simulated), cells: cellRows };
+    return { ...summary, prompt_version: prompts.dialogueVersion, simulated: cells.some((c) => c.cell.simulated), price_unknown: unpriced([userSpec, ...assistantSpecs]), cells: cellRows };
   } finally {
     await Promise.all([user, ...assistants].map((c) => c.close()));
     await cache.close();
-    source.close();
+    await source.close();
   }
 }
 

@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
+import { assertOneImport, recordDataset } from '../core/dataset-identity.js';
 import { PlensError, usageError } from '../core/errors.js';
 import { sqlString } from '../db/database.js';
 import { runStage, type StageSummary, type WorkCost } from '../engine/stage-runner.js';
 import { CallCache } from '../llm/call-cache.js';
 import { LlmClient, type CallOutcome } from '../llm/client.js';
 import { LlmCallError } from '../llm/errors.js';
-import { isSimulator, parseModelSpec } from '../llm/model-spec.js';
+import { isSimulator, parseModelSpec, unpriced } from '../llm/model-spec.js';
 import type { ChatMessage, ChatRequest, SamplingParams } from '../llm/types.js';
 import { compactPartition } from './compact.js';
 import { renderConversation } from './conversation.js';
@@ -43,6 +44,8 @@ export interface JudgeSummary extends StageSummary {
   judge: string;
   prompt_version: string;
   simulated: boolean;
+  /** The judge, when its spec gives no price: the cost estimate leaves it out. */
+  price_unknown: string[];
   dir: string;
   rows: number | null;
 }
@@ -126,8 +129,10 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
   if (dialogueFiles ? dialogueFiles.length === 0 || !dialogueFiles.every((f) => existsSync(f)) : !compacted()) {
     throw new PlensError('E_PREREQUISITE', `no compacted dialogues in ${dialogueFiles?.find((f) => !existsSync(f)) ?? dialoguesDir}`, { hint: 'run `plens dialogues` first (it compacts each cell into dialogues.parquet when it ends)' });
   }
+  assertOneImport(options.workspace, 'plens judge');
   const source = await ScenarioContextSource.open(options.workspace);
-  const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.cache);
+  // A dry run calls nothing: it neither opens nor creates the cache.
+  const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.dryRun ? 'off' : options.cache);
   const judge = LlmClient.create(spec, clientOptions(options, cache));
   const params = judge.params(JUDGE_SAMPLING);
   // The endpoint only when it is not the vendor's default, so judgments against it keep their keys.
@@ -149,6 +154,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
   try {
     if (!options.dryRun && !existsSync(join(dir, 'judge.json'))) {
       await writeFileAtomic(join(dir, 'judge.json'), JSON.stringify({ judge: judge.id, ...(judge.endpoint ? { endpoint: judge.endpoint } : {}), params, prompt_version: prompts.judgeVersion, prompt_sources: prompts.sources }, null, 2) + '\n');
+      await recordDataset(dir, options.workspace);
     }
     const summary = await runStage<Item>(
       {
@@ -283,11 +289,11 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
       engineOptions(options),
     );
     const rowsWritten = options.dryRun || !existsSync(dir) ? null : (await compactPartition(dir, 'judgments', JUDGMENT_COLUMNS)).rows;
-    return { ...summary, judge: judge.id, prompt_version: prompts.judgeVersion, simulated: isSimulator(spec), dir, rows: rowsWritten };
+    return { ...summary, judge: judge.id, prompt_version: prompts.judgeVersion, simulated: isSimulator(spec), price_unknown: unpriced([spec]), dir, rows: rowsWritten };
   } finally {
     await judge.close();
     await cache.close();
-    source.close();
+    await source.close();
   }
 }
 

@@ -42,5 +42,7 @@ export function clientOptions<C>(o: LlmStageOptions, cache: C) {
     ...(o.retry ? { retry: o.retry } : {}),
     ...(o.timeouts ? { timeouts: o.timeouts } : {}),
     ...(o.env ? { env: o.env } : {}),
+    // A plan calls nothing: no key, no connection.
+    planOnly: Boolean(o.dryRun),
   };
 }

@@ -78,22 +78,29 @@ export class ScenarioContextSource {
     }
     // One thread keeps the scenario stream in stored order (and --limit deterministic).
     const db = await Database.open(':memory:', { threads: 1, memoryLimit: '256MB' });
-    const file = (t: string) => sqlString(workspace.datasetFile(t));
-    // Views, not tables: context is read from Parquet a batch at a time, never held whole.
-    await db.run(`
-      CREATE VIEW users AS SELECT * FROM read_parquet(${file('users')});
-      CREATE VIEW interactions AS SELECT * FROM read_parquet(${file('interactions')});
-      CREATE TABLE preference_order AS SELECT domain, preference_type, position AS type_position FROM read_parquet(${file('preference_schema')});
-      CREATE VIEW affinities AS
-        SELECT a.user_id, a.user_index, a.domain, a.preference_type, list(a.value ORDER BY a.position) FILTER (a.value IS NOT NULL) AS vals, min(p.type_position) AS type_position
-        FROM read_parquet(${file('affinities')}) a JOIN preference_order p USING (domain, preference_type)
-        GROUP BY ALL;
-    `);
-    const source = new ScenarioContextSource(db, await Database.open(':memory:', { threads: 1, memoryLimit: '128MB' }), workspace);
-    for (const t of await db.all<{ task_id: string; user_intent: string; goal: string }>(`SELECT task_id, user_intent, goal FROM read_parquet(${file('tasks')})`)) {
-      source.tasks.set(t.task_id, { intent: t.user_intent, goal: t.goal });
+    let streamDb: Database | undefined;
+    try {
+      const file = (t: string) => sqlString(workspace.datasetFile(t));
+      // Views, not tables: context is read from Parquet a batch at a time, never held whole.
+      await db.run(`
+        CREATE VIEW users AS SELECT * FROM read_parquet(${file('users')});
+        CREATE VIEW interactions AS SELECT * FROM read_parquet(${file('interactions')});
+        CREATE TABLE preference_order AS SELECT domain, preference_type, position AS type_position FROM read_parquet(${file('preference_schema')});
+        CREATE VIEW affinities AS
+          SELECT a.user_id, a.user_index, a.domain, a.preference_type, list(a.value ORDER BY a.position) FILTER (a.value IS NOT NULL) AS vals, min(p.type_position) AS type_position
+          FROM read_parquet(${file('affinities')}) a JOIN preference_order p USING (domain, preference_type)
+          GROUP BY ALL;
+      `);
+      streamDb = await Database.open(':memory:', { threads: 1, memoryLimit: '128MB' });
+      const source = new ScenarioContextSource(db, streamDb, workspace);
+      for (const t of await db.all<{ task_id: string; user_intent: string; goal: string }>(`SELECT task_id, user_intent, goal FROM read_parquet(${file('tasks')})`)) {
+        source.tasks.set(t.task_id, { intent: t.user_intent, goal: t.goal });
+      }
+      return source;
+    } catch (error) {
+      await Promise.all([db.close(), streamDb?.close()]);
+      throw error;
     }
-    return source;
   }
 
   /** The selected scenarios, streamed in their stored order. */
@@ -120,7 +127,19 @@ export class ScenarioContextSource {
    * never wait for a query.
    */
   async *withContext<T extends ScenarioRow>(rows: AsyncIterable<T>): AsyncGenerator<{ row: T; context: ScenarioContext }> {
-    const load = async (batch: T[]) => ({ batch, users: await this.loadUsers([...new Set(batch.map((s) => s.user_index))], batch) });
+    // Loads run ahead of the consumer. One the consumer never reaches (it stopped early, or an
+    // earlier batch failed) is still awaited before this generator ends, so no query outlives it
+    // and none rejects with no one listening.
+    const started = new Set<Promise<unknown>>();
+    const load = (batch: T[]) => {
+      const p = (async () => ({ batch, users: await this.loadUsers([...new Set(batch.map((s) => s.user_index))], batch) }))();
+      started.add(p);
+      p.then(
+        () => started.delete(p),
+        () => undefined,
+      );
+      return p;
+    };
     let pending: ReturnType<typeof load> | undefined;
     let batch: T[] = [];
     // Small first batches put the first items in the workers' hands at once; then full batches.
@@ -128,19 +147,23 @@ export class ScenarioContextSource {
     const emit = async function* (this: ScenarioContextSource, loaded: Awaited<ReturnType<typeof load>>) {
       for (const row of loaded.batch) yield { row, context: this.contextOf(row, loaded.users) };
     }.bind(this);
-    for await (const s of rows) {
-      batch.push(s);
-      if (batch.length >= size) {
-        const next = load(batch);
-        batch = [];
-        size = Math.min(BATCH, size * 2);
-        if (pending) yield* emit(await pending);
-        pending = next;
+    try {
+      for await (const s of rows) {
+        batch.push(s);
+        if (batch.length >= size) {
+          const next = load(batch);
+          batch = [];
+          size = Math.min(BATCH, size * 2);
+          if (pending) yield* emit(await pending);
+          pending = next;
+        }
       }
+      const last = batch.length ? load(batch) : undefined;
+      if (pending) yield* emit(await pending);
+      if (last) yield* emit(await last);
+    } finally {
+      await Promise.allSettled([...started]);
     }
-    const last = batch.length ? load(batch) : undefined;
-    if (pending) yield* emit(await pending);
-    if (last) yield* emit(await last);
   }
 
   /** Streams any query over the workspace on the stream connection (e.g. dialogues to judge). */
@@ -217,8 +240,8 @@ export class ScenarioContextSource {
     return out;
   }
 
-  close(): void {
-    this.db.close();
-    this.streamDb.close();
+  /** Closes both connections once the queries in flight on them have settled. */
+  async close(): Promise<void> {
+    await Promise.all([this.db.close(), this.streamDb.close()]);
   }
 }

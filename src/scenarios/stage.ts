@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { replaceDirectoryAtomic } from '../core/atomic.js';
-import { usageError } from '../core/errors.js';
+import { PlensError, usageError } from '../core/errors.js';
+import { currentDataset } from '../core/dataset-identity.js';
 import { plensVersion } from '../core/version.js';
 import type { Workspace } from '../core/workspace.js';
 import { Database, sqlString } from '../db/database.js';
@@ -44,7 +45,8 @@ export async function runScenarios(workspace: Workspace, selection: ScenarioSele
       missing = requested.filter((u) => !present.has(u));
       if (missing.length) warnings.push(`${missing.length} of ${requested.length} requested users have no scenarios in the dataset`);
     }
-    if (counts!.total === 0) warnings.push('the selection is empty');
+    // An empty selection is not a result: every later stage would fail on it, further from the cause.
+    if (counts!.total === 0) throw await emptySelectionError(db, pool, selection, missing, requested);
     if (!options.dryRun) {
       await replaceDirectoryAtomic(workspace.scenariosDir, async (staging) => {
         await db.run(`COPY selected TO ${sqlString(join(staging, 'scenarios.parquet'))} (FORMAT parquet, COMPRESSION zstd)`);
@@ -53,6 +55,8 @@ export async function runScenarios(workspace: Workspace, selection: ScenarioSele
           plens_version: plensVersion,
           created_at: new Date().toISOString(),
           selection,
+          // The import it selected from: later stages refuse to mix it with another.
+          ...(currentDataset(workspace) ? { dataset: currentDataset(workspace) } : {}),
           tables: { scenarios: { file: 'scenarios.parquet', rows: counts!.total } },
           warnings,
         };
@@ -72,6 +76,33 @@ export async function runScenarios(workspace: Workspace, selection: ScenarioSele
   } finally {
     db.close();
   }
+}
+
+/** Says which criterion left nothing, and what the dataset has, so the user knows what to change. */
+async function emptySelectionError(db: Database, pool: string, selection: ScenarioSelection, missing: number[], requested: number[] | undefined): Promise<PlensError> {
+  const [has] = await db.all<{ users: number; lo: number; hi: number; sd: number; md: number }>(
+    `SELECT count(DISTINCT user_index)::INTEGER AS users, min(user_index)::INTEGER AS lo, max(user_index)::INTEGER AS hi,
+            count(*) FILTER (kind = 'SD')::INTEGER AS sd, count(*) FILTER (kind = 'MD')::INTEGER AS md FROM ${pool}`,
+  );
+  const criteria = [
+    `--kind ${selection.kind}`,
+    selection.sample ? `--sample ${selection.sample}` : '',
+    selection.users ? `--users (${selection.users.length} user(s))` : '',
+    selection.domains?.length ? `--domains ${selection.domains.join(',')}` : '',
+    selection.random !== undefined ? `--random ${selection.random}` : '',
+  ].filter(Boolean);
+  const why: string[] = [];
+  if (requested && missing.length === requested.length) {
+    why.push(
+      requested.length === 0
+        ? 'no user is in both --sample and --users'
+        : `none of the ${requested.length} requested user(s) is in the dataset`,
+    );
+  }
+  if (selection.random === 0) why.push('--random 0 keeps nothing');
+  return new PlensError('E_PREREQUISITE', `the scenario selection is empty (${criteria.join(' AND ')})${why.length ? `: ${why.join('; ')}` : ''}`, {
+    hint: `the dataset has ${has!.users} users (indices ${has!.lo}-${has!.hi}) and ${has!.sd} SD + ${has!.md} MD scenarios; widen --users, --sample, --domains or --kind (in a pipeline: scenarios:)`,
+  });
 }
 
 export function formatScenariosSummary(s: ScenariosSummary): string {

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { tempSibling } from '../core/atomic.js';
+import { assertOneImport } from '../core/dataset-identity.js';
 import { PlensError, storageError } from '../core/errors.js';
 import { packageRoot } from '../core/paths.js';
 import { plensVersion } from '../core/version.js';
@@ -40,6 +41,7 @@ export const defaultSqlDir = join(packageRoot, 'warehouse');
 export async function buildWarehouse(options: WarehouseOptions): Promise<WarehouseSummary> {
   const started = performance.now();
   options.workspace.requireDataset();
+  assertOneImport(options.workspace, 'plens warehouse');
   const files = await readWarehouseSqlFiles(options.sqlDir ?? defaultSqlDir);
   await mkdir(dirname(options.dbPath), { recursive: true });
   const tmp = options.dryRun ? ':memory:' : tempSibling(options.dbPath);

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { format } from 'node:util';
 
 export const repoRoot = resolve(import.meta.dirname, '..', '..');
 export const cliPath = join(repoRoot, 'dist', 'cli', 'main.js');
@@ -14,8 +15,31 @@ export interface CliResult {
   stderr: string;
 }
 
+export interface RunOptions {
+  cwd?: string;
+  env?: Record<string, string>;
+  /** Run the built CLI as a real process even where this process could run it. */
+  subprocess?: boolean;
+}
+
+let inProcessBusy = false;
+
+/**
+ * Runs the CLI with its own environment and working directory. In this process (the same argv
+ * parsing, handlers and error reporting as the built program, without starting Node and loading
+ * DuckDB again) unless asked for a subprocess, PLENS_TEST_SUBPROCESS=1 is set, or another run is
+ * in flight here (two at once run as two processes, as they would for a user).
+ */
+export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  if (options.subprocess || inProcessBusy || process.env['PLENS_TEST_SUBPROCESS'] === '1') return runCliProcess(args, options);
+  inProcessBusy = true;
+  return runCliInProcess(args, options).finally(() => {
+    inProcessBusy = false;
+  });
+}
+
 /** Runs the built CLI as a real process (as a user would), with its own environment. */
-export function runCli(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+export function runCliProcess(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [cliPath, ...args], {
       cwd: options.cwd ?? repoRoot,
@@ -31,7 +55,7 @@ export function runCli(args: string[], options: { cwd?: string; env?: Record<str
   });
 }
 
-export function runCliJson<T = Record<string, unknown>>(args: string[], options?: { cwd?: string }): Promise<CliResult & { json: T }> {
+export function runCliJson<T = Record<string, unknown>>(args: string[], options?: RunOptions): Promise<CliResult & { json: T }> {
   return runCli([...args, '--json'], options).then((r) => {
     let json: T;
     try {
@@ -45,4 +69,49 @@ export function runCliJson<T = Record<string, unknown>>(args: string[], options?
 
 export function tempDir(prefix = 'plens-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * Runs the CLI in this process: the same argv parsing, handlers and error reporting as the built
+ * program, without starting Node (a subprocess costs about half a second of CPU). For tests where
+ * a separate process adds nothing; one at a time (it swaps process-wide stdout, env and cwd).
+ */
+export async function runCliInProcess(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
+  const { main } = await import('../../src/cli/main.js');
+  const env: Record<string, string> = { PLENS_WORKSPACE: '', PLENS_WAREHOUSE: '', ...options.env };
+  const savedEnv = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  const savedCwd = process.cwd();
+  const savedExitCode = process.exitCode;
+  const out = { stdout: '', stderr: '' };
+  const writes = { stdout: process.stdout.write, stderr: process.stderr.write };
+  const capture = (stream: 'stdout' | 'stderr') =>
+    ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      out[stream] += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
+      const callback = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+      callback?.();
+      return true;
+    }) as typeof process.stdout.write;
+  Object.assign(process.env, env);
+  process.exitCode = undefined;
+  process.chdir(options.cwd ?? repoRoot);
+  process.stdout.write = capture('stdout');
+  process.stderr.write = capture('stderr');
+  // yargs prints help and version with console.log, which the test runner takes over.
+  const logs = { log: console.log, error: console.error, warn: console.warn };
+  console.log = (...a: unknown[]) => void (out.stdout += format(...a) + '\n');
+  console.error = console.warn = (...a: unknown[]) => void (out.stderr += format(...a) + '\n');
+  try {
+    const code = await main(args);
+    return { code, ...out };
+  } finally {
+    process.stdout.write = writes.stdout;
+    process.stderr.write = writes.stderr;
+    Object.assign(console, logs);
+    process.chdir(savedCwd);
+    process.exitCode = savedExitCode;
+    for (const [k, v] of Object.entries(savedEnv)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
 }

@@ -1,17 +1,11 @@
 import { cpSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { expect, inject } from 'vitest';
 import { runCli, sampleDir, tempDir } from './cli.js';
 
-let template: string | undefined;
-
-/** A workspace with the sample imported and some scenarios selected (imported once, copied per test). */
+/** A workspace with the sample imported and some scenarios selected (imported once per run by the global setup, copied per test). */
 export async function sampleWorkspace(scenarioArgs: string[] = ['--users', '0-1']): Promise<string> {
-  if (!template) {
-    const t = join(tempDir('plens-ws-template-'), 'out');
-    expect((await runCli(['import', '--from', sampleDir, '-w', t])).code).toBe(0);
-    template = t;
-  }
+  const template = inject('sampleImport');
   const ws = join(tempDir('plens-ws-'), 'out');
   cpSync(template, ws, { recursive: true });
   const r = await runCli(['scenarios', '-w', ws, ...scenarioArgs]);

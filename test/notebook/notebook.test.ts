@@ -228,6 +228,29 @@ describe('plens notebook on a small warehouse', () => {
     expect(r.stderr).toContain('its parameters: who, n');
   });
 
+  it('says when a parameter matches nothing in the warehouse (param_values), with the values there are', async () => {
+    const file = write(
+      'checked.md',
+      ['---', 'params:', '  who: sim:default', '  setting: ""', 'param_values:', '  who: select distinct assistant_model from dialogues', '  setting: select distinct setting from dialogues', '---', '', '```sql', "select count(*) as n from dialogues where assistant_model = getvariable('who');", '```'].join('\n'),
+    );
+    // A value that is there, and an empty one ("all"), are not reported.
+    let r = await runCliJson<{ warnings: string[] }>(['notebook', file, '--db', db, '-o', join(dir, 'checked-ok.md')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json.warnings).toEqual([]);
+    const nobody = 'parameter who = "openai:gpt-4o" matches nothing in the warehouse, so the cells that use it show no rows; it has: "sim:default"';
+    r = await runCliJson<{ warnings: string[] }>(['notebook', file, '--db', db, '-o', join(dir, 'checked.md.out'), '-p', 'who=openai:gpt-4o', '-p', 'setting=base+al']);
+    expect(r.code).toBe(0);
+    expect(r.json.warnings).toEqual([nobody, 'parameter setting = "base+al" matches nothing in the warehouse, so the cells that use it show no rows; it has: "base"']);
+    expect(readFileSync(join(dir, 'checked.md.out'), 'utf8')).toContain('> **Warning:** parameter who = "openai:gpt-4o" matches nothing');
+    const text = await runCli(['notebook', file, '--db', db, '-o', '-', '-p', 'who=openai:gpt-4o']);
+    expect(text.stderr).toContain(`plens: warning: ${nobody}`);
+    // A check naming an undeclared parameter is an error in the notebook.
+    const bad = write('bad-check.md', ['---', 'params:', '  who: x', 'param_values:', '  whom: select 1', '---', ''].join('\n'));
+    const e = await runCli(['notebook', bad, '--db', db, '-o', '-']);
+    expect(e.code).toBe(3);
+    expect(e.stderr).toContain('param_values: "whom" is not a declared parameter');
+  });
+
   it('shows a failing cell under itself, runs the rest, reports every failure with file:line and exits 5', async () => {
     const file = write(
       'broken.md',

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseUserList } from '../../src/scenarios/selection.js';
@@ -64,9 +65,24 @@ describe('plens scenarios on the sample', () => {
     const r = await select('--sample', '50');
     expect(r.scenarios).toEqual({ total: 22, sd: 19, md: 3 });
     expect(r.missing_users).toHaveLength(49);
-    const both = await select('--sample', '50', '--users', '0-6');
-    expect(both.scenarios.total).toBe(0);
-    expect(both.warnings).toContain('the selection is empty');
+  });
+
+  it('an empty selection is exit 4 saying why and what the dataset has, and keeps the previous selection', async () => {
+    await select('--users', '0');
+    const manifest = () => readFileSync(join(ws, 'scenarios', 'manifest.json'), 'utf8');
+    const before = manifest();
+    const both = await runCli(['scenarios', '-w', ws, '--sample', '50', '--users', '0-6']);
+    expect(both.code, both.stderr).toBe(4);
+    expect(both.stderr).toContain('E_PREREQUISITE: the scenario selection is empty (--kind all AND --sample 50 AND --users (7 user(s))): no user is in both --sample and --users');
+    expect(both.stderr).toContain('hint: the dataset has 8 users (indices 0-7) and');
+    const absent = await runCli(['scenarios', '-w', ws, '--users', '40-45']);
+    expect(absent.code).toBe(4);
+    expect(absent.stderr).toContain('none of the 6 requested user(s) is in the dataset');
+    const noDomain = await runCli(['scenarios', '-w', ws, '--users', '0', '--kind', 'md', '--domains', 'Alarm']);
+    expect(noDomain.code, noDomain.stderr).toBe(4);
+    expect(noDomain.stderr).toContain('(--kind md AND --users (1 user(s)) AND --domains Alarm)');
+    // Nothing was written: the last good selection stands.
+    expect(manifest()).toBe(before);
   });
 
   it('--random N --seed S is deterministic, seed-dependent, and a larger N keeps a smaller N', async () => {

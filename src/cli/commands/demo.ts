@@ -12,7 +12,12 @@ interface DemoArgs extends GlobalArgs {
 export const demoCommand: CommandModule<GlobalArgs, DemoArgs> = {
   command: 'demo',
   describe: 'Run every stage on the bundled sample data (no network, no API keys): plens make all -p pipelines/demo.yaml',
-  builder: (y) => warehouseOption(y).example('$0 demo', 'writes ./out, warehouse/plens.duckdb and the report'),
+  // The demo's own defaults (those of pipelines/demo.yaml), not the shared out/ and warehouse/plens.duckdb.
+  builder: (y) =>
+    warehouseOption(y)
+      .option('workspace', { alias: 'w', type: 'string', default: process.env['PLENS_WORKSPACE'] || 'out/demo', describe: 'Folder for the demo\'s stage outputs; env PLENS_WORKSPACE' })
+      .option('db', { type: 'string', default: process.env['PLENS_WAREHOUSE'] || 'warehouse/demo.duckdb', describe: 'The demo\'s DuckDB warehouse; env PLENS_WAREHOUSE' })
+      .example('$0 demo', 'writes out/demo/, warehouse/demo.duckdb and the report'),
   handler: async (args) => {
     const { loadPipeline } = await import('../../make/pipeline.js');
     const { make, formatMake } = await import('../../make/make.js');

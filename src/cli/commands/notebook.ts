@@ -47,6 +47,7 @@ export const notebookCommand: CommandModule<GlobalArgs, NotebookArgs> = {
       if (error) process.exitCode = error.exitCode;
       return;
     }
+    for (const w of summary.warnings) process.stderr.write(`plens: warning: ${w}\n`);
     if (summary.document !== undefined) process.stdout.write(summary.document);
     else if (!args.quiet) process.stdout.write(`${shown(summary.output)}\n`);
     if (error) throw error;
