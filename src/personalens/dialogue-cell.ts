@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { LlmClient } from '../llm/client.js';
 import type { SamplingParams } from '../llm/types.js';
+import type { PromptStyle } from './prompt-set.js';
 import { PAPER_SAMPLING, type Setting } from './settings.js';
 
 /** One cell of the experiment grid: an assistant under one setting, talking to one user agent. */
@@ -10,22 +11,25 @@ export interface DialogueCell {
   assistant: { model: string; params: SamplingParams };
   user: { model: string; params: SamplingParams };
   promptVersion: string;
+  /** The assistant's prompt layout (xml or markdown), part of the cell's identity. */
+  promptStyle: PromptStyle;
   simulated: boolean;
 }
 
-export function makeCell(setting: Setting, assistant: LlmClient, user: LlmClient, promptVersion: string): DialogueCell {
+export function makeCell(setting: Setting, assistant: LlmClient, user: LlmClient, promptVersion: string, promptStyle: PromptStyle): DialogueCell {
   return {
     setting,
     assistant: { model: assistant.id, params: assistant.params(PAPER_SAMPLING.assistant) },
     user: { model: user.id, params: user.params(PAPER_SAMPLING.user) },
     promptVersion,
+    promptStyle,
     simulated: assistant.spec.provider === 'sim' || user.spec.provider === 'sim',
   };
 }
 
 function identity(cell: DialogueCell): unknown[] {
   const p = (x: SamplingParams) => [x.temperature, x.maxTokens];
-  return [cell.assistant.model, p(cell.assistant.params), cell.setting, cell.user.model, p(cell.user.params), cell.promptVersion];
+  return [cell.assistant.model, p(cell.assistant.params), cell.setting, cell.user.model, p(cell.user.params), cell.promptVersion, cell.promptStyle];
 }
 
 /** A stable key from parts: sha256 of their JSON, hex, cut to `length`. */
