@@ -67,6 +67,33 @@ export function storedReply(text: string, style: PromptStyle): string {
   return style === 'xml' ? text : text.trimStart();
 }
 
+/** What the user agent's templates are filled with: the whole profile in every prompt (its system prompt carries no data). */
+export function userAgentView(context: ScenarioContext, conversation: string): Record<string, string> {
+  return {
+    demographics: context.demographics,
+    preferences: context.preferences,
+    interactions: context.interactions,
+    situation: context.situation,
+    intent: context.intent,
+    conversation,
+  };
+}
+
+/** What the assistant's turn template is filled with: the context blocks its setting enables, and the history in its own form. */
+export function assistantTurnView(setting: Setting, context: ScenarioContext, messages: Array<{ role: string; content: string }>): Record<string, string | boolean | undefined> {
+  const conf = SETTINGS[setting];
+  return {
+    // A block the setting enables is always filled (Python-format templates need the value, even empty).
+    demographics: conf.demographics ? context.demographics : undefined,
+    interactions: conf.interactions ? context.interactions : undefined,
+    situation: conf.situation ? context.situation : undefined,
+    conversation: renderAssistantHistory(messages),
+    guidelines: setting !== 'vanilla',
+    // The original's Base turn prompt has an empty instruction section.
+    instruction: setting !== 'base',
+  };
+}
+
 /**
  * One PersonaLens dialogue as the original runs it: the user agent opens (the opening is never
  * checked for the marker), then up to the round limit the assistant answers and the user replies.
@@ -87,15 +114,7 @@ export async function converse(
   const conf = SETTINGS[setting];
   const style = agents.assistantStyle ?? defaultPromptStyle(agents.assistant.spec.model);
   const userStyle = defaultPromptStyle(agents.user.spec.model);
-  // The user agent sees the whole profile in every prompt; its system prompt carries no data.
-  const userView = (conversation: string) => ({
-    demographics: context.demographics,
-    preferences: context.preferences,
-    interactions: context.interactions,
-    situation: context.situation,
-    intent: context.intent,
-    conversation,
-  });
+  const userView = (conversation: string) => userAgentView(context, conversation);
   const userSystem = prompts.render(prompts.userTemplate('user-system', scenario.kind), userView(''));
   const assistantSystem = prompts.render(prompts.assistantSystemTemplate(setting, style), {});
   const assistantTurn = prompts.assistantTurnTemplate(setting, style);
@@ -132,17 +151,7 @@ export async function converse(
       throw error;
     }
   };
-  const assistantPrompt = () =>
-    prompts.render(assistantTurn, {
-      // A block the setting enables is always filled (Python-format templates need the value, even empty).
-      demographics: conf.demographics ? context.demographics : undefined,
-      interactions: conf.interactions ? context.interactions : undefined,
-      situation: conf.situation ? context.situation : undefined,
-      conversation: renderAssistantHistory(messages),
-      guidelines: setting !== 'vanilla',
-      // The original's Base turn prompt has an empty instruction section.
-      instruction: setting !== 'base',
-    });
+  const assistantPrompt = () => prompts.render(assistantTurn, assistantTurnView(setting, context, messages));
   const userPrompt = () => prompts.render(prompts.userTemplate('user-turn', scenario.kind), userView(renderConversation(messages)));
 
   try {

@@ -96,10 +96,12 @@ export class PromptSet {
   }
 
   private versionOf(include: (name: string) => boolean): string {
+    // The templates in effect (the first layer holding a name wins), whatever folder they came from:
+    // an override of a dialogue prompt leaves the judge's version as it was.
+    const effective = new Map<string, Template>();
+    for (const layer of this.layers) for (const [name, t] of layer) if (!effective.has(name)) effective.set(name, t);
     const hash = createHash('sha256');
-    this.layers.forEach((layer, i) => {
-      for (const name of [...layer.keys()].sort()) if (include(name)) hash.update(`${i}\u0000${name}\u0000${layer.get(name)!.kind}\u0000${layer.get(name)!.text}\u0000`);
-    });
+    for (const name of [...effective.keys()].sort()) if (include(name)) hash.update(`${name}\u0000${effective.get(name)!.kind}\u0000${effective.get(name)!.text}\u0000`);
     for (const name of Object.keys(this.partials).sort()) if (include(name)) hash.update(`_${name}\u0000${this.partials[name]}\u0000`);
     return `${this.label}+${hash.digest('hex').slice(0, 8)}`;
   }
