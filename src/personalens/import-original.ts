@@ -111,6 +111,7 @@ export interface ImportSummary {
   out: string;
   templates: Array<{ template: string; file: string; constant: string; line: number; fields: Record<string, string> }>;
   skipped: string[];
+  dry_run: boolean;
 }
 
 const qualified = (c: PythonConstant) => (c.className ? `${c.className}.${c.name}` : c.name);
@@ -149,7 +150,7 @@ function classify(file: keyof typeof ORIGINAL_FILES, c: Found, fieldOf: (n: stri
   return undefined;
 }
 
-export function importOriginal(options: { source: string; out: string; mapping?: string; force?: boolean }): ImportSummary {
+export function importOriginal(options: { source: string; out: string; mapping?: string; force?: boolean; dryRun?: boolean }): ImportSummary {
   const source = resolve(options.source);
   if (!existsSync(source)) throw new PlensError('E_INPUT_NOT_FOUND', 'original PersonaLens checkout does not exist', { location: { file: source } });
   let mapping: ImportMapping = {};
@@ -267,8 +268,9 @@ export function importOriginal(options: { source: string; out: string; mapping?:
     written.push({ template: role.template, file: ORIGINAL_FILES[role.file], constant: qualified(c.constant), line: c.constant.line, fields: rename });
   }
 
-  // Written to a temporary folder and moved into place: a failed import leaves nothing half-written.
   const out = resolve(options.out);
+  if (options.dryRun) return { source, out, templates: written, skipped, dry_run: true };
+  // Written to a temporary folder and moved into place: a failed import leaves nothing half-written.
   if (existsSync(out) && readdirSync(out).length && !options.force) {
     throw new PlensError('E_USAGE', `output folder is not empty`, { location: { file: out }, hint: 'choose another --out, or pass --force to replace it' });
   }
@@ -283,11 +285,11 @@ export function importOriginal(options: { source: string; out: string; mapping?:
   mkdirSync(dirname(out), { recursive: true });
   rmSync(out, { recursive: true, force: true });
   renameSync(tmp, out);
-  return { source, out, templates: written, skipped };
+  return { source, out, templates: written, skipped, dry_run: false };
 }
 
 export function formatImportSummary(s: ImportSummary): string {
-  const lines = [`imported ${s.templates.length} prompt templates from ${s.source} into ${s.out}`];
+  const lines = [`${s.dry_run ? 'would import' : 'imported'} ${s.templates.length} prompt templates from ${s.source} into ${s.out}${s.dry_run ? ' (dry run: nothing written)' : ''}`];
   for (const t of s.templates) lines.push(`  ${t.template.padEnd(34)} ${t.file}:${t.line} ${t.constant}`);
   if (s.skipped.length) lines.push(`  not prompts (skipped): ${s.skipped.join(', ')}`);
   lines.push(`use it with --prompts ${s.out}`);

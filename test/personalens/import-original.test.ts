@@ -1,4 +1,4 @@
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startMockLlm, type MockLlmServer, type MockRequest } from '../../src/llm/mock-server.js';
@@ -87,6 +87,10 @@ describe('plens prompts import-original', () => {
 
   it('runs dialogues and the judge with the imported set, sending what the original would', async () => {
     const out = join(tempDir('plens-orig-cli-'), 'set');
+    const dry = await runCliJson<{ templates: unknown[]; dry_run: boolean }>(['prompts', 'import-original', FIXTURE, '--out', out, '--dry-run']);
+    expect(dry.json.templates).toHaveLength(29);
+    expect(dry.json.dry_run).toBe(true);
+    expect(existsSync(out)).toBe(false);
     const imported = await runCli(['prompts', 'import-original', FIXTURE, '--out', out]);
     expect(imported.code, imported.stderr).toBe(0);
     server = await startMockLlm({ keepRequests: true });

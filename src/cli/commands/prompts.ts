@@ -7,6 +7,7 @@ interface ImportOriginalArgs extends GlobalArgs {
   out: string;
   map?: string;
   force: boolean;
+  'dry-run': boolean;
 }
 
 const importOriginalCommand: CommandModule<GlobalArgs, ImportOriginalArgs> = {
@@ -18,10 +19,11 @@ const importOriginalCommand: CommandModule<GlobalArgs, ImportOriginalArgs> = {
       .option('out', { type: 'string', demandOption: true, describe: 'Folder to write the prompt set to (Python-format templates, VERSION, prompt-set.json)' })
       .option('map', { type: 'string', describe: 'JSON mapping for constants or placeholders plens does not recognise: {"templates": {"<template>": "CONSTANT"}, "placeholders": {"<name>": "<field>"}}' })
       .option('force', { type: 'boolean', default: false, describe: 'Replace a non-empty --out folder' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'Recognise and check every prompt, list what would be written, write nothing' })
       .example('$0 prompts import-original ../PersonaLens --out original-prompts', 'then: plens dialogues --prompts original-prompts ...; plens judge --prompts original-prompts ...') as unknown as Argv<ImportOriginalArgs>,
   handler: async (args) => {
     const { importOriginal, formatImportSummary } = await import('../../personalens/import-original.js');
-    const summary = importOriginal({ source: userPath(args.dir), out: userPath(args.out), ...(args.map ? { mapping: userPath(args.map) } : {}), force: args.force });
+    const summary = importOriginal({ source: userPath(args.dir), out: userPath(args.out), ...(args.map ? { mapping: userPath(args.map) } : {}), force: args.force, dryRun: args['dry-run'] });
     printResult(args, summary, () => formatImportSummary(summary));
   },
 };
