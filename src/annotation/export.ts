@@ -375,7 +375,7 @@ export function rubric(prompts: PromptSet): Array<{ dimension: string; columns: 
       .render(template, view)
       .split(/\n\s*\n/)
       .map((p) => p.trim())
-      .filter((p) => p && !p.includes(MARK) && !/answer in exactly this format/i.test(p));
+      .filter((p) => p && !p.includes(MARK) && !/answer in exactly this format|in this format, inside the tags|^answer now|^VERDICT:$/i.test(p));
     return { dimension, columns: LABEL_COLUMNS.filter((c) => c.dimension === dimension).map((c) => c.column), text: paragraphs.join('\n\n') };
   });
 }

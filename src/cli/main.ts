@@ -11,6 +11,7 @@ import { demoCommand } from './commands/demo.js';
 import { dialoguesCommand } from './commands/dialogues.js';
 import { importCommand } from './commands/import.js';
 import { notebookCommand } from './commands/notebook.js';
+import { promptsCommand } from './commands/prompts.js';
 import { importLegacyCommand } from './commands/import-legacy.js';
 import { judgeCommand } from './commands/judge.js';
 import { makeCommand } from './commands/make.js';
@@ -51,6 +52,7 @@ export function buildCli(argv: string[]): Argv {
     .command(statsCommand)
     .command(annotateCommand)
     .command(demoCommand)
+    .command(promptsCommand)
     .command(makeCommand)
     .command(statusCommand)
     .demandCommand(1, 'Name a command; `plens --help` lists them.')

@@ -23,10 +23,12 @@ export interface ModelSpec {
   priceOut?: number;
   rpm?: number;
   tpm?: number;
+  /** PersonaLens assistant prompt layout (`xml` or `markdown`); default from the model name. */
+  promptStyle?: string;
 }
 
 const NUMERIC = { temperature: 'temperature', max_tokens: 'maxTokens', price_in: 'priceIn', price_out: 'priceOut', rpm: 'rpm', tpm: 'tpm' } as const;
-const TEXT = { base_url: 'baseUrl', key_env: 'keyEnv' } as const;
+const TEXT = { base_url: 'baseUrl', key_env: 'keyEnv', prompt_style: 'promptStyle' } as const;
 
 export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
   const m = /^([a-z]+):([^?]+)(?:\?(.*))?$/.exec(spec.trim());

@@ -59,8 +59,9 @@ function preferencesUsed(facts: NonNullable<ChatRequest['simulation']>, assistan
 
 const personalizationScore = (facts: NonNullable<ChatRequest['simulation']>, assistantText: string): number => 1 + Math.min(3, preferencesUsed(facts, assistantText));
 
+/** Assistant lines of the history, in either rendering (`[ASSISTANT]:` for the user agent, `Assistant:` for the assistant). */
 function countAssistantTurns(prompt: string): number {
-  return prompt.split('[ASSISTANT]:').length - 1;
+  return (prompt.match(/^(?:\[ASSISTANT\]|Assistant):/gm) ?? []).length;
 }
 
 /** "Type: value" -> "value" (values may contain colons, e.g. 7:00 AM). */
@@ -101,7 +102,8 @@ function simulatedAssistant(facts: NonNullable<ChatRequest['simulation']>, assis
     if (known) parts.push(`Based on your past requests I've gone with ${valueOf(known)}.`);
   }
   if (ctx.demographics) parts.push('I have tailored the suggestion to you.');
-  const closing = /covers everything I needed/.test(prompt.slice(prompt.lastIndexOf('[USER]:')));
+  const lastUser = Math.max(prompt.lastIndexOf('[USER]:'), prompt.lastIndexOf('\nUser:'));
+  const closing = /covers everything I needed/.test(prompt.slice(lastUser));
   parts.push(assistantTurns === 0 ? 'Could you confirm the details you want?' : closing ? "You're all set, enjoy!" : 'It is booked and confirmed; anything else?');
   return parts.join(' ');
 }

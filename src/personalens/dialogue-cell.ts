@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { LlmClient } from '../llm/client.js';
 import type { SamplingParams } from '../llm/types.js';
+import type { PromptStyle } from './prompt-set.js';
 import { PAPER_SAMPLING, type Setting } from './settings.js';
 
 /** One cell of the experiment grid: an assistant under one setting, talking to one user agent. */
@@ -10,22 +11,25 @@ export interface DialogueCell {
   assistant: { model: string; params: SamplingParams; endpoint?: string };
   user: { model: string; params: SamplingParams; endpoint?: string };
   promptVersion: string;
+  /** The assistant's prompt layout (xml or markdown), part of the cell's identity. */
+  promptStyle: PromptStyle;
   simulated: boolean;
 }
 
-export function makeCell(setting: Setting, assistant: LlmClient, user: LlmClient, promptVersion: string): DialogueCell {
+export function makeCell(setting: Setting, assistant: LlmClient, user: LlmClient, promptVersion: string, promptStyle: PromptStyle): DialogueCell {
   return {
     setting,
     assistant: { model: assistant.id, params: assistant.params(PAPER_SAMPLING.assistant), ...(assistant.endpoint ? { endpoint: assistant.endpoint } : {}) },
     user: { model: user.id, params: user.params(PAPER_SAMPLING.user), ...(user.endpoint ? { endpoint: user.endpoint } : {}) },
     promptVersion,
+    promptStyle,
     simulated: assistant.spec.provider === 'sim' || user.spec.provider === 'sim',
   };
 }
 
 function identity(cell: DialogueCell): unknown[] {
   const p = (x: SamplingParams) => [x.temperature, x.maxTokens];
-  const base = [cell.assistant.model, p(cell.assistant.params), cell.setting, cell.user.model, p(cell.user.params), cell.promptVersion];
+  const base = [cell.assistant.model, p(cell.assistant.params), cell.setting, cell.user.model, p(cell.user.params), cell.promptVersion, cell.promptStyle];
   // Two servers are two configurations; the vendor's default endpoint adds nothing, so its keys stay as they were.
   if (!cell.assistant.endpoint && !cell.user.endpoint) return base;
   return [...base, { assistant_endpoint: cell.assistant.endpoint ?? null, user_endpoint: cell.user.endpoint ?? null }];

@@ -11,7 +11,7 @@ import { compactPartition, DIALOGUE_COLUMNS } from './compact.js';
 import { converse } from './conversation.js';
 import { cellDir, dialogueKey, makeCell, type DialogueCell } from './dialogue-cell.js';
 import { clientOptions, engineOptions, type LlmStageOptions } from './llm-stage-options.js';
-import { PromptSet } from './prompt-set.js';
+import { defaultPromptStyle, parsePromptStyle, PromptSet, type PromptStyle } from './prompt-set.js';
 import { ScenarioContextSource, type ScenarioContext, type ScenarioHead, type ScenarioRow } from './scenario-context.js';
 import { ROUND_LIMITS, type Setting } from './settings.js';
 
@@ -54,7 +54,8 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
   const user = LlmClient.create(userSpec, clientOptions(options, cache));
   const assistants = assistantSpecs.map((s) => LlmClient.create(s, clientOptions(options, cache)));
   const root = join(options.workspace.root, 'dialogues');
-  const cells = assistants.flatMap((a) => options.settings.map((setting) => ({ cell: makeCell(setting, a, user, prompts.dialogueVersion), client: a })));
+  const styleOf = (a: LlmClient): PromptStyle => (a.spec.promptStyle ? parsePromptStyle(a.spec.promptStyle, `--assistant ${a.id}: prompt_style`) : defaultPromptStyle(a.spec.model));
+  const cells = assistants.flatMap((a) => options.settings.map((setting) => ({ cell: makeCell(setting, a, user, prompts.dialogueVersion, styleOf(a)), client: a })));
   const clientOf = new Map(cells.map((c) => [c.cell, c.client]));
   const replicates = options.replicates ?? 1;
   const runId = new Date().toISOString();
@@ -97,7 +98,7 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
             context,
             item.cell.setting,
             item.replicate,
-            { user, assistant: clientOf.get(item.cell)!, prompts },
+            { user, assistant: clientOf.get(item.cell)!, prompts, assistantStyle: item.cell.promptStyle },
             ctx.signal,
             (e) => {
               const o = e.outcome;

@@ -28,8 +28,11 @@ export const JUDGE_DIMENSIONS = ['task_completion', 'personalization', 'naturaln
 export type JudgeDimensionName = (typeof JUDGE_DIMENSIONS)[number];
 export const DEFAULT_DIMENSIONS: JudgeDimensionName[] = ['task_completion', 'personalization', 'naturalness', 'coherence'];
 
-/** The judge at temperature 0 (as in the paper); 800 output tokens leave room for the justification. */
-export const JUDGE_SAMPLING: SamplingParams = { temperature: 0, maxTokens: 800 };
+/** The judge as the original calls it: temperature 0, 4000 output tokens. */
+export const JUDGE_SAMPLING: SamplingParams = { temperature: 0, maxTokens: 4000 };
+
+/** The original sends the judge no system prompt: an empty one. */
+export const JUDGE_SYSTEM = '';
 
 export interface JudgeOptions extends LlmStageOptions {
   judge: string;
@@ -194,7 +197,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
           };
           const prompt = judgePrompt(prompts, item, context);
           const request = (messages: ChatMessage[]): ChatRequest => ({
-            system: 'You are a careful, impartial evaluator of conversations between a user and an AI assistant.',
+            system: JUDGE_SYSTEM,
             messages,
             params,
             purpose: `judge:${item.dimension}`,
@@ -326,10 +329,11 @@ function judgePrompt(prompts: PromptSet, item: Item, c: ScenarioContext): string
   const conversation = renderConversation(messagesFor(item));
   switch (item.dimension) {
     case 'task_completion':
-      return prompts.render(TEMPLATE.task_completion, { conversation, goal: c.goal });
+      return prompts.render(prompts.judgeTemplate(TEMPLATE.task_completion), { conversation, goal: c.goal });
     case 'personalization':
-      return prompts.render(TEMPLATE.personalization, {
-        demographics: c.demographics,
+      return prompts.render(prompts.judgeTemplate(TEMPLATE.personalization), {
+        // The judge's copy of the demographics keeps the user_id line, as in the original.
+        demographics: c.demographicsWithId,
         preferences: c.preferences,
         intent: c.intent,
         interactions: c.interactions,
@@ -347,7 +351,7 @@ function judgePrompt(prompts: PromptSet, item: Item, c: ScenarioContext): string
         assistant_turns: String(item.dialogue.messages.filter((m) => m.role === 'assistant').length),
       });
     default:
-      return prompts.render(TEMPLATE[item.dimension], { conversation, speaker: item.target });
+      return prompts.render(prompts.judgeTemplate(TEMPLATE[item.dimension], item.target), { conversation, speaker: item.target, user: item.target === 'user' });
   }
 }
 

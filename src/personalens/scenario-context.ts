@@ -12,7 +12,10 @@ export type ScenarioHead = Pick<ScenarioRow, 'scenario_id' | 'kind'>;
 
 /** Everything the agents may be shown about a scenario, already rendered as text blocks. */
 export interface ScenarioContext {
+  /** `- <field>: <value>` lines with the profile's own keys, as the agents see them (no user_id line). */
   demographics: string;
+  /** The same with the profile's `user_id` line first: the judge's copy in the original. */
+  demographicsWithId: string;
   /** The relevant domains' preferences (grouped by domain for MD). The assistant never gets these. */
   preferences: string;
   interactions: string;
@@ -45,6 +48,7 @@ export const DEMOGRAPHIC_LABELS: Array<[string, string]> = [
 
 interface UserContext {
   demographics: string;
+  demographicsWithId: string;
   domains: Map<string, UserDomain>;
 }
 
@@ -182,27 +186,26 @@ export class ScenarioContextSource {
     const task = this.tasks.get(s.task_id);
     if (!task) throw new PlensError('E_PREREQUISITE', `scenario ${s.scenario_id} names task ${s.task_id}, which the import does not have; rerun plens scenarios`);
     const domains = s.relevant_domains.map((d) => user.domains.get(d) ?? { domain: d, preferences: [], interactions: null });
-    const grouped = domains.length > 1;
-    const section = (d: UserDomain, body: string) => (grouped ? `## ${d.domain}\n${body}` : body);
-    const preferences = domains
-      .map((d) => section(d, d.preferences.map((p) => `- ${p.type}: ${p.values.length ? p.values.join(', ') : '(none)'}`).join('\n')))
-      .join('\n\n');
-    const interactions = domains
-      .filter((d) => d.interactions)
-      .map((d) => section(d, d.interactions!))
-      .join('\n\n');
+    // The original's rendering, byte for byte: `- <type>: <value>` lines (a list joined with ", ");
+    // MD groups them per domain after a blank line and a `<Domain>:` line, and wraps each
+    // domain's summary in <Domain>...</Domain>.
+    const preferenceLines = (d: UserDomain) => d.preferences.map((p) => `- ${p.type}: ${p.values.join(', ')}`).join('\n');
+    const md = s.kind === 'MD';
+    const preferences = md ? domains.map((d) => `\n${d.domain}:\n${preferenceLines(d)}`).join('\n') : domains.map(preferenceLines).join('\n');
+    const interactions = md ? domains.map((d) => `<${d.domain}>\n${d.interactions ?? ''}\n</${d.domain}>`).join('\n') : domains.map((d) => d.interactions ?? '').join('\n');
     const relevant = new Set(s.relevant_preference_types);
     const relevantPreferences = domains.flatMap((d) => d.preferences.filter((p) => relevant.has(p.type) && p.values.length).map((p) => `${p.type}: ${p.values.join(', ')}`));
     return {
       demographics: user.demographics,
+      demographicsWithId: user.demographicsWithId,
       preferences,
       interactions,
       situation: [
-        `Location: ${s.location}`,
-        `Device: ${s.device}`,
-        `Time of day: ${s.time_of_day}`,
-        `Day of the week: ${s.day_of_week}`,
-        `Environment: ${s.environment}`,
+        `- Location: ${s.location}`,
+        `- Device: ${s.device}`,
+        `- Time of Day: ${s.time_of_day}`,
+        `- Day of the Week: ${s.day_of_week}`,
+        `- Environment: ${s.environment}`,
       ].join('\n'),
       intent: task.intent,
       goal: task.goal,
@@ -219,7 +222,8 @@ export class ScenarioContextSource {
     const pairs = [...new Set(scenarios.flatMap((s) => s.relevant_domains.map((d) => `${Math.trunc(s.user_index)}:${d}`)))];
     const needed = `AND (user_index::VARCHAR || ':' || domain) IN (${pairs.map(sqlString).join(', ')})`;
     for (const row of await this.db.all<Record<string, string>>(`SELECT * FROM users WHERE ${list}`)) {
-      out.set(row['user_id']!, { demographics: DEMOGRAPHIC_LABELS.map(([k, label]) => `${label}: ${row[k]}`).join('\n'), domains: new Map() });
+      const lines = DEMOGRAPHIC_LABELS.map(([k]) => `- ${k}: ${row[k]}`);
+      out.set(row['user_id']!, { demographics: lines.join('\n'), demographicsWithId: [`- user_id: ${row['user_id']}`, ...lines].join('\n'), domains: new Map() });
     }
     const domain = (userId: string, d: string): UserDomain | undefined => {
       const user = out.get(userId);

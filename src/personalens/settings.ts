@@ -25,7 +25,7 @@ export const PAPER_SAMPLING = {
   assistant: { temperature: 0, maxTokens: 800 },
 } as const;
 
-/** Rounds (assistant replies) before a dialogue is cut off. */
+/** Rounds (an assistant answer and a user reply each) before a dialogue ends on the user's message, as in the original. */
 export const ROUND_LIMITS = { SD: 20, MD: 30 } as const;
 
 export const TERMINATE = 'TERMINATE';

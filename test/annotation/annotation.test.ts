@@ -152,10 +152,11 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
     // The page: rubric from the judge prompts (criteria and scales, not the reply format), then each item.
     const html = readFileSync(join(dir, 'dialogues.html'), 'utf8');
     expect(html).toMatch(/^<!DOCTYPE html>/);
-    expect(html).toContain('4 EXCEPTIONAL: the assistant anticipates');
-    expect(html).toContain('5: Fully coherent.');
-    expect(html).toContain('If any part of the goal is absent from the conversation, the verdict is False.');
-    expect(html).not.toContain('Answer in exactly this format');
+    expect(html).toContain('4 - EXCEPTIONAL: the assistant anticipates needs');
+    expect(html).toContain('5 - Fully coherent: logical, relevant and clear');
+    expect(html).toContain('If meeting a goal would need something that does not appear in the conversation, that goal is not met and the verdict is False.');
+    expect(html).not.toContain('Personalization Score: [1-4]');
+    expect(html).not.toContain('Coherence Score: [1-5]');
     expect(html).not.toContain('{{');
     expect(html).not.toMatch(/<(script|img|link)\b|src=|https?:/);
     ids.forEach((id, i) => {

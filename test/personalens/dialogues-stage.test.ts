@@ -139,7 +139,7 @@ describe('plens dialogues and the call cache', () => {
     expect(readFileSync(join(ws, 'dialogues', cell, 'dialogues.parquet')).equals(parquetBefore)).toBe(true);
 
     const miss = await runCli(dialoguesArgs(ws, 'openai', ['--cache', 'replay', '--setting', 'base+all']), { env });
-    expect(miss.code).toBe(4);
+    expect(miss.code, miss.stderr).toBe(4);
     expect(miss.stderr).toContain('E_CACHE_MISS');
     expect(miss.stderr).toContain('--cache replay: no recorded answer');
     expect(server.stats().requests).toBe(calls);
