@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot, runCli, runCliJson } from '../helpers/cli.js';
+import { PA, pairedWarehouse } from '../helpers/paired-experiment.js';
+
+// The hand-made paired experiment (test/helpers/paired-experiment.ts). Expected values: by hand in the
+// comments, or from scipy / numpy (test/expected/significance.json and the literals marked scipy below,
+// from stats.wilcoxon(d, zero_method='pratt', correction=False, method='approx')).
+const ref = JSON.parse(readFileSync(join(repoRoot, 'test', 'expected', 'significance.json'), 'utf8'));
+const close = (a: unknown, b: number, tol = 1e-9) => expect(Math.abs((a as number) - b), `${a} vs ${b}`).toBeLessThanOrEqual(tol);
+
+describe('paired views on a hand-made experiment clustered by user', () => {
+  let db: string;
+  const q = async (sql: string) => (await runCliJson<Array<Record<string, unknown>>>(['sql', sql, '--db', db])).json;
+
+  beforeAll(async () => {
+    db = (await pairedWarehouse()).db;
+  });
+
+  it('paired_lift, P overall: mean lift 10/14, the cluster-robust se of the reference, Wilcoxon (pratt) p of scipy', async () => {
+    const [r] = await q(`select * from paired_lift where dimension = 'P' and scope_type = 'all' and run = (select run from paired_lift where dimension = 'P' limit 1)`);
+    expect(r).toMatchObject({ assistant_model: PA, block: 'base+all', n: 14, n_users: 4, test: 'Wilcoxon signed-rank (pratt)', reason: null });
+    close(r!['lift'], 10 / 14, 1e-12);
+    close(r!['base'], 31 / 14, 1e-12); // 8 + 9 + 8 + 6 = 31
+    close(r!['with_block'], 41 / 14, 1e-12); // 12 + 8 + 16 + 5 = 41
+    close(r!['p'], 0.025717368836671983); // scipy
+    close(r!['mde'], ref.clustered.mde, 1e-12); // users u1..u4 of the reference script are this experiment's P differences
+    // The interval is the clustered bootstrap: the macro over the same per-user sums with the views' seed.
+    const [m] = await q(`select paired_cluster_mean([{'cluster': 'u1', 'sum': 4, 'n': 4}, {'cluster': 'u2', 'sum': -1, 'n': 3}, {'cluster': 'u3', 'sum': 8, 'n': 5}, {'cluster': 'u4', 'sum': -1, 'n': 2}], seed := 'plens.cluster') as m`);
+    const mm = m!['m'] as { lo: number; hi: number; se: number };
+    close(r!['lift_lo'], mm.lo, 1e-12);
+    close(r!['lift_hi'], mm.hi, 1e-12);
+    close(mm.se, ref.clustered.se, 1e-12);
+    // Clustering matters here: the interval is wider than the unclustered normal one (2 x 1.96 x 0.2658).
+    expect((r!['lift_hi'] as number) - (r!['lift_lo'] as number)).toBeGreaterThan(2 * 1.96 * ref.clustered.se_unclustered * 1.3);
+  });
+
+  it('paired_lift, SD only: lift 7/12, clustered se 0.48684 (numpy), scipy p 0.0742', async () => {
+    const [r] = await q(`select * from paired_lift where dimension = 'P' and scope_type = 'kind' and scope = 'SD' and judge_model = 'openai:judge'`);
+    close(r!['lift'], 7 / 12, 1e-12);
+    close(r!['mde'], (ref.z.z_975 + ref.z.z_80) * 0.48683808075419494, 1e-12);
+    close(r!['p'], 0.07423377614335579);
+  });
+
+  it('paired_lift, TC: McNemar exact on five 0->1 and one 1->0, Holm and BH over the kinds', async () => {
+    const rows = await q(`select scope_type, scope, n, lift, p, p_holm, p_bh, reason from paired_lift where dimension = 'TC' and judge_model = 'openai:judge' and scope_type in ('all', 'kind')`);
+    // all: 4 net successes of 14 pairs = 28.57 points; p = 2 (1 + 6) / 64 = 0.21875 (statsmodels mcnemar exact).
+    expect(rows.map((r) => [r['scope_type'], r['scope'], r['n'], r['reason']])).toEqual([
+      ['all', 'all', 14, null], ['kind', 'SD', 12, null], ['kind', 'MD', 2, 'fewer than 2 users: no interval; no discordant pairs: p = 1']]);
+    close(rows[0]!['lift'], (100 * 4) / 14, 1e-12);
+    close(rows[0]!['p'], 0.21875, 1e-12);
+    close(rows[0]!['p_holm'], 0.21875, 1e-12);
+    // SD: the same discordant pairs (p 0.21875); MD: none (p = 1, said). Holm over 2: 0.4375, 1; BH: 0.4375, 1.
+    close(rows[1]!['lift'], (100 * 4) / 12, 1e-12);
+    [[0.21875, 0.4375, 0.4375], [1, 1, 1]].forEach(([p, holm, bh], i) => {
+      close(rows[i + 1]!['p'], p!, 1e-12);
+      close(rows[i + 1]!['p_holm'], holm!, 1e-12);
+      close(rows[i + 1]!['p_bh'], bh!, 1e-12);
+    });
+    expect(rows[2]!['lift']).toBe(0);
+  });
+
+  it('paired_lift per domain: an MD scenario counts in each of its domains; one user gives no interval', async () => {
+    const rows = await q(`select scope, n, n_users, lift, lift_lo from paired_lift where dimension = 'P' and scope_type = 'domain' and judge_model = 'openai:judge'`);
+    expect(rows.map((r) => [r['scope'], r['n'], r['n_users']])).toEqual([['Alarm', 7, 2], ['Books', 5, 2], ['Flights', 2, 1], ['Hotels', 2, 1]]);
+    close(rows[0]!['lift'], 3 / 7, 1e-12);
+    expect(rows[2]!['lift_lo']).toBeNull();
+  });
+
+  it('paired_comparisons: every dimension of a pair of cells, normal cluster interval, family-wise corrections', async () => {
+    const rows = await q(`select kind, cell_a, cell_b, dimension, n, diff, diff_lo, diff_hi, p, p_holm, mde from paired_comparisons where judge_model = 'openai:judge' and kind = 'SD'`);
+    expect(rows.map((r) => r['dimension'])).toEqual(['TC', 'P']);
+    const p = rows[1]!;
+    expect([p['cell_a'], p['cell_b'], p['n']]).toEqual([`${PA} | base`, `${PA} | base+all`, 12]);
+    close(p['diff'], 7 / 12, 1e-12);
+    close(p['diff_lo'], 7 / 12 - ref.z.z_975 * 0.48683808075419494, 1e-12);
+    close(p['diff_hi'], 7 / 12 + ref.z.z_975 * 0.48683808075419494, 1e-12);
+    close(p['p'], 0.07423377614335579);
+    expect(p['p_holm']).toBe(p['p']); // a family of one
+  });
+
+  it('plens tables shows the lift', async () => {
+    const r = await runCli(['tables', '--db', db, '--only', 'paired_lift', '--format', 'md']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('personalization lift');
+    expect(r.stdout).toContain('base+all');
+  });
+});
