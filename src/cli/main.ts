@@ -4,6 +4,7 @@ import { hideBin } from 'yargs/helpers';
 import { ExitCode, PlensError, usageError } from '../core/errors.js';
 import { plensVersion } from '../core/version.js';
 import { annotateCommand } from './commands/annotate.js';
+import { compareCommand } from './commands/compare.js';
 import { demoCommand } from './commands/demo.js';
 import { dialoguesCommand } from './commands/dialogues.js';
 import { importCommand } from './commands/import.js';
@@ -33,6 +34,7 @@ export function buildCli(argv: string[]): Argv {
     .command(sqlCommand)
     .command(notebookCommand)
     .command(tablesCommand)
+    .command(compareCommand)
     .command(reportCommand)
     .command(statsCommand)
     .command(annotateCommand)

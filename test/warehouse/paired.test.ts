@@ -86,4 +86,40 @@ describe('paired views on a hand-made experiment clustered by user', () => {
     expect(r.stdout).toContain('personalization lift');
     expect(r.stdout).toContain('base+all');
   });
+
+  it('plens compare: per dimension difference, clustered interval, test, p corrected over the dimensions, MDE and a verdict', async () => {
+    const r = await runCliJson<{ dimensions: Array<Record<string, unknown>> }>(['compare', 'setting=base', 'setting=base+all', '--where', 'judge=openai:judge', '--db', db]);
+    expect(r.code, r.stderr).toBe(0);
+    const [tc, p] = r.json.dimensions;
+    expect([tc!['dimension'], tc!['n'], tc!['test'], p!['dimension'], p!['n'], p!['n_users']]).toEqual(['TC', 14, 'McNemar exact', 'P', 14, 4]);
+    close(tc!['diff'], (100 * 4) / 14, 1e-12);
+    close(tc!['p'], 0.21875, 1e-12);
+    close(tc!['p_mid'], (14 - 6) / 64, 1e-12); // 2 P(X <= 1) - P(X = 1), X ~ Bin(6, 1/2)
+    close(p!['p'], 0.025717368836671983); // scipy
+    // Holm over the two dimensions: 2 x 0.02572 = 0.05143, then max(0.05143, 0.21875).
+    close(p!['p_holm'], 2 * 0.025717368836671983);
+    close(tc!['p_holm'], 0.21875, 1e-12);
+    close(p!['mde'], ref.clustered.mde, 1e-12);
+    // The same clustered bootstrap as the lift view.
+    const [lift] = await q(`select lift_lo, lift_hi from paired_lift where dimension = 'P' and scope_type = 'all' and judge_model = 'openai:judge'`);
+    close(p!['diff_lo'], lift!['lift_lo'] as number, 1e-12);
+    close(p!['diff_hi'], lift!['lift_hi'] as number, 1e-12);
+    expect(p!['verdict']).toMatch(/^no significant difference \(0\.71, Holm p = 0\.051\); this sample detects about ±1\.40 with 80% power$/);
+    const text = await runCli(['compare', 'setting=base', 'setting=base+all', '--where', 'judge=openai:judge', '--db', db]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain('Wilcoxon signed-rank (pratt)');
+    expect(text.stdout).toContain('P: no significant difference');
+  });
+
+  it('plens compare: a side that matches several cells or none, or an unknown key, is a usage error', async () => {
+    const many = await runCli(['compare', 'setting=base', 'setting=base+all', '--db', db]);
+    expect(many.code).toBe(2);
+    expect(many.stderr).toContain('A (setting=base) matches 2 cells; add keys to pick one');
+    const none = await runCli(['compare', 'setting=base+d', 'setting=base', '--where', 'judge=openai:judge', '--db', db]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('matches no judged dialogue');
+    const bad = await runCli(['compare', 'model=x', 'setting=base', '--db', db]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('"model=x" is not key=value with a known key');
+  });
 });
