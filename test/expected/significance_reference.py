@@ -92,6 +92,48 @@ def kripp(units, level):
     return float(1 - (n - 1) * do / de)
 
 
+def hand_experiment():
+    """test/helpers/paired-experiment.ts, typed in again from its comment (judge J, second judge J2, annotators h1, h2)."""
+    from sklearn.metrics import cohen_kappa_score
+    # Base dialogues in order u1-1..4, u2-1..3, u3-1..5, u4-1..2.
+    p_j = [2, 2, 2, 2, 3, 3, 3, 1, 2, 1, 2, 2, 3, 3]
+    p_j2 = [x + 1 if i < 4 else x for i, x in enumerate(p_j)]
+    tc_j = [0, 0, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1]
+    users = ['u1'] * 4 + ['u2'] * 3 + ['u3'] * 5 + ['u4'] * 2
+    d = [b - a for a, b in zip(p_j, p_j2)]
+    sw = stats.wilcoxon(d, zero_method='pratt', correction=False, method='approx')
+    swap = {'p_diff': float(np.mean(d)), 'p_wilcoxon_pratt': float(sw.pvalue),
+            'p_cohen_kappa': float(cohen_kappa_score(p_j, p_j2)), 'p_alpha_ordinal': kripp([[a, b] for a, b in zip(p_j, p_j2)], 'ordinal'),
+            'tc_cohen_kappa': float(cohen_kappa_score(tc_j, tc_j)), 'tc_alpha_nominal': kripp([[a, a] for a in tc_j], 'nominal')}
+    # Repeats: u2's P 3 3 3 then 3 2 3.
+    rep = {'p_alpha_ordinal': kripp([[3, 3], [3, 2], [3, 3]], 'ordinal'), 'p_share_changed': 1 / 3}
+    # Annotations (dialogues u1-1..4, u3-1..3).
+    jp, jt = [2, 2, 2, 2, 1, 2, 1], [0, 0, 1, 1, 0, 0, 0]
+    h = {'h1': ([2, 3, 2, 2, 1, 2, 2], [0, 1, 1, 1, 0, 0, 0]), 'h2': ([3, 3, 2, 2, 1, 1, 2], [0, 0, 1, 1, 0, 1, 0])}
+    val = {}
+    for dim, idx, judge, level, scale in (('P', 0, jp, 'ordinal', 1), ('TC', 1, jt, 'nominal', 100)):
+        hs = [h[a][idx] for a in ('h1', 'h2')]
+        mean_h = [np.mean([hs[0][i], hs[1][i]]) for i in range(7)]
+        diffs = np.array([judge[i] - mean_h[i] for i in range(7)], dtype=float)
+        val[dim] = {
+            'alpha_judge_human': kripp([[judge[i], hs[a][i]] for i in range(7) for a in range(2)], level),
+            'alpha_humans': kripp([[hs[0][i], hs[1][i]] for i in range(7)], level),
+            'bias': float(scale * diffs.mean()),
+            'bias_se': float(scale * diffs.std(ddof=1) / np.sqrt(7)),
+        }
+    # PPI in cell (A, base): unlabeled = the judge's 14 base scores; labeled = the 7 annotated, y = human mean.
+    z = stats.norm.isf(0.025)
+    ppi = {}
+    for dim, allj, lab_j, idx, scale in (('P', p_j, jp, 0, 1), ('TC', tc_j, jt, 1, 100)):
+        f = scale * np.array(allj, dtype=float)
+        y = scale * np.array([np.mean([h['h1'][idx][i], h['h2'][idx][i]]) for i in range(7)])
+        rect = y - scale * np.array(lab_j, dtype=float)
+        est = f.mean() + rect.mean()
+        se = np.sqrt(f.var(ddof=1) / len(f) + rect.var(ddof=1) / len(rect))
+        ppi[dim] = {'raw': float(f.mean()), 'ppi': float(est), 'lo': float(est - z * se), 'hi': float(est + z * se)}
+    return {'swap': swap, 'repeat': rep, 'validity': val, 'ppi': ppi}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--out', required=True)
@@ -172,6 +214,7 @@ def main():
     zsum = stats.norm.isf(0.025) + stats.norm.ppf(0.8)
     out['clustered'] = {'clusters': clusters, 'mean': float(mean), 'se': float(se_c), 'se_unclustered': float(se_naive),
                         'mde': float(zsum * se_c), 'mde_unclustered': float(zsum * se_naive)}
+    out['hand_experiment'] = hand_experiment()
     with open(args.out, 'w') as fh:
         json.dump(out, fh, indent=1)
         fh.write('\n')

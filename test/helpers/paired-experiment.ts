@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { compactPartition, DIALOGUE_COLUMNS } from '../../src/personalens/compact.js';
 import { JUDGMENT_COLUMNS } from '../../src/personalens/judge-stage.js';
+import { Database, sqlString } from '../../src/db/database.js';
 import { runCli } from './cli.js';
 import { sampleWorkspace } from './workspace.js';
 
@@ -16,8 +17,15 @@ import { sampleWorkspace } from './workspace.js';
  *   u4 1->1 1->1: five 0->1, one 1->0.
  * SD scenarios are in domain Alarm (u1, u2) or Books (u3, u4); the MD ones in Flights and Hotels.
  * The second judge J2 scores the base dialogues again (judge swap): P one higher on u1's, the same elsewhere.
- * Dialogue texts trip the simulator audit's rules where `audit` says so.
+ * Dialogue texts trip the simulator audit's rules where `messages` says so.
+ * J judges u2's base dialogues a second time (judgments/j-rep, the same configuration): P 3 3 3 again as
+ * 3 2 3, TC 1 1 1 again as 1 1 1 (the result views keep the highest, so nothing else changes).
+ * Annotators h1 and h2 label the base dialogues of u1 and u3's SD ones (sample s1), in ANNOTATED order:
+ *   P   judge 2 2 2 2 1 2 1   h1 2 3 2 2 1 2 2   h2 3 3 2 2 1 1 2
+ *   TC  judge 0 0 1 1 0 0 0   h1 0 1 1 1 0 0 0   h2 0 0 1 1 0 1 0
  */
+export const ANNOTATED = ['u1-1-base', 'u1-2-base', 'u1-3-base', 'u1-4-base', 'u3-1-base', 'u3-2-base', 'u3-3-base'];
+const LABELS: Record<string, { p: number[]; tc: number[] }> = { h1: { p: [2, 3, 2, 2, 1, 2, 2], tc: [0, 1, 1, 1, 0, 0, 0] }, h2: { p: [3, 3, 2, 2, 1, 1, 2], tc: [0, 0, 1, 1, 0, 1, 0] } };
 export const PA = 'openai:a';
 export const PJ = 'openai:judge';
 export const PJ2 = 'openai:judge2';
@@ -90,6 +98,27 @@ export async function pairedWarehouse(): Promise<{ ws: string; db: string }> {
     }
     writeFileSync(join(jdir, 'records.jsonl'), lines.join('\n') + '\n');
     await compactPartition(jdir, 'judgments', JUDGMENT_COLUMNS);
+  }
+  const rdir = join(ws, 'judgments', 'j-rep');
+  mkdirSync(rdir, { recursive: true });
+  const repeats = specs.filter((s) => s.user === 'u2').flatMap((s, i) => {
+    const id = `${s.user}-${s.idx}-base`;
+    const common = { try: 1, status: 'ok', dialogue_id: id, scenario_id: `${s.user}:${s.kind}-task-${s.idx}`, user_id: s.user, kind: s.kind, setting: 'base',
+      assistant_model: PA, user_model: 'openai:u', replicate: 0, relevant_domains: s.domains, turn: null, judge_model: PJ, judge_prompt_version: 'jp-1' };
+    return [JSON.stringify({ ...common, key: `rep-${id}-tc`, dimension: 'task_completion', target: 'dialogue', score: 1, verdict: true }),
+      JSON.stringify({ ...common, key: `rep-${id}-p`, dimension: 'personalization', target: 'assistant', score: [3, 2, 3][i], verdict: null })];
+  });
+  writeFileSync(join(rdir, 'records.jsonl'), repeats.join('\n') + '\n');
+  await compactPartition(rdir, 'judgments', JUDGMENT_COLUMNS);
+  mkdirSync(join(ws, 'annotation'), { recursive: true });
+  const ldb = await Database.open(':memory:');
+  try {
+    const rows = Object.entries(LABELS).flatMap(([annotator, l]) => ANNOTATED.flatMap((id, i) => [
+      `('s1', '${annotator}', '${id}', 'personalization', 'assistant', ${l.p[i]})`, `('s1', '${annotator}', '${id}', 'task_completion', 'dialogue', ${l.tc[i]})`]));
+    await ldb.run(`COPY (SELECT *, 'sheet.csv' AS source_file, now() AS imported_at FROM (VALUES ${rows.join(', ')}) t(sample, annotator, dialogue_id, dimension, target, score))
+      TO ${sqlString(join(ws, 'annotation', 'labels.parquet'))} (FORMAT parquet)`);
+  } finally {
+    ldb.close();
   }
   const db = join(ws, '..', 'paired.duckdb');
   const built = await runCli(['warehouse', '-w', ws, '--db', db, '--lexical', 'none']);

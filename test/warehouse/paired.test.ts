@@ -122,4 +122,54 @@ describe('paired views on a hand-made experiment clustered by user', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('"model=x" is not key=value with a known key');
   });
+
+  const hx = ref.hand_experiment;
+
+  it('judge_validity: Krippendorff alpha judge vs annotators and among annotators, signed bias (reference script)', async () => {
+    const rows = await q(`select * from judge_validity where judge_model = 'openai:judge'`);
+    expect(rows.map((r) => [r['label'], r['n_dialogues'], r['n_annotators'], r['reason']])).toEqual([['TC', 7, 2, null], ['P', 7, 2, null]]);
+    for (const r of rows) {
+      const v = hx.validity[r['label'] as string];
+      close(r['alpha_judge_human'], v.alpha_judge_human, 1e-12);
+      close(r['alpha_humans'], v.alpha_humans, 1e-12);
+      close(r['bias'], v.bias, 1e-12);
+      close(r['bias_lo'], v.bias - ref.z.z_975 * v.bias_se, 1e-12);
+      expect(r['alpha_humans_lo'] as number).toBeLessThanOrEqual(r['alpha_humans'] as number);
+      expect(r['alpha_judge_human_hi'] as number).toBeGreaterThanOrEqual(r['alpha_judge_human'] as number);
+    }
+  });
+
+  it('ppi_estimates: the judge mean corrected by the annotated subset (numpy worked example)', async () => {
+    const rows = await q(`select * from ppi_estimates where judge_model = 'openai:judge' and assistant_model = '${PA}' and setting = 'base'`);
+    expect(rows.map((r) => [r['dimension'], r['n'], r['n_labeled'], r['reason']])).toEqual([['TC', 14, 7, null], ['P', 14, 7, null]]);
+    for (const r of rows) {
+      const e = hx.ppi[r['dimension'] as string];
+      for (const [col, key] of [['raw', 'raw'], ['ppi', 'ppi'], ['ppi_lo', 'lo'], ['ppi_hi', 'hi']] as const) close(r[col], e[key], 1e-12);
+    }
+    // base+all has no annotated dialogue: the raw mean, no PPI, and why.
+    const [none] = await q(`select raw, ppi, reason from ppi_estimates where judge_model = 'openai:judge' and setting = 'base+all' and dimension = 'P'`);
+    expect(none).toEqual({ raw: 41 / 14, ppi: null, reason: 'fewer than 2 labeled items' });
+  });
+
+  it('judge_swap: the same dialogues under a second judge, paired change and agreement', async () => {
+    const rows = await q(`select judge_a, judge_b, dimension, n, diff, p, cohen_kappa, alpha from judge_swap`);
+    expect(rows.map((r) => [r['judge_a'], r['judge_b'], r['dimension'], r['n']])).toEqual([['openai:judge', 'openai:judge2', 'TC', 14], ['openai:judge', 'openai:judge2', 'P', 14]]);
+    const [tc, p] = rows;
+    expect([tc!['diff'], tc!['p'], tc!['cohen_kappa'], tc!['alpha']]).toEqual([0, 1, hx.swap.tc_cohen_kappa, hx.swap.tc_alpha_nominal]);
+    close(p!['diff'], hx.swap.p_diff, 1e-12);
+    close(p!['p'], hx.swap.p_wilcoxon_pratt);
+    close(p!['cohen_kappa'], hx.swap.p_cohen_kappa, 1e-12);
+    close(p!['alpha'], hx.swap.p_alpha_ordinal, 1e-12);
+  });
+
+  it('judge_repeatability: a dimension judged twice, share of changed scores and intra-judge alpha', async () => {
+    const rows = await q(`select dimension, n_dialogues, k, share_changed, alpha, reason from judge_repeatability`);
+    expect(rows).toHaveLength(2);
+    const p = rows.find((r) => r['dimension'] === 'personalization')!;
+    expect([p['n_dialogues'], p['k']]).toEqual([3, 2]);
+    close(p['share_changed'], hx.repeat.p_share_changed, 1e-12);
+    close(p['alpha'], hx.repeat.p_alpha_ordinal, 1e-12);
+    // TC repeated identically, all 1: a single category, alpha undefined and said so.
+    expect(rows.find((r) => r['dimension'] === 'task_completion')).toMatchObject({ share_changed: 0, alpha: null, reason: 'a single category: expected disagreement is 0, alpha undefined' });
+  });
 });
