@@ -302,6 +302,28 @@ export const PAPER_TABLES: PaperTable[] = [
     ],
   },
   {
+    name: 'simulator_audit_counts',
+    title: 'Simulator audit: flagged dialogues per assistant, setting and user agent',
+    caption:
+      'Deterministic rules over the finished dialogues (warehouse/73_simulator_audit.sql): the user agent talking like an assistant, TERMINATE in or as the opening, never emitted, or right after the first assistant question, empty or repeated utterances, user turns not in English, a profile preference value verbatim in the opening message, round-limit endings. Flagged: any flag but the two endings. plens tables --exclude-flagged leaves flagged dialogues out.',
+    columns: [
+      { key: 'assistant_model', label: 'Assistant', group: true },
+      { key: 'setting', label: 'Setting' },
+      { key: 'user_model', label: 'User agent' },
+      { key: 'n_dialogues', label: 'n', format: 'int' },
+      { key: 'n_flagged', label: 'Flagged', format: 'int' },
+      { key: 'role_inversion', label: 'Role inv.', format: 'int' },
+      { key: 'terminate_opening', label: 'TERM. opening', format: 'int' },
+      { key: 'terminate_early', label: 'TERM. early', format: 'int' },
+      { key: 'terminate_never', label: 'TERM. never', format: 'int' },
+      { key: 'empty_turn', label: 'Empty', format: 'int' },
+      { key: 'duplicate_turn', label: 'Duplicate', format: 'int' },
+      { key: 'non_english', label: 'Not English', format: 'int' },
+      { key: 'preference_leak', label: 'Leak', format: 'int' },
+      { key: 'round_limit', label: 'Round limit', format: 'int' },
+    ],
+  },
+  {
     name: 'judgment_status',
     title: 'Judgments by status',
     caption: 'Failed: the judge call failed after retries; unparsed: the reply did not parse (kept in judgments.raw). Neither enters any mean; plens judge --retry-failed judges them again.',

@@ -9,7 +9,8 @@ import { sampleWorkspace } from './workspace.js';
 
 /*
  * A hand-made paired experiment: assistant A in settings base and base+all on the same 14 scenarios of
- * four users (u1: 4 scenarios, u2: 3, u3: 5 of which the last 2 are MD, u4: 2), judged by J.
+ * four users (u1: 4 scenarios, u2: 3, u3: 5 of which the last 2 are MD, u4: 2), judged by J. The users are
+ * the sample's user0..user3 (u1 = user0, ..., u4 = user3), so that their profiles are in the warehouse.
  * Personalization, base -> base+all (differences):
  *   u1: 2->3 2->3 2->3 2->3 (+1 +1 +1 +1)    u2: 3->3 3->3 3->2 (0 0 -1)
  *   u3: 1->3 2->3 1->3 | MD 2->4 2->3 (+2 +1 +2 | +2 +1)    u4: 3->2 3->3 (-1 0)
@@ -43,27 +44,29 @@ add('u4', 'SD', ['Books'], [[[3, 2], [1, 1]], [[3, 3], [1, 1]]]);
 const ok = (role: string, content: string) => ({ role, content, input_tokens: 1, output_tokens: 5, latency_ms: 1, finish_reason: 'stop' });
 /** Messages of a dialogue: ordinary, unless the audit case says otherwise. */
 function messages(id: string): { messages: ReturnType<typeof ok>[]; end_reason: string } {
-  const normal = [ok('user', 'Could you set an alarm for tomorrow morning?'), ok('assistant', 'Sure, what time should it ring?'), ok('user', 'Seven is fine. TERMINATE')];
+  const normal = [ok('user', 'Could you set an alarm for tomorrow morning?'), ok('assistant', 'Sure, what time should it ring?'), ok('user', 'Seven is fine.')];
   switch (id) {
     case 'u1-1-base': // the user agent talks like an assistant
-      return { messages: [ok('user', 'Set an alarm please.'), ok('assistant', 'Done, it is set for 7.'), ok('user', 'How can I assist you today? TERMINATE')], end_reason: 'terminated' };
-    case 'u1-2-base': // TERMINATE in the opening message
+      return { messages: [ok('user', 'Set an alarm please.'), ok('assistant', 'Done, it is set for 7.'), ok('user', 'How can I assist you today?')], end_reason: 'terminated' };
+    case 'u1-2-base': // TERMINATE in the opening message (kept, as an imported dialogue would)
       return { messages: [ok('user', 'TERMINATE'), ok('assistant', 'Goodbye.')], end_reason: 'terminated' };
     case 'u2-1-base': // never terminated: the round limit ended it
-      return { messages: [ok('user', 'Book me something.'), ok('assistant', 'Which day?'), ok('user', 'Friday.'), ok('assistant', 'Booked.')], end_reason: 'max_rounds' };
+      return { messages: [ok('user', 'Book me something.'), ok('assistant', 'Which day?'), ok('user', 'Friday.'), ok('assistant', 'Booked.')], end_reason: 'round_limit' };
     case 'u2-2-base': // an empty turn and a duplicated turn
-      return { messages: [ok('user', 'Find a book by Le Guin.'), ok('assistant', ''), ok('user', 'Find a book by Le Guin.'), ok('assistant', 'Here is one.'), ok('user', 'Thanks. TERMINATE')], end_reason: 'terminated' };
+      return { messages: [ok('user', 'Find a book by Le Guin.'), ok('assistant', ''), ok('user', 'Find a book by Le Guin.'), ok('assistant', 'Here is one.'), ok('user', 'Thanks.')], end_reason: 'terminated' };
     case 'u3-1-base': // not English
-      return { messages: [ok('user', 'Bonjour, pouvez-vous me trouver un livre de cuisine pour ce soir, s\'il vous plaît?'), ok('assistant', 'Sure.'), ok('user', 'Merci beaucoup. TERMINATE')], end_reason: 'terminated' };
-    case 'u3-2-base': // the profile's preference value verbatim in the first message
-      return { messages: [ok('user', 'I want a book, I love dark academia mysteries.'), ok('assistant', 'Try The Secret History.'), ok('user', 'Great. TERMINATE')], end_reason: 'terminated' };
+      return { messages: [ok('user', 'Bonjour, pouvez-vous me trouver un livre de cuisine pour ce soir, s\'il vous plaît?'), ok('assistant', 'Sure.'), ok('user', 'Merci beaucoup.')], end_reason: 'terminated' };
+    case 'u3-2-base': // a preference value of user2's profile (Books, Preferred Genres) verbatim in the first message
+      return { messages: [ok('user', 'I want a new book, I love Literary Fiction.'), ok('assistant', 'Try The Remains of the Day.'), ok('user', 'Great.')], end_reason: 'terminated' };
+    case 'u3-3-base': // the user leaves right after the assistant's first question
+      return { messages: [ok('user', 'Find me a novel.'), ok('assistant', 'Which genre do you like?'), ok('assistant', 'Alright, goodbye.')], end_reason: 'terminated' };
     default:
       return { messages: normal, end_reason: 'terminated' };
   }
 }
 
-/** Preference values of the users' profiles used by the leakage rule (u3 likes 'dark academia mysteries'). */
-export const PREFERENCE_VALUES: Record<string, string[]> = { u3: ['dark academia mysteries'] };
+/** The sample user behind a label u1..u4. */
+export const userOf = (label: string): string => `user${Number(label.slice(1)) - 1}`;
 
 export async function pairedWarehouse(): Promise<{ ws: string; db: string }> {
   const ws = await sampleWorkspace(['--kind', 'all']);
@@ -74,8 +77,8 @@ export async function pairedWarehouse(): Promise<{ ws: string; db: string }> {
       const id = `${s.user}-${s.idx}-${setting}`;
       const m = messages(id);
       return JSON.stringify({
-        key: id, try: 1, status: 'ok', scenario_id: `${s.user}:${s.kind}-task-${s.idx}`, user_id: s.user, task_id: `${s.kind}-task-${s.idx}`, kind: s.kind,
-        setting, replicate: 0, assistant_model: PA, user_model: 'openai:u', prompt_version: 'dp-1', rounds: Math.floor(m.messages.length / 2), ...m,
+        key: id, try: 1, status: 'ok', scenario_id: `${userOf(s.user)}:${s.kind}-task-${s.idx}`, user_id: userOf(s.user), task_id: `${s.kind}-task-${s.idx}`, kind: s.kind,
+        setting, replicate: 0, assistant_model: PA, user_model: 'openai:u', prompt_version: 'dp-1', rounds: m.messages.filter((x) => x.role === 'assistant').length, ...m,
       });
     });
     writeFileSync(join(dir, 'records.jsonl'), lines.join('\n') + '\n');
@@ -90,7 +93,7 @@ export async function pairedWarehouse(): Promise<{ ws: string; db: string }> {
         if (judge === PJ2 && setting !== 'base') continue;
         const id = `${s.user}-${s.idx}-${setting}`;
         const p = judge === PJ2 && s.user === 'u1' ? s.p[i]! + 1 : s.p[i]!;
-        const common = { try: 1, status: 'ok', dialogue_id: id, scenario_id: `${s.user}:${s.kind}-task-${s.idx}`, user_id: s.user, kind: s.kind, setting,
+        const common = { try: 1, status: 'ok', dialogue_id: id, scenario_id: `${userOf(s.user)}:${s.kind}-task-${s.idx}`, user_id: userOf(s.user), kind: s.kind, setting,
           assistant_model: PA, user_model: 'openai:u', replicate: 0, relevant_domains: s.domains, turn: null, judge_model: judge, judge_prompt_version: 'jp-1' };
         lines.push(JSON.stringify({ ...common, key: `${dirName}-${id}-tc`, dimension: 'task_completion', target: 'dialogue', score: s.tc[i], verdict: s.tc[i] === 1 }));
         lines.push(JSON.stringify({ ...common, key: `${dirName}-${id}-p`, dimension: 'personalization', target: 'assistant', score: p, verdict: null }));
@@ -103,7 +106,7 @@ export async function pairedWarehouse(): Promise<{ ws: string; db: string }> {
   mkdirSync(rdir, { recursive: true });
   const repeats = specs.filter((s) => s.user === 'u2').flatMap((s, i) => {
     const id = `${s.user}-${s.idx}-base`;
-    const common = { try: 1, status: 'ok', dialogue_id: id, scenario_id: `${s.user}:${s.kind}-task-${s.idx}`, user_id: s.user, kind: s.kind, setting: 'base',
+    const common = { try: 1, status: 'ok', dialogue_id: id, scenario_id: `${userOf(s.user)}:${s.kind}-task-${s.idx}`, user_id: userOf(s.user), kind: s.kind, setting: 'base',
       assistant_model: PA, user_model: 'openai:u', replicate: 0, relevant_domains: s.domains, turn: null, judge_model: PJ, judge_prompt_version: 'jp-1' };
     return [JSON.stringify({ ...common, key: `rep-${id}-tc`, dimension: 'task_completion', target: 'dialogue', score: 1, verdict: true }),
       JSON.stringify({ ...common, key: `rep-${id}-p`, dimension: 'personalization', target: 'assistant', score: [3, 2, 3][i], verdict: null })];

@@ -27,7 +27,7 @@ describe('paired views on a hand-made experiment clustered by user', () => {
     close(r!['p'], 0.025717368836671983); // scipy
     close(r!['mde'], ref.clustered.mde, 1e-12); // users u1..u4 of the reference script are this experiment's P differences
     // The interval is the clustered bootstrap: the macro over the same per-user sums with the views' seed.
-    const [m] = await q(`select paired_cluster_mean([{'cluster': 'u1', 'sum': 4, 'n': 4}, {'cluster': 'u2', 'sum': -1, 'n': 3}, {'cluster': 'u3', 'sum': 8, 'n': 5}, {'cluster': 'u4', 'sum': -1, 'n': 2}], seed := 'plens.cluster') as m`);
+    const [m] = await q(`select paired_cluster_mean([{'cluster': 'user0', 'sum': 4, 'n': 4}, {'cluster': 'user1', 'sum': -1, 'n': 3}, {'cluster': 'user2', 'sum': 8, 'n': 5}, {'cluster': 'user3', 'sum': -1, 'n': 2}], seed := 'plens.cluster') as m`);
     const mm = m!['m'] as { lo: number; hi: number; se: number };
     close(r!['lift_lo'], mm.lo, 1e-12);
     close(r!['lift_hi'], mm.hi, 1e-12);
@@ -171,5 +171,38 @@ describe('paired views on a hand-made experiment clustered by user', () => {
     close(p['alpha'], hx.repeat.p_alpha_ordinal, 1e-12);
     // TC repeated identically, all 1: a single category, alpha undefined and said so.
     expect(rows.find((r) => r['dimension'] === 'task_completion')).toMatchObject({ share_changed: 0, alpha: null, reason: 'a single category: expected disagreement is 0, alpha undefined' });
+  });
+
+  it('simulator_audit: one deterministic flag per planted failure, none on ordinary dialogues', async () => {
+    const flags = ['role_inversion', 'terminate_opening', 'terminate_never', 'terminate_early', 'terminate_in_text', 'empty_turn', 'duplicate_turn', 'non_english', 'preference_leak', 'round_limit'];
+    const rows = await q(`select * from simulator_audit order by dialogue_id`);
+    expect(rows).toHaveLength(28);
+    const on = Object.fromEntries(rows.map((r) => [r['dialogue_id'], flags.filter((f) => r[f] === true)]));
+    expect(Object.fromEntries(Object.entries(on).filter(([, f]) => f.length > 0))).toEqual({
+      'u1-1-base': ['role_inversion'],
+      'u1-2-base': ['terminate_opening', 'terminate_in_text'],
+      'u2-1-base': ['terminate_never', 'round_limit'],
+      'u2-2-base': ['empty_turn', 'duplicate_turn'],
+      'u3-1-base': ['non_english'],
+      'u3-2-base': ['preference_leak'],
+      'u3-3-base': ['terminate_early'],
+    });
+    expect(rows.find((r) => r['dialogue_id'] === 'u3-2-base')!['leaked_value']).toBe('literary fiction');
+    const counts = await q(`select setting, n_dialogues, n_flagged, role_inversion, terminate_never, preference_leak, round_limit from simulator_audit_counts`);
+    expect(counts).toEqual([
+      { setting: 'base', n_dialogues: 14, n_flagged: 6, role_inversion: 1, terminate_never: 1, preference_leak: 1, round_limit: 1 },
+      { setting: 'base+all', n_dialogues: 14, n_flagged: 0, role_inversion: 0, terminate_never: 0, preference_leak: 0, round_limit: 0 },
+    ]);
+  });
+
+  it('plens tables --exclude-flagged: the result views leave the six flagged dialogues out', async () => {
+    const all = await runCliJson<{ tables: Array<{ name: string; rows: Array<Record<string, unknown>> }> }>(['tables', '--db', db, '--only', 'table3,simulator_audit_counts']);
+    const kept = await runCliJson<{ tables: Array<{ name: string; rows: Array<Record<string, unknown>> }>; warnings: string[] }>(['tables', '--db', db, '--only', 'table3', '--exclude-flagged']);
+    expect(kept.code, kept.stdout + kept.stderr).toBe(0);
+    const n = (t: typeof all.json.tables, kind: string) => t.find((x) => x.name === 'table3')!.rows.filter((r) => r['judge_model'] === 'openai:judge' && r['kind'] === kind).map((r) => r['n_dialogues']);
+    expect(n(all.json.tables, 'SD')).toEqual([12]);
+    // Flagged base dialogues: u1-1, u1-2, u2-2, u3-1, u3-2, u3-3 (all SD): 12 - 6 = 6 left.
+    expect(n(kept.json.tables, 'SD')).toEqual([6]);
+    expect(kept.json.warnings[0]).toMatch(/^--exclude-flagged: 6 dialogue\(s\) flagged/);
   });
 });
