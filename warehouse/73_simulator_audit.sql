@@ -55,7 +55,10 @@ WITH t AS (
   SELECT d.dialogue_id, min(a.value) AS leaked_value
   FROM dialogues d JOIN per p USING (dialogue_id) JOIN affinities a ON a.user_id = d.user_id
   WHERE d.status = 'ok' AND a.value IS NOT NULL AND length(a.value) >= 8
-    AND regexp_matches(p.opening, '(^|[^[:alnum:]])' || regexp_escape(lower(a.value)) || '($|[^[:alnum:]])')
+    -- contains() first: a pattern built per row is compiled per row, so the regex only checks the word
+    -- boundaries of the few openings that contain the value at all.
+    AND CASE WHEN contains(p.opening, lower(a.value))
+      THEN regexp_matches(p.opening, '(^|[^[:alnum:]])' || regexp_escape(lower(a.value)) || '($|[^[:alnum:]])') ELSE false END
   GROUP BY d.dialogue_id
 )
 SELECT d.dialogue_id, d.scenario_id, d.user_id, d.kind, d.setting, d.assistant_model, d.user_model, d.replicate, d.end_reason, d.rounds,

@@ -324,6 +324,24 @@ export const PAPER_TABLES: PaperTable[] = [
     ],
   },
   {
+    name: 'result_coverage',
+    title: 'Coverage: how many planned items each result cell scored',
+    caption:
+      'Planned: the dialogues of the cell in the run, finished or failed. Scored M of N per dimension; failed dialogues and failed or unparsed judgments are planned but not scored. TCR of the scored dialogues with its Wilson 95% interval, and its worst / best case with every item not scored counted as not completed / completed.',
+    columns: [
+      ...JUDGE_RUN,
+      { key: 'assistant_model', label: 'Assistant', group: true },
+      { key: 'setting', label: 'Setting', group: true },
+      { key: 'kind', label: 'Kind' },
+      { key: 'dimension', label: 'Dim.' },
+      { key: 'scored', label: 'Scored' },
+      { key: 'n_dialogues_failed', label: 'Dialogues failed', format: 'int' },
+      { key: 'tcr', label: 'TCR (%)', format: 'float2', nullText: '', ci: ['tcr_wilson_lo', 'tcr_wilson_hi'] },
+      { key: 'tcr_worst', label: 'worst', format: 'float2', nullText: '' },
+      { key: 'tcr_best', label: 'best', format: 'float2', nullText: '' },
+    ],
+  },
+  {
     name: 'judgment_status',
     title: 'Judgments by status',
     caption: 'Failed: the judge call failed after retries; unparsed: the reply did not parse (kept in judgments.raw). Neither enters any mean; plens judge --retry-failed judges them again.',
