@@ -7,23 +7,37 @@
 --   D_o = sum_u 1 / (m_u - 1) sum_c sum_k h_uc h_uk delta2(c, k),  D_e = sum_c sum_k n_c n_k delta2(c, k),
 --   alpha = 1 - (n - 1) D_o / D_e,
 -- delta2 nominal: [c <> k]; interval: (c - k)^2; ordinal: (sum_{g from c to k} n_g - (n_c + n_k) / 2)^2.
--- Internal form: a unit is a list of {i: position of the value in the sorted categories, c: count}; kc_w
--- the units' weights (all 1 for alpha itself; bootstrap weights for its interval).
-CREATE OR REPLACE MACRO krippendorff_core(kc_units, kc_w, kc_level, kc_vals) AS
-  list_transform([list_transform(range(1, len(kc_vals) + 1), kc_i -> coalesce(list_sum(list_transform(kc_units, (kc_u, kc_x) ->
-      kc_w[kc_x] * coalesce(list_sum(list_transform(list_filter(kc_u, kc_e -> kc_e.i = kc_i), kc_e -> kc_e.c)), 0))), 0)::DOUBLE)], kc_ns ->
+-- Internal form: per-unit vectors that do not depend on the units' weights w (all 1 for alpha itself,
+-- bootstrap weights for its interval), so that each weighting costs dot products (list_dot_product):
+--   m_u (values in the unit), h_c = (h_uc)_u per category, g_ck = (h_uc h_uk / (m_u - 1))_u per pair;
+--   n_c = w . h_c, n = w . m, D_o = sum_ck (w . g_ck) delta2(c, k), D_e = sum_ck n_c n_k delta2(c, k).
+CREATE OR REPLACE MACRO krippendorff_vectors(kv_units, kv_k) AS {
+  'm': list_transform(kv_units, kv_u -> list_sum(list_transform(kv_u, kv_e -> kv_e.c))),
+  'h': list_transform(range(1, kv_k + 1), kv_i -> list_transform(kv_units, kv_u ->
+         coalesce(list_sum(list_transform(list_filter(kv_u, kv_e -> kv_e.i = kv_i), kv_e -> kv_e.c)), 0.0))),
+  'g': list_transform(range(1, kv_k + 1), kv_i -> list_transform(range(1, kv_k + 1), kv_j -> list_transform(kv_units, kv_u ->
+         coalesce(list_sum(list_transform(list_filter(kv_u, kv_e -> kv_e.i = kv_i), kv_e -> kv_e.c)), 0.0)
+         * coalesce(list_sum(list_transform(list_filter(kv_u, kv_e -> kv_e.i = kv_j), kv_e -> kv_e.c)), 0.0)
+         / (list_sum(list_transform(kv_u, kv_e -> kv_e.c)) - 1))))
+};
+
+-- Alpha from the vectors kc_v and the units' weights kc_w (kc_w an expression: bound once).
+CREATE OR REPLACE MACRO krippendorff_core(kc_v, kc_w, kc_level, kc_vals) AS
+  list_transform([kc_w::DOUBLE[]], kc_ww -> list_transform([{
+      'ns': list_transform(kc_v.h, kc_h -> list_dot_product(kc_h, kc_ww)),
+      'p': list_transform(kc_v.g, kc_gr -> list_transform(kc_gr, kc_g -> list_dot_product(kc_g, kc_ww)))}], kc_t ->
     list_transform([list_transform(range(1, len(kc_vals) + 1), kc_i -> list_transform(range(1, len(kc_vals) + 1), kc_j ->
         CASE kc_level
           WHEN 'nominal' THEN (kc_i <> kc_j)::DOUBLE
           WHEN 'interval' THEN pow(kc_vals[kc_i] - kc_vals[kc_j], 2)::DOUBLE
-          WHEN 'ordinal' THEN CASE WHEN kc_i = kc_j THEN 0.0 ELSE pow(list_sum(kc_ns[least(kc_i, kc_j):greatest(kc_i, kc_j)]) - (kc_ns[kc_i] + kc_ns[kc_j]) / 2, 2) END
+          WHEN 'ordinal' THEN CASE WHEN kc_i = kc_j THEN 0.0 ELSE pow(list_sum(kc_t.ns[least(kc_i, kc_j):greatest(kc_i, kc_j)]) - (kc_t.ns[kc_i] + kc_t.ns[kc_j]) / 2, 2) END
         END))], kc_d -> list_transform([{
-        'n': list_sum(kc_ns),
-        'do': list_sum(list_transform(kc_units, (kc_u, kc_x) -> kc_w[kc_x] / (list_sum(list_transform(kc_u, kc_e -> kc_e.c)) - 1)
-                * list_sum(list_transform(kc_u, kc_a -> list_sum(list_transform(kc_u, kc_b -> kc_a.c * kc_b.c * kc_d[kc_a.i][kc_b.i])))))),
+        'n': list_sum(kc_t.ns),
+        'do': list_sum(list_transform(range(1, len(kc_vals) + 1), kc_i -> list_sum(list_transform(range(1, len(kc_vals) + 1), kc_j ->
+                kc_t.p[kc_i][kc_j] * kc_d[kc_i][kc_j])))),
         'de': list_sum(list_transform(range(1, len(kc_vals) + 1), kc_i -> list_sum(list_transform(range(1, len(kc_vals) + 1), kc_j ->
-                kc_ns[kc_i] * kc_ns[kc_j] * kc_d[kc_i][kc_j]))))}], kc_s ->
-      CASE WHEN kc_s.de > 0 THEN 1 - (kc_s.n - 1) * kc_s.do / kc_s.de END)[1])[1])[1];
+                kc_t.ns[kc_i] * kc_t.ns[kc_j] * kc_d[kc_i][kc_j]))))}], kc_s ->
+      CASE WHEN kc_s.de > 0 THEN 1 - (kc_s.n - 1) * kc_s.do / kc_s.de END)[1])[1])[1])[1];
 
 -- krippendorff_alpha(units, level := 'nominal', seed := NULL): units is a list with one list of numeric
 -- ratings per unit (NULL: missing; units with fewer than 2 ratings are not pairable and left out).
@@ -33,16 +47,16 @@ CREATE OR REPLACE MACRO krippendorff_core(kc_units, kc_w, kc_level, kc_vals) AS
 CREATE OR REPLACE MACRO krippendorff_alpha(units, level := 'nominal', seed := NULL) AS
   list_transform([list_filter(list_transform(coalesce(units, []), ka_u -> list_filter(ka_u, ka_v -> ka_v IS NOT NULL)), ka_u -> len(ka_u) >= 2)], ka_p ->
     list_transform([list_sort(list_distinct(flatten(ka_p)))], ka_vals ->
-      list_transform([list_transform(ka_p, ka_u -> list_transform(map_entries(list_aggregate(ka_u, 'histogram')), ka_e ->
-          {'i': list_position(ka_vals, ka_e.key)::BIGINT, 'c': ka_e.value::DOUBLE}))], ka_units ->
+      list_transform([krippendorff_vectors(list_transform(ka_p, ka_u -> list_transform(map_entries(list_aggregate(ka_u, 'histogram')), ka_e ->
+          {'i': list_position(ka_vals, ka_e.key)::BIGINT, 'c': ka_e.value::DOUBLE})), len(ka_vals))], ka_units ->
         list_transform([CASE
             WHEN level IS NULL OR level NOT IN ('nominal', 'ordinal', 'interval') THEN 'unknown level: ' || coalesce(level, 'NULL') || ' (use nominal, ordinal or interval)'
             WHEN len(ka_p) = 0 THEN 'no unit has 2 or more ratings'
             WHEN len(ka_vals) < 2 THEN 'a single category: expected disagreement is 0, alpha undefined'
           END], ka_reason -> list_transform([CASE WHEN ka_reason IS NULL AND seed IS NOT NULL THEN list_sort(list_transform(range(1000), ka_r ->
-              list_transform([list_transform(range(len(ka_units)), ka_x -> -ln(hash_uniform(seed, ka_r, ka_x, 0)))], ka_w ->
-                krippendorff_core(ka_units, list_transform(ka_w, ka_y -> ka_y * len(ka_w) / list_sum(ka_w)), level, ka_vals))[1])) END], ka_b -> {
-            'alpha': CASE WHEN ka_reason IS NULL THEN krippendorff_core(ka_units, list_transform(ka_units, ka_u -> 1.0), level, ka_vals) END::DOUBLE,
+              list_transform([list_transform(range(len(ka_p)), ka_x -> -ln(hash_uniform(seed, ka_r, ka_x, 0)))], ka_w ->
+                krippendorff_core(ka_units, list_transform([len(ka_w) / list_sum(ka_w)], ka_sc -> list_transform(ka_w, ka_y -> ka_y * ka_sc))[1], level, ka_vals))[1])) END], ka_b -> {
+            'alpha': CASE WHEN ka_reason IS NULL THEN krippendorff_core(ka_units, list_transform(ka_p, ka_u -> 1.0), level, ka_vals) END::DOUBLE,
             'lo': ka_b[25]::DOUBLE, 'hi': ka_b[976]::DOUBLE,
             'n_units': len(ka_p)::BIGINT, 'n_values': len(flatten(ka_p))::BIGINT, 'k': len(ka_vals)::BIGINT,
             'reason': ka_reason::VARCHAR})[1])[1])[1])[1])[1];

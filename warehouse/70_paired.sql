@@ -19,13 +19,16 @@ CREATE OR REPLACE TABLE cluster_users AS
 SELECT user_id, row_number() OVER (ORDER BY user_id) AS uid
 FROM (SELECT DISTINCT coalesce(user_id, scenario_id) AS user_id FROM dialogues);
 
+-- One row per resample: the weights of all users as a vector (in uid order), so that a resampled mean
+-- is two dot products (list_dot_product) per comparison instead of a join over users x resamples.
 CREATE OR REPLACE TABLE cluster_bootstrap_weights AS
-SELECT u.uid, r.rep, cluster_weight('plens.cluster', r.rep, u.user_id) AS w
-FROM cluster_users u, range(1000) r(rep);
+SELECT r.rep, list(cluster_weight('plens.cluster', r.rep, u.user_id) ORDER BY u.uid) AS w
+FROM cluster_users u, range(1000) r(rep) GROUP BY r.rep;
 
 -- One row per judged dialogue and dialogue-level dimension (labels as in Table 5). TC is 0 or 100 so
--- that means and differences read as TCR in %.
-CREATE OR REPLACE VIEW paired_scores AS
+-- that means and differences read as TCR in %. A table, built once with the warehouse: dialogue_scores
+-- is the costly part of every view that reads it (plens tables --exclude-flagged filters this table too).
+CREATE OR REPLACE TABLE paired_scores AS
 SELECT s.judge_model, s.judge_config, s.dialogue_config, s.run, s.dialogue_id, s.scenario_id, coalesce(d.user_id, s.scenario_id) AS user_id,
   s.kind, s.setting, s.assistant_model, s.user_model, s.replicate, s.relevant_domains, x.position, x.dimension, x.score
 FROM dialogue_scores s JOIN dialogues d USING (dialogue_id),
@@ -38,25 +41,29 @@ FROM dialogue_scores s JOIN dialogues d USING (dialogue_id),
 CREATE OR REPLACE MACRO paired_stats(ps_tbl, ps_bootstrap := true) AS TABLE
 WITH x AS MATERIALIZED (SELECT cid, family, user_id, d, test FROM query_table(ps_tbl) WHERE d IS NOT NULL),
 a AS MATERIALIZED (
-  SELECT cid, any_value(family) AS family, any_value(test) AS test, count(*) AS n, count(DISTINCT user_id) AS n_users, avg(d) AS mean,
+  SELECT cid, any_value(family) AS family, any_value(test) AS test, count(*) AS n, avg(d) AS mean,
     count(*) FILTER (d < 0) AS n_down, count(*) FILTER (d > 0) AS n_up, map_entries(histogram(d)) AS dh
   FROM x GROUP BY cid
 ), u AS MATERIALIZED (
   SELECT x.cid, c.uid, sum(x.d) AS s, count(*) AS n FROM x JOIN cluster_users c USING (user_id) GROUP BY x.cid, c.uid
 ), se AS (
-  SELECT u.cid, CASE WHEN count(*) >= 2 THEN sqrt(count(*) / (count(*) - 1.0) * sum(pow(u.s - u.n * a.mean, 2))) / sum(u.n) END AS se
+  SELECT u.cid, count(*) AS n_users, CASE WHEN count(*) >= 2 THEN sqrt(count(*) / (count(*) - 1.0) * sum(pow(u.s - u.n * a.mean, 2))) / sum(u.n) END AS se
   FROM u JOIN a USING (cid) GROUP BY u.cid
+), dense AS (
+  -- Per comparison, the users' sums and counts as vectors over all users (0 for users without pairs).
+  SELECT c.cid, list(coalesce(u.s, 0)::DOUBLE ORDER BY cu.uid) AS sv, list(coalesce(u.n, 0)::DOUBLE ORDER BY cu.uid) AS nv
+  FROM (SELECT DISTINCT cid FROM u) c CROSS JOIN cluster_users cu LEFT JOIN u ON u.cid = c.cid AND u.uid = cu.uid
+  WHERE ps_bootstrap GROUP BY c.cid
 ), b AS (
-  SELECT u.cid, w.rep, sum(w.w * u.s) / sum(w.w * u.n) AS m
-  FROM u JOIN cluster_bootstrap_weights w USING (uid) WHERE ps_bootstrap GROUP BY u.cid, w.rep
+  SELECT d.cid, list_dot_product(d.sv, w.w) / list_dot_product(d.nv, w.w) AS m FROM dense d CROSS JOIN cluster_bootstrap_weights w
 ), ci AS (
   SELECT cid, list_sort(list(m)) AS ms FROM b GROUP BY cid
 ), t AS (
-  SELECT a.*, se.se,
+  SELECT a.*, se.n_users, se.se,
     CASE WHEN a.test = 'mcnemar' THEN mcnemar_test(a.n_down, a.n_up) END AS mc,
     CASE WHEN a.test = 'wilcoxon' THEN wilcoxon_signed_rank(a.dh, zero_method := 'pratt') END AS wx,
-    CASE WHEN a.n_users >= 2 THEN CASE WHEN ps_bootstrap THEN ci.ms[25] ELSE a.mean - z_975() * se.se END END AS lo,
-    CASE WHEN a.n_users >= 2 THEN CASE WHEN ps_bootstrap THEN ci.ms[976] ELSE a.mean + z_975() * se.se END END AS hi
+    CASE WHEN se.n_users >= 2 THEN CASE WHEN ps_bootstrap THEN ci.ms[25] ELSE a.mean - z_975() * se.se END END AS lo,
+    CASE WHEN se.n_users >= 2 THEN CASE WHEN ps_bootstrap THEN ci.ms[976] ELSE a.mean + z_975() * se.se END END AS hi
   FROM a LEFT JOIN se USING (cid) LEFT JOIN ci USING (cid)
 ), tp AS (
   SELECT *, CASE test WHEN 'mcnemar' THEN mc.p_exact ELSE wx.p END AS p FROM t
@@ -72,29 +79,39 @@ SELECT tp.cid, tp.n, tp.n_users, tp.mean AS diff, tp.lo AS diff_lo, tp.hi AS dif
   nullif(concat_ws('; ', CASE WHEN tp.n_users < 2 THEN 'fewer than 2 users: no interval' END, tp.mc.reason, tp.wx.reason), '') AS reason
 FROM tp JOIN adj USING (cid);
 
--- Every pair of cells (assistant | setting) of a run on the same scenarios, per task kind and dimension:
--- intervals mean +- 1.96 cluster-robust se (the bootstrap over users for all pairs would cost
--- cells^2 x users x 1000; plens compare bootstraps the pair it is asked about). Family for Holm / BH:
--- the run, kind and dimension.
+-- Pairs of cells of a run that differ in one factor (two settings of one assistant, or two assistants in
+-- one setting) on the same scenarios, per task kind, for TC and P (plens compare gives all six
+-- dimensions of any two cells): intervals mean +- 1.96 cluster-robust
+-- se (the bootstrap over users for every pair would cost pairs x users x 1000; plens compare bootstraps
+-- the pair it is asked about, and any two cells). Family for Holm / BH: the run, kind and dimension.
 CREATE OR REPLACE VIEW paired_comparisons AS
-WITH s AS MATERIALIZED (
-  SELECT judge_model, run, kind, scenario_id, user_id, assistant_model || ' | ' || setting AS cell, position, dimension, score
-  FROM paired_scores WHERE replicate = 0 AND score IS NOT NULL
+WITH c AS MATERIALIZED (
+  SELECT *, row_number() OVER (ORDER BY judge_model, run, assistant_model, list_position(['vanilla', 'base', 'base+d', 'base+i', 'base+s', 'base+all'], setting), setting) AS cell
+  FROM (SELECT DISTINCT judge_model, run, assistant_model, setting FROM paired_scores)
+), s AS MATERIALIZED (
+  SELECT c.cell, c.judge_model, c.run, c.assistant_model, c.setting, p.kind, p.scenario_id, p.user_id, p.position, p.score
+  FROM paired_scores p JOIN c USING (judge_model, run, assistant_model, setting) WHERE p.replicate = 0 AND p.score IS NOT NULL AND p.position <= 2
 ), pairs AS MATERIALIZED (
-  SELECT a.judge_model, a.run, a.kind, a.cell AS cell_a, b.cell AS cell_b, a.position, a.dimension, a.user_id, a.score AS sa, b.score AS sb
-  FROM s a JOIN s b ON a.run = b.run AND a.kind = b.kind AND a.scenario_id = b.scenario_id AND a.dimension = b.dimension AND a.cell < b.cell
+  SELECT a.kind, a.cell AS ca, b.cell AS cb, a.position, a.user_id, a.score AS sa, b.score AS sb
+  FROM s a JOIN s b ON a.run = b.run AND a.kind = b.kind AND a.scenario_id = b.scenario_id AND a.position = b.position AND a.cell < b.cell
+    AND a.assistant_model = b.assistant_model
+  UNION ALL
+  SELECT a.kind, a.cell AS ca, b.cell AS cb, a.position, a.user_id, a.score AS sa, b.score AS sb
+  FROM s a JOIN s b ON a.run = b.run AND a.kind = b.kind AND a.scenario_id = b.scenario_id AND a.position = b.position AND a.cell < b.cell
+    AND a.setting = b.setting AND a.assistant_model <> b.assistant_model
 ), k AS MATERIALIZED (
-  SELECT *, row_number() OVER (ORDER BY judge_model, run, kind, cell_a, cell_b, position) AS cid
-  FROM (SELECT judge_model, run, kind, cell_a, cell_b, position, dimension, avg(sa) AS mean_a, avg(sb) AS mean_b FROM pairs GROUP BY ALL)
+  SELECT *, row_number() OVER (ORDER BY ca, cb, kind DESC, position) AS cid, dense_rank() OVER (ORDER BY run, kind, position) AS family
+  FROM (SELECT kind, ca, cb, position, avg(sa) AS mean_a, avg(sb) AS mean_b FROM pairs GROUP BY kind, ca, cb, position) g
+    JOIN (SELECT cell AS ca, run FROM c) USING (ca)
 ), x AS (
-  SELECT k.cid, concat_ws(' | ', k.judge_model, k.run, k.kind, k.dimension) AS family, p.user_id, p.sb - p.sa AS d,
-    CASE WHEN k.dimension = 'TC' THEN 'mcnemar' ELSE 'wilcoxon' END AS test
-  FROM pairs p JOIN k USING (judge_model, run, kind, cell_a, cell_b, dimension)
+  SELECT k.cid, k.family, p.user_id, p.sb - p.sa AS d, CASE WHEN k.position = 1 THEN 'mcnemar' ELSE 'wilcoxon' END AS test
+  FROM pairs p JOIN k USING (kind, ca, cb, position)
 )
-SELECT k.judge_model, k.run, k.kind, k.cell_a, k.cell_b, k.dimension, st.n, st.n_users, k.mean_a, k.mean_b,
+SELECT a.judge_model, a.run, k.kind, a.assistant_model || ' | ' || a.setting AS cell_a, b.assistant_model || ' | ' || b.setting AS cell_b,
+  ['TC', 'P', 'Nat (U)', 'Nat (A)', 'Coh (U)', 'Coh (A)'][k.position] AS dimension, st.n, st.n_users, k.mean_a, k.mean_b,
   st.diff, st.diff_lo, st.diff_hi, st.test, st.p, st.p_holm, st.p_bh, st.mde, st.reason
-FROM k JOIN paired_stats(x, ps_bootstrap := false) st USING (cid)
-ORDER BY k.judge_model, k.run, k.kind DESC, k.cell_a, k.cell_b, k.position;
+FROM k JOIN paired_stats(x, ps_bootstrap := false) st USING (cid) JOIN c a ON a.cell = k.ca JOIN c b ON b.cell = k.cb
+ORDER BY k.cid;
 
 -- The personalization lift: per assistant, each context block (base+d, base+i, base+s, base+all) against
 -- Base on the same scenarios, for TC (points) and P, overall ('all'), per task kind and per domain (an

@@ -4,7 +4,7 @@
 -- judgment never scores). For TC, the TCR of the scored dialogues with its worst and best case: every
 -- item not scored counted as not completed (worst) or completed (best), and a Wilson interval of the
 -- observed TCR (wilson_ci95, 03_significance.sql).
--- requires: dialogue_scores, dialogues
+-- requires: paired_scores, dialogues
 
 CREATE OR REPLACE VIEW result_coverage AS
 WITH d AS (
@@ -13,20 +13,16 @@ WITH d AS (
       'user ' || user_model, 'temperature ' || user_temperature, 'max_tokens ' || user_max_tokens, 'prompts ' || prompt_version) AS dialogue_config
   FROM dialogues
 ), runs AS (
-  SELECT DISTINCT judge_model, judge_config, dialogue_config, run FROM dialogue_scores
-), planned AS (
-  SELECT r.judge_model, r.run, d.assistant_model, d.setting, d.kind, d.status, s.*
-  FROM runs r JOIN d USING (dialogue_config)
-    LEFT JOIN (SELECT judge_config, dialogue_id, tc, p, nat_a, coh_a, nat_u, coh_u, n_failed, n_unparsed FROM dialogue_scores) s
-      ON s.judge_config = r.judge_config AND s.dialogue_id = d.dialogue_id
+  SELECT DISTINCT judge_model, judge_config, dialogue_config, run FROM paired_scores
 ), long AS (
-  SELECT judge_model, run, assistant_model, setting, kind, status, x.position, x.dimension, x.score
-  FROM planned, LATERAL (VALUES (1, 'TC', tc::DOUBLE), (2, 'P', p::DOUBLE), (3, 'Nat (U)', nat_u::DOUBLE), (4, 'Nat (A)', nat_a::DOUBLE),
-                                (5, 'Coh (U)', coh_u::DOUBLE), (6, 'Coh (A)', coh_a::DOUBLE)) x(position, dimension, score)
+  SELECT r.judge_model, r.run, d.assistant_model, d.setting, d.kind, d.status, x.position, x.dimension, s.score
+  FROM runs r JOIN d USING (dialogue_config)
+    CROSS JOIN (VALUES (1, 'TC'), (2, 'P'), (3, 'Nat (U)'), (4, 'Nat (A)'), (5, 'Coh (U)'), (6, 'Coh (A)')) x(position, dimension)
+    LEFT JOIN paired_scores s ON s.judge_config = r.judge_config AND s.dialogue_id = d.dialogue_id AND s.position = x.position
 ), g AS (
   SELECT judge_model, run, assistant_model, setting, kind, position, any_value(dimension) AS dimension,
     count(*) AS n_planned, count(*) FILTER (status <> 'ok') AS n_dialogues_failed, count(score) AS n_scored,
-    count(*) FILTER (score = 1) AS n_completed
+    count(*) FILTER (score = 100) AS n_completed
   FROM long GROUP BY judge_model, run, assistant_model, setting, kind, position
 )
 SELECT judge_model, run, assistant_model, setting, kind, dimension,

@@ -18,7 +18,7 @@ const RESULT_VIEWS = /^(table3|table4|table12|table13|figure4|figure5|paired_dif
  * Every result view over 1M synthetic judgments: 100k dialogues (4,167 scenarios of 50 users, each in all
  * 24 cells of 4 assistants x 6 settings, so that paired views pair; SD and MD, 2-6 rounds, random domains)
  * with 10 judgments each (6 dialogue-level, 4 turn-level), random scores; two annotators label TC and P of
- * 500 dialogues (judge validity and PPI).
+ * 200 dialogues (judge validity and PPI).
  * Times the warehouse build plus materialising each result view (CREATE TABLE AS SELECT * FROM view).
  */
 export async function benchResults(): Promise<BenchResult> {
@@ -64,7 +64,7 @@ export async function benchResults(): Promise<BenchResult> {
         COPY (SELECT 'bench' AS sample, 'h' || a AS annotator, 'd' || i AS dialogue_id, x.dimension, x.target,
             CASE WHEN x.dimension = 'task_completion' THEN (random() < 0.85)::INTEGER ELSE 1 + floor(random() * 4)::INTEGER END AS score,
             'sheet.csv' AS source_file, now() AS imported_at
-          FROM range(500) t(i), range(2) h(a), (VALUES ('task_completion', 'dialogue'), ('personalization', 'assistant')) x(dimension, target)
+          FROM range(200) t(i), range(2) h(a), (VALUES ('task_completion', 'dialogue'), ('personalization', 'assistant')) x(dimension, target)
         ) TO ${sqlString(join(ws.root, 'annotation', 'labels.parquet'))} (FORMAT parquet)`);
     } finally {
       gen.close();
