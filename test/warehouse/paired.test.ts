@@ -205,4 +205,14 @@ describe('paired views on a hand-made experiment clustered by user', () => {
     expect(n(kept.json.tables, 'SD')).toEqual([6]);
     expect(kept.json.warnings[0]).toMatch(/^--exclude-flagged: 6 dialogue\(s\) flagged/);
   });
+
+  it('plens report shows the lift chart with intervals and the audit counts', async () => {
+    const out = join(db, '..', 'report.html');
+    const r = await runCli(['report', '--db', db, '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const html = readFileSync(out, 'utf8');
+    expect(html).toContain('The personalization lift over Base');
+    expect(html).toContain('Simulator audit: flagged dialogues per assistant, setting and user agent');
+    expect(html).toMatch(/<svg[^>]*>/);
+  });
 });
