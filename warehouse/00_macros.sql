@@ -1,8 +1,10 @@
 -- Statistics shared by the views. Pure SQL so analysts can reuse them in their own queries.
 
--- Shannon entropy H = -sum p_i ln p_i of a list of counts (natural log).
+-- Shannon entropy H = -sum p_i ln p_i of a list of counts (natural log). A zero count adds nothing
+-- (0 ln 0 = 0, the limit), so evenness over a padded category list works; no counts at all: NULL.
 CREATE OR REPLACE MACRO shannon_entropy(counts) AS
-  list_sum(list_transform(counts, c -> -(c / list_sum(counts)) * ln(c / list_sum(counts))));
+  coalesce(list_sum(list_transform(list_filter(counts, se_c -> se_c > 0), se_c -> -(se_c / list_sum(counts)) * ln(se_c / list_sum(counts)))),
+    CASE WHEN list_sum(counts) > 0 THEN 0.0 END);
 
 -- Shannon evenness E = H / ln n over n categories; undefined (NULL) when n < 2.
 CREATE OR REPLACE MACRO shannon_evenness(counts) AS

@@ -7,6 +7,7 @@ import { asPlensError, ExitCode, PlensError, usageError } from '../core/errors.j
 import { redact } from '../core/redact.js';
 import { plensVersion } from '../core/version.js';
 import { annotateCommand } from './commands/annotate.js';
+import { compareCommand } from './commands/compare.js';
 import { demoCommand } from './commands/demo.js';
 import { dialoguesCommand } from './commands/dialogues.js';
 import { importCommand } from './commands/import.js';
@@ -48,6 +49,7 @@ export function buildCli(argv: string[]): Argv {
     .command(sqlCommand)
     .command(notebookCommand)
     .command(tablesCommand)
+    .command(compareCommand)
     .command(reportCommand)
     .command(statsCommand)
     .command(annotateCommand)

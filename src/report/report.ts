@@ -5,6 +5,7 @@ import { Database } from '../db/database.js';
 import { collectTables } from '../tables/tables.js';
 import { figure4Chart, figure5Chart, renderChart, SCORE_DIMENSIONS, scoreDistributionChart, table4Chart, type ChartSpec, type RenderedChart } from './charts.js';
 import { renderPage } from './html.js';
+import { liftChart } from './lift-chart.js';
 import { collectMetadata } from './metadata.js';
 
 export interface ReportOptions {
@@ -25,6 +26,7 @@ const CHARTS: Array<{ view: string; sql?: string; build: (rows: Row[]) => ChartS
   { label: 'Figure 4', view: 'figure4', build: figure4Chart },
   { label: 'Figure 5', view: 'figure5', build: figure5Chart },
   { label: 'Table 4', view: 'table4', build: table4Chart },
+  { label: 'Personalization lift', view: 'paired_lift', build: liftChart },
   {
     label: 'Score distributions',
     view: 'dialogue_scores',

@@ -11,6 +11,8 @@ export interface TablesOptions {
   only?: string[];
   format: TableFormat;
   outDir?: string;
+  /** Leave out the dialogues the simulator audit flags (simulator_audit_flagged). */
+  excludeFlagged?: boolean;
 }
 
 export interface TablesResult {
@@ -32,10 +34,11 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
   const db = await Database.open(options.dbPath, { readOnly: true });
   try {
     const views = new Set((await db.all<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map((r) => r.name));
+    const warnings: string[] = [];
+    if (options.excludeFlagged) warnings.push(await excludeFlaggedDialogues(db, views));
     const wanted = PAPER_TABLES.filter((t) => !options.only || options.only.includes(t.name));
     const tables: RenderableTable[] = [];
     const missing: TablesResult['missing'] = [];
-    const warnings: string[] = [];
     for (const t of wanted) {
       if (!views.has(t.name)) {
         missing.push({ name: t.name, reason: 'not in the warehouse (its inputs are not built yet; see `plens warehouse`)' });
@@ -75,4 +78,24 @@ export function formatTables(result: TablesResult, format: TableFormat): string 
   const body = result.tables.map((t) => (format === 'csv' ? `# ${t.name}\n${renderTable(t, format)}` : renderTable(t, format))).join(separator);
   const missing = result.missing.map((m) => `(${m.name}: ${m.reason})`).join('\n');
   return missing ? `${body}\n\n${missing}` : body;
+}
+
+/**
+ * Shadows dialogues, turns, judgments and paired_scores with temporary views (temp names come first on DuckDB's search
+ * path, and views rebind on every query) that leave out the dialogues the simulator audit flags; every
+ * result view then works on the rest. The warehouse file is untouched. Returns what was done.
+ */
+async function excludeFlaggedDialogues(db: Database, relations: Set<string>): Promise<string> {
+  if (!relations.has('simulator_audit_flagged')) {
+    throw new PlensError('E_PREREQUISITE', '--exclude-flagged: the warehouse has no simulator audit', { hint: 'it needs dialogues and the dataset profiles; run plens warehouse' });
+  }
+  // The warehouse's own catalog name: "main" alone would also name the temp catalog's schema.
+  const [{ catalog }] = (await db.all<{ catalog: string }>(`SELECT current_database() AS catalog`)) as [{ catalog: string }];
+  const q = `"${catalog.replaceAll('"', '""')}".main`;
+  await db.run(`CREATE TEMP TABLE audit_flagged_ids AS SELECT DISTINCT dialogue_id FROM ${q}.simulator_audit_flagged`);
+  for (const t of ['dialogues', 'turns', 'judgments', 'paired_scores']) {
+    if (relations.has(t)) await db.run(`CREATE TEMP VIEW ${t} AS SELECT * FROM ${q}.${t} WHERE dialogue_id NOT IN (SELECT dialogue_id FROM audit_flagged_ids)`);
+  }
+  const [row] = await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM audit_flagged_ids`);
+  return `--exclude-flagged: ${row!.n} dialogue(s) flagged by the simulator audit are left out of every table but table10 (lexical diversity is computed when the warehouse is built)`;
 }

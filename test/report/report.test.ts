@@ -29,7 +29,7 @@ describe('plens report on a hand-made experiment', () => {
     expect(existsSync(file)).toBe(true);
     // No temp sibling left behind.
     expect(readdirSync(dirname(file))).toEqual(['report.html']);
-    expect(result.charts).toBe(4);
+    expect(result.charts).toBe(5);
     expect(html.startsWith('<!DOCTYPE html>')).toBe(true);
     // Vega and Vega-Lite had nothing to warn about (their warnings would be listed under Notes).
     expect(html).not.toContain('chart warning');
@@ -116,10 +116,10 @@ describe('plens report on a hand-made experiment', () => {
   it('the CLI writes <workspace>/report/index.html by default and reports it', async () => {
     const r = await runCliJson<{ ok: boolean; file: string; charts: number; tables: number }>(['report', '--db', db, '-w', ws]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.json).toMatchObject({ ok: true, file: join(ws, 'report', 'index.html'), charts: 4 });
+    expect(r.json).toMatchObject({ ok: true, file: join(ws, 'report', 'index.html'), charts: 5 });
     expect(existsSync(join(ws, 'report', 'index.html'))).toBe(true);
     const plain = await runCli(['report', '--db', db, '--out', join(ws, 'x.html'), '--title', 'T']);
-    expect(plain.stdout).toMatch(/^Wrote .*x\.html \(4 charts, \d+ tables\)/);
+    expect(plain.stdout).toMatch(/^Wrote .*x\.html \(5 charts, \d+ tables\)/);
   });
 
   it('the CLI fails with exit 4 without a warehouse', async () => {
@@ -140,7 +140,7 @@ describe('plens report on a warehouse without results', () => {
     expect(result.tables).toBe(3);
     const html = readFileSync(file, 'utf8');
     expect(html).not.toContain('<svg');
-    for (const chart of ['Figure 4', 'Figure 5', 'Table 4', 'Score distributions']) expect(html).toContain(`<li>${chart} chart: skipped, the warehouse has no`);
+    for (const chart of ['Figure 4', 'Figure 5', 'Table 4', 'Personalization lift', 'Score distributions']) expect(html).toContain(`<li>${chart} chart: skipped, the warehouse has no`);
     expect(html).toContain('<li>Runs: skipped, the warehouse has no result_runs</li>');
     expect(html).toContain('<dt>Scenarios selected</dt>');
   });

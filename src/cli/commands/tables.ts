@@ -7,6 +7,7 @@ interface TablesArgs extends GlobalArgs {
   only?: string;
   format: 'md' | 'csv' | 'tex' | 'json' | 'table';
   'out-dir'?: string;
+  'exclude-flagged': boolean;
 }
 
 export const tablesCommand: CommandModule<GlobalArgs, TablesArgs> = {
@@ -17,6 +18,7 @@ export const tablesCommand: CommandModule<GlobalArgs, TablesArgs> = {
       .option('only', { type: 'string', describe: 'Comma-separated table names, e.g. table1,table8_9' })
       .option('format', { choices: ['md', 'csv', 'tex', 'json', 'table'] as const, default: 'md' as const, describe: 'Output format (tex: booktabs, ready to paste)' })
       .option('out-dir', { type: 'string', describe: 'Write one file per table here instead of printing' })
+      .option('exclude-flagged', { type: 'boolean', default: false, describe: 'Leave out the dialogues the simulator audit flags (see the simulator_audit table)' })
       .example('$0 tables', 'every table the warehouse can give, as Markdown')
       .example('$0 tables --only table8_9 --format tex --out-dir paper/', 'LaTeX for Tables 8-9'),
   handler: async (args) => {
@@ -24,6 +26,7 @@ export const tablesCommand: CommandModule<GlobalArgs, TablesArgs> = {
     const result = await collectTables({
       dbPath: userPath(args.db),
       format: args.format,
+      excludeFlagged: args['exclude-flagged'],
       ...(args.only ? { only: args.only.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
       ...(args['out-dir'] ? { outDir: userPath(args['out-dir']) } : {}),
     });
