@@ -8,6 +8,7 @@ import { demoCommand } from './commands/demo.js';
 import { dialoguesCommand } from './commands/dialogues.js';
 import { importCommand } from './commands/import.js';
 import { notebookCommand } from './commands/notebook.js';
+import { personaCommand } from './commands/persona.js';
 import { importLegacyCommand } from './commands/import-legacy.js';
 import { judgeCommand } from './commands/judge.js';
 import { makeCommand } from './commands/make.js';
@@ -38,6 +39,7 @@ export function buildCli(argv: string[]): Argv {
     .command(annotateCommand)
     .command(demoCommand)
     .command(makeCommand)
+    .command(personaCommand)
     .command(statusCommand)
     .demandCommand(1, 'Name a command; `plens --help` lists them.')
     .strict()
