@@ -225,8 +225,20 @@ function step5b(word: Word): Word {
 
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
-/** `nltk.stem.PorterStemmer().stem(word)` (lower-cases first, as NLTK does by default). */
+const STEM_CACHE = new Map<string, string>();
+const STEM_CACHE_LIMIT = 500_000;
+
+/** `nltk.stem.PorterStemmer().stem(word)` (lower-cases first, as NLTK does by default); memoised. */
 export function porterStem(word: string): string {
+  let stem = STEM_CACHE.get(word);
+  if (stem === undefined) {
+    if (STEM_CACHE.size >= STEM_CACHE_LIMIT) STEM_CACHE.clear();
+    STEM_CACHE.set(word, (stem = stemUncached(word)));
+  }
+  return stem;
+}
+
+function stemUncached(word: string): string {
   const lowered = pythonLower(word);
   const irregular = Object.hasOwn(IRREGULAR, word) ? IRREGULAR[lowered] : undefined;
   if (irregular !== undefined) return irregular;
