@@ -196,6 +196,40 @@ for reference, candidate in PAIRS:
         "meteor": meteor(reference, candidate),
     })
 
+# Reddit-like random pairs: markdown, URLs, quotes, emoji, full-width text, abbreviations,
+# numbers before periods, contractions, newlines, empty strings.
+import random
+rng = random.Random(14)
+WORDS = ("i you the a an it is was were be been to of and or but not no yes this that what why how really "
+         "think thought know knew going went gone run running ran better best good well dog dogs hound car cars "
+         "automobile bought buy purchase happy glad sad study studies studied people person children kids "
+         "paper papers read reading first last sample samples blind double randomized random data mr dr st "
+         "e.g i.e u.s etc vs jan feb approx").split()
+PUNCT = [".", ",", "!", "?", "...", ";", ":", " -", " --", "'s", "n't", "'re", "'ll", "'ve", "'d"]
+SPECIAL = ["(see here)", "[link](https://example.com/a?b=1&c=2)", "https://reddit.com/r/x", "\"quoted text\"", "'single'",
+           "“smart quotes”", "‘curly’", "$3.50", "3.5%", "1,000", "2020.", "10:30", "#hashtag", "@user", "*bold*", "**very**",
+           "~~strike~~", "&amp;", "😀", "😂😂", "café", "naïve", "日本語", "ＦＵＬＬ", "１２３", "—", "–", "…", "\n", "\n\n", "  ",
+           "can't", "won't", "gonna", "wanna", "'tis", "y'all", "o'clock", "U.S.", "e.g.", "i.e.", "Mr.", "No.", "A.", "5.",
+           "a.m.", "p.m.", ">quote", "- bullet", "1. item", "EDIT:", "TL;DR", "lol", "IMO", "(", ")", "{x}", "<tag>", "?!", "!!!"]
+def sentence():
+    parts = []
+    for _ in range(rng.randint(1, 25)):
+        r = rng.random()
+        if r < 0.65: w = rng.choice(WORDS); parts.append(w.capitalize() if rng.random() < 0.2 else w)
+        elif r < 0.85: parts.append(rng.choice(SPECIAL))
+        else: parts[-1:] = [(parts[-1] if parts else "") + rng.choice(PUNCT)]
+    text = " ".join(parts)
+    if rng.random() < 0.5: text += rng.choice([".", "!", "?", "", "...", ". ", "\n"])
+    return text
+random_pairs = []
+for i in range(200):
+    ref = sentence() if rng.random() > 0.03 else ""
+    cand = sentence() if rng.random() > 0.03 else ""
+    if rng.random() < 0.3:  # overlap
+        cand = ref[: len(ref) // 2] + " " + cand
+    random_pairs.append({"reference": ref, "candidate": cand, "rouge1": rouge1(ref, cand), "rougeL": rougeL(ref, cand),
+                  "bleu": bleu(ref, cand), "meteor": meteor(ref, cand), "reference_tokens": word_tokenize(ref.lower()), "candidate_tokens": word_tokenize(cand.lower())})
+
 # Porter stemmer over every single-word WordNet lemma plus inflections, compared by hash.
 words = set()
 for pos in ("noun", "verb", "adj", "adv"):
@@ -304,6 +338,7 @@ json.dump({
     "nltk": __import__("nltk").__version__,
     "sklearn": __import__("sklearn").__version__,
     "pairs": pairs_out,
+    "random_pairs": random_pairs,
     "porter": {"count": len(words), "sha256": porter_hash, "samples": porter_samples},
     "classification": classification,
     "regression": regression,

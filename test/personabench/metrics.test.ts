@@ -50,6 +50,19 @@ describe('3.3 lexical metrics match NLTK / rouge_score on tricky pairs', () => {
     expect(rouge.rouge1.fmeasure).toBe(scores.rouge1);
   });
 
+  it('200 random Reddit-like pairs (markdown, URLs, emoji, full-width, abbreviations, newlines)', () => {
+    const random = expected.random_pairs as Array<Pair & { candidate_tokens: string[] }>;
+    expect(random.length).toBe(200);
+    for (const pair of random) {
+      expect(evaluationTokens(pair.reference)).toEqual(pair.reference_tokens);
+      expect(evaluationTokens(pair.candidate)).toEqual(pair.candidate_tokens);
+      const scores = scorer.score(pair.reference, pair.candidate);
+      for (const metric of ['rouge1', 'rougeL', 'bleu', 'meteor'] as const) {
+        expect([pair.reference, pair.candidate, metric, Math.abs(scores[metric] - pair[metric]) < TOLERANCE]).toEqual([pair.reference, pair.candidate, metric, true]);
+      }
+    }
+  });
+
   it('the reference pairs exercise every stage: some METEOR matches come only from WordNet synonyms', () => {
     // dog ~ hound survive stemming; NLTK matches synonyms on the stems left over by the
     // stem stage, so "bought"/"purchased" ("bought"/"purchas") do not match at all.
