@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { evaluationTokens, fsum, sentenceBleu } from '../../src/personabench/metrics/bleu.js';
+import { groupBySubreddit, scoreGroups } from '../../src/personabench/metrics/by-subreddit.js';
 import { accuracy, binaryF1, matthewsCorrelation, regressionScores, signScoresApi, signScoresLogEval, weightedF1 } from '../../src/personabench/metrics/classification.js';
 import { GenerationScorer, oracleBestOfN, singleSample } from '../../src/personabench/metrics/generation.js';
 import { Meteor } from '../../src/personabench/metrics/meteor.js';
@@ -202,5 +203,27 @@ describe('3.3 aggregation', () => {
       expect(result.counted[metric]).toBe(prompts.length);
       expect(Math.abs(result.mean[metric]! - b.single_first_mean[metric])).toBeLessThan(TOLERANCE);
     }
+  });
+});
+
+describe('per-subreddit grouping', () => {
+  const rows = [
+    { sub: 'Science', t: 'positive', p: 'positive' },
+    { sub: 'science', t: 'negative', p: 'positive' },
+    { sub: null, t: 'positive', p: 'positive' },
+    { sub: '', t: 'negative', p: 'negative' },
+  ];
+  it('3.1/GPT.py lower-cases domains; LogEval drops null subreddits from the domain rows only', () => {
+    const lower = scoreGroups(groupBySubreddit(rows, (r) => r.sub, 'lowercase'), (g) => signScoresApi(g.map((r) => r.t), g.map((r) => r.p)));
+    expect(lower.byDomain.map((d) => [d.domain, d.count])).toEqual([
+      ['science', 2],
+      ['unknown_domain', 1],
+      ['', 1],
+    ]);
+    expect(lower.all.accuracy).toBe(0.75);
+    expect(lower.byDomain[0]!.scores.accuracy).toBe(0.5);
+    const logeval = groupBySubreddit(rows, (r) => r.sub, 'logeval');
+    expect([...logeval.byDomain.keys()]).toEqual(['Science', 'science', '']);
+    expect(logeval.all.length).toBe(4);
   });
 });
