@@ -12,6 +12,7 @@ import { demoCommand } from './commands/demo.js';
 import { dialoguesCommand } from './commands/dialogues.js';
 import { importCommand } from './commands/import.js';
 import { notebookCommand } from './commands/notebook.js';
+import { personaCommand } from './commands/persona.js';
 import { promptsCommand } from './commands/prompts.js';
 import { importLegacyCommand } from './commands/import-legacy.js';
 import { judgeCommand } from './commands/judge.js';
@@ -56,6 +57,7 @@ export function buildCli(argv: string[]): Argv {
     .command(demoCommand)
     .command(promptsCommand)
     .command(makeCommand)
+    .command(personaCommand)
     .command(statusCommand)
     .demandCommand(1, 'Name a command; `plens --help` lists them.')
     .strict()

@@ -1,0 +1,241 @@
+/**
+ * The PERSONA-bench corpus as the original prompt makers see it: users in first-appearance
+ * order, each with their posts, and every post flattened depth-first with the original's
+ * IDs (`u{i}p{j}`, then `{parent}-c{k}` with one pre-order counter per post), clean text,
+ * and timestamps parsed as Python's `datetime.fromisoformat` (a trailing Z is UTC, naive
+ * values are UTC). Spec: shared/spec/persona-bench.md §1.
+ */
+
+export interface RawComment {
+  author?: unknown;
+  body?: unknown;
+  score?: unknown;
+  timestamp?: unknown;
+  created_utc?: unknown;
+  replies?: RawComment[];
+  [key: string]: unknown;
+}
+
+export interface RawPost {
+  author?: unknown;
+  title?: unknown;
+  url?: unknown;
+  content?: unknown;
+  body?: unknown;
+  __sub__?: unknown;
+  score?: unknown;
+  timestamp?: unknown;
+  created_utc?: unknown;
+  comments?: RawComment[];
+  [key: string]: unknown;
+}
+
+export interface UserPosts {
+  user: string;
+  posts: RawPost[];
+}
+
+export interface CommentNode {
+  id: string;
+  parentId: string;
+  /** 1 for a top-level comment. */
+  depth: number;
+  /** Pre-order position within the post, 0-based. */
+  order: number;
+  author: string | null;
+  /** The raw body (null when absent). */
+  body: unknown;
+  score: unknown;
+  timestampRaw: unknown;
+  /** Epoch microseconds, or null when the timestamp does not parse. */
+  time: number | null;
+  /** Normalised ISO form (Z for UTC) or null. */
+  timestamp: string | null;
+  /** Id of the top-level comment this one hangs under (itself for a top-level comment). */
+  topLevelId: string;
+  children: CommentNode[];
+  raw: RawComment;
+}
+
+export interface FlatPost {
+  id: string;
+  user: string;
+  /** 1-based user position and post position within the user, as in `u{i}p{j}`. */
+  userNumber: number;
+  postNumber: number;
+  /** 0-based position over all posts of all users. */
+  globalIndex: number;
+  author: string | null;
+  content: unknown;
+  subreddit: unknown;
+  score: unknown;
+  time: number | null;
+  timestamp: string | null;
+  comments: CommentNode[];
+  byId: Map<string, CommentNode>;
+  raw: RawPost;
+}
+
+const PY_WHITESPACE = /[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
+
+/** Python `str.strip()`. */
+export function pyStrip(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && PY_WHITESPACE.test(text[start]!)) start++;
+  while (end > start && PY_WHITESPACE.test(text[end - 1]!)) end--;
+  return text.slice(start, end);
+}
+
+/** The prompt makers' `clean_text`: None -> "", CR/LF -> space, stripped; repeated spaces kept. */
+export function cleanText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  return pyStrip(String(value).replace(/[\n\r]/g, ' '));
+}
+
+/** 3.1/3.2 deletion test: cleaned, lower-cased text is "", "[deleted]" or "[removed]". */
+export function isDeletedLoose(value: unknown): boolean {
+  const text = cleanText(value).toLowerCase();
+  return text === '' || text === '[deleted]' || text === '[removed]';
+}
+
+/** 3.3 deletion test: cleaned text is exactly "[removed]" or "[deleted]" (case-sensitive). */
+export function isDeletedStrict(value: unknown): boolean {
+  const text = cleanText(value);
+  return text === '[removed]' || text === '[deleted]';
+}
+
+/** Python `isinstance(x, (int, float))` for a JSON value (bools are ints in Python). */
+export function isNumericScore(value: unknown): value is number | boolean {
+  return typeof value === 'number' || typeof value === 'boolean';
+}
+
+export function scoreValue(value: unknown): number {
+  return typeof value === 'boolean' ? (value ? 1 : 0) : (value as number);
+}
+
+const ISO =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?)?(Z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?$/;
+
+/**
+ * Parses a timestamp string the way the prompt makers do (trailing Z -> +00:00, then
+ * `fromisoformat`, then the `%Y-%m-%d %H:%M:%S` / `%Y-%m-%dT%H:%M:%S` fallbacks; naive =
+ * UTC). Returns epoch microseconds and the normalised ISO string, or null. Non-strings do
+ * not parse (the original crashes on them; we drop the message instead).
+ */
+export function parseTimestamp(value: unknown): { time: number; iso: string } | null {
+  if (typeof value !== 'string') return null;
+  const m = ISO.exec(value);
+  if (!m) return null;
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = m;
+  const micros = Number((frac + '000000').slice(0, 6));
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = Number(s);
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return null;
+  let offsetMinutes = 0;
+  if (zone && zone !== 'Z') {
+    const sign = zone[0] === '-' ? -1 : 1;
+    const digits = zone.slice(1).replace(/:/g, '');
+    offsetMinutes = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0'));
+  }
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second) - offsetMinutes * 60_000;
+  if (!Number.isFinite(ms)) return null;
+  const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
+  let iso = `${pad(year, 4)}-${pad(month)}-${pad(day)}T${pad(hour)}:${pad(minute)}:${pad(second)}`;
+  if (micros) iso += `.${pad(micros, 6)}`;
+  if (offsetMinutes === 0) iso += 'Z';
+  else iso += `${offsetMinutes < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(offsetMinutes) / 60))}:${pad(Math.abs(offsetMinutes) % 60)}`;
+  return { time: ms * 1000 + micros, iso };
+}
+
+function daysIn(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+function authorOf(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+/**
+ * Flattens one post with the original's IDs. `prefix` is the post id (`u{i}p{j}` for the
+ * per-user makers, `task_u{i}p{j}`, `orig_idx{n}` ... for the NP-Conv makers).
+ */
+export function flattenPost(post: RawPost, prefix: string, timeFallbackCreatedUtc = false): { comments: CommentNode[]; byId: Map<string, CommentNode> } {
+  const comments: CommentNode[] = [];
+  const byId = new Map<string, CommentNode>();
+  let counter = 0;
+  const visit = (raw: RawComment, parentId: string, depth: number, topLevelId: string | null): CommentNode => {
+    counter++;
+    const id = `${parentId}-c${counter}`;
+    const stamp = raw.timestamp ?? (timeFallbackCreatedUtc ? raw.created_utc : undefined);
+    const parsed = parseTimestamp(stamp);
+    const node: CommentNode = {
+      id,
+      parentId,
+      depth,
+      order: comments.length,
+      author: authorOf(raw.author),
+      body: raw.body ?? null,
+      score: raw.score ?? null,
+      timestampRaw: raw.timestamp ?? null,
+      time: parsed?.time ?? null,
+      timestamp: parsed?.iso ?? null,
+      topLevelId: topLevelId ?? id,
+      children: [],
+      raw,
+    };
+    comments.push(node);
+    byId.set(id, node);
+    for (const reply of Array.isArray(raw.replies) ? raw.replies : []) node.children.push(visit(reply, id, depth + 1, node.topLevelId));
+    return node;
+  };
+  for (const top of Array.isArray(post.comments) ? post.comments : []) visit(top, prefix, 1, null);
+  return { comments, byId };
+}
+
+/** Builds every post of the grouped corpus with `u{i}p{j}` ids, in dict order. */
+export function flattenCorpus(users: readonly UserPosts[]): FlatPost[] {
+  const posts: FlatPost[] = [];
+  users.forEach((user, ui) => {
+    user.posts.forEach((post, pj) => {
+      const id = `u${ui + 1}p${pj + 1}`;
+      const { comments, byId } = flattenPost(post, id);
+      const parsed = parseTimestamp(post.timestamp);
+      posts.push({
+        id,
+        user: user.user,
+        userNumber: ui + 1,
+        postNumber: pj + 1,
+        globalIndex: posts.length,
+        author: authorOf(post.author),
+        content: post.content ?? null,
+        subreddit: post.__sub__ ?? null,
+        score: post.score ?? null,
+        time: parsed?.time ?? null,
+        timestamp: parsed?.iso ?? null,
+        comments,
+        byId,
+        raw: post,
+      });
+    });
+  });
+  return posts;
+}
+
+/** Raw_Data_Process.py: group a flat list of posts by author, first-appearance order. */
+export function groupByAuthor(posts: Iterable<RawPost>): UserPosts[] {
+  const groups = new Map<string, RawPost[]>();
+  for (const post of posts) {
+    // post.get("author", "UNKNOWN_AUTHOR"): only a missing key falls back; a null author
+    // becomes the key "null" once json.dump writes the dict.
+    const author = post.author === undefined ? 'UNKNOWN_AUTHOR' : String(post.author);
+    let list = groups.get(author);
+    if (list === undefined) groups.set(author, (list = []));
+    list.push(post);
+  }
+  return [...groups].map(([user, list]) => ({ user, posts: list }));
+}

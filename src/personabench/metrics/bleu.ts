@@ -1,0 +1,93 @@
+/**
+ * Sentence BLEU-4 as the 3.3 evaluators compute it:
+ * `nltk.translate.bleu_score.sentence_bleu([reference_tokens], candidate_tokens,
+ * smoothing_function=SmoothingFunction().method1)` with tokens from
+ * `nltk.word_tokenize(text.lower())`. Uniform 1-4-gram weights, clipped counts,
+ * brevity penalty, method1 (epsilon 0.1 over the n-gram count for zero matches), and the
+ * weighted log sum added with Python's exactly rounded `math.fsum`.
+ */
+import { nltkWordTokenize } from './nltk-tokenize.js';
+
+const SEPARATOR = '\u0000';
+
+function ngramCounts(tokens: readonly string[], n: number): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (let i = 0; i + n <= tokens.length; i++) {
+    const gram = n === 1 ? tokens[i]! : tokens.slice(i, i + n).join(SEPARATOR);
+    counts.set(gram, (counts.get(gram) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** Python `math.fsum` (Shewchuk partials, CPython's final half-even correction). */
+export function fsum(values: readonly number[]): number {
+  const partials: number[] = [];
+  for (let x of values) {
+    let i = 0;
+    for (let y of partials) {
+      if (Math.abs(x) < Math.abs(y)) [x, y] = [y, x];
+      const hi = x + y;
+      const lo = y - (hi - x);
+      if (lo !== 0) partials[i++] = lo;
+      x = hi;
+    }
+    partials.length = i;
+    partials.push(x);
+  }
+  let n = partials.length;
+  if (n === 0) return 0;
+  let hi = partials[--n]!;
+  let lo = 0;
+  while (n > 0) {
+    const x = hi;
+    const y = partials[--n]!;
+    hi = x + y;
+    lo = y - (hi - x);
+    if (lo !== 0) break;
+  }
+  if (n > 0 && ((lo < 0 && partials[n - 1]! < 0) || (lo > 0 && partials[n - 1]! > 0))) {
+    const y = lo * 2;
+    const x = hi + y;
+    if (y === x - hi) hi = x;
+  }
+  return hi;
+}
+
+/** `sentence_bleu([reference], candidate, smoothing_function=method1)` over token lists. */
+export function sentenceBleu(reference: readonly string[], candidate: readonly string[], maxOrder = 4): number {
+  const numerators: number[] = [];
+  const denominators: number[] = [];
+  for (let n = 1; n <= maxOrder; n++) {
+    const counts = ngramCounts(candidate, n);
+    const referenceCounts = ngramCounts(reference, n);
+    let clipped = 0;
+    let total = 0;
+    for (const [gram, count] of counts) {
+      clipped += Math.min(count, referenceCounts.get(gram) ?? 0);
+      total += count;
+    }
+    numerators.push(clipped);
+    denominators.push(Math.max(1, total));
+  }
+  if (numerators[0] === 0) return 0;
+  const hypLength = candidate.length;
+  const refLength = reference.length;
+  const brevity = hypLength > refLength ? 1 : hypLength === 0 ? 0 : Math.exp(1 - refLength / hypLength);
+  const weight = 1 / maxOrder;
+  const terms: number[] = [];
+  for (let i = 0; i < maxOrder; i++) {
+    const precision = numerators[i] === 0 ? (0 + 0.1) / denominators[i]! : numerators[i]! / denominators[i]!;
+    if (precision > 0) terms.push(weight * Math.log(precision));
+  }
+  return brevity * Math.exp(fsum(terms));
+}
+
+/** The evaluators' tokenisation for BLEU and METEOR: `nltk.word_tokenize(text.lower())`. */
+export function evaluationTokens(text: string): string[] {
+  return nltkWordTokenize(text.toLowerCase());
+}
+
+/** BLEU-4 of a candidate against a reference, from raw strings. */
+export function bleuScore(reference: string, candidate: string): number {
+  return sentenceBleu(evaluationTokens(reference), evaluationTokens(candidate));
+}
