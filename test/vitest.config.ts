@@ -14,5 +14,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    // Both cores: vitest's default leaves one idle on a 2-core machine (cores - 1), and most files
+    // spend their time in DuckDB or waiting on a local endpoint.
+    maxWorkers: 2,
   },
 });

@@ -31,11 +31,23 @@ let inProcessBusy = false;
  * in flight here (two at once run as two processes, as they would for a user).
  */
 export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  args = withTestDefaults(args);
   if (options.subprocess || inProcessBusy || process.env['PLENS_TEST_SUBPROCESS'] === '1') return runCliProcess(args, options);
   inProcessBusy = true;
   return runCliInProcess(args, options).finally(() => {
     inProcessBusy = false;
   });
+}
+
+/**
+ * Table 10 (lexical diversity) costs seconds and gigabytes in every warehouse build, and only the
+ * tests of Table 10 look at it: a `plens warehouse` that does not choose `--lexical` builds without
+ * it here. A test that wants it passes `--lexical laps|full`; the demo and make tests build it
+ * from their pipelines.
+ */
+function withTestDefaults(args: string[]): string[] {
+  if (args[0] !== 'warehouse' || args.some((a) => a === '--lexical' || a.startsWith('--lexical='))) return args;
+  return [...args, '--lexical', 'none'];
 }
 
 /** Runs the built CLI as a real process (as a user would), with its own environment. */
