@@ -41,10 +41,12 @@ export function defaultPromptStyle(model: string): PromptStyle {
   return /claude/i.test(model) ? 'xml' : 'markdown';
 }
 
+/** `xml` or `markdown`; the original's family names are accepted too (`claude` = xml, `llama` / `mistral` = markdown). */
 export function parsePromptStyle(value: string, what = 'prompt_style'): PromptStyle {
   const v = value.trim().toLowerCase();
-  if (!(PROMPT_STYLES as readonly string[]).includes(v)) throw usageError(`${what} "${value}": use one of ${PROMPT_STYLES.join(', ')}`);
-  return v as PromptStyle;
+  const alias: Record<string, PromptStyle> = { xml: 'xml', claude: 'xml', markdown: 'markdown', llama: 'markdown', mistral: 'markdown' };
+  if (!(v in alias)) throw usageError(`${what} "${value}": use one of ${PROMPT_STYLES.join(', ')} (or claude, llama, mistral)`);
+  return alias[v]!;
 }
 
 /** Prompts are plain text: no HTML escaping. */

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultPromptStyle, PromptSet } from '../../src/personalens/prompt-set.js';
+import { defaultPromptStyle, parsePromptStyle, PromptSet } from '../../src/personalens/prompt-set.js';
 
 describe('PromptSet', () => {
   it('renders the bundled assistant turn as plain text, with sections only for what is given', () => {
@@ -66,5 +66,8 @@ describe('PromptSet', () => {
     expect(defaultPromptStyle('anthropic.claude-3-5-sonnet')).toBe('xml');
     expect(defaultPromptStyle('meta-llama/Llama-3-70b')).toBe('markdown');
     expect(defaultPromptStyle('mistral-large')).toBe('markdown');
+    expect(parsePromptStyle('Claude')).toBe('xml');
+    expect(parsePromptStyle('llama')).toBe('markdown');
+    expect(() => parsePromptStyle('html')).toThrow(/use one of xml, markdown/);
   });
 });
