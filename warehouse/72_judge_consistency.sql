@@ -8,11 +8,15 @@
 -- the share of dialogues whose repeated scores are not all the same. (The result views average
 -- nothing here: dialogue_scores keeps one score per dialogue, the highest.)
 CREATE OR REPLACE VIEW judge_repeatability AS
-WITH r AS (
-  SELECT judge_model, concat_ws(' | ', judge_model, 'temperature ' || judge_temperature, 'max_tokens ' || judge_max_tokens, 'prompts ' || judge_prompt_version) AS judge_config,
-    dialogue_id, dimension, target, list(score::DOUBLE ORDER BY judgment_id) AS scores
+WITH r0 AS (
+  -- Grouped on the raw columns first: the configuration text is built only for the repeated groups.
+  SELECT judge_model, judge_temperature, judge_max_tokens, judge_prompt_version, dialogue_id, dimension, target,
+    list(score::DOUBLE ORDER BY judgment_id) AS scores
   FROM judgments WHERE status = 'ok' AND turn IS NULL AND score IS NOT NULL
-  GROUP BY ALL HAVING count(*) >= 2
+  GROUP BY judge_model, judge_temperature, judge_max_tokens, judge_prompt_version, dialogue_id, dimension, target HAVING count(*) >= 2
+), r AS (
+  SELECT judge_model, concat_ws(' | ', judge_model, 'temperature ' || judge_temperature, 'max_tokens ' || judge_max_tokens, 'prompts ' || judge_prompt_version) AS judge_config,
+    dialogue_id, dimension, target, scores FROM r0
 ), g AS (
   SELECT judge_model, judge_config, dimension, target, count(*) AS n_dialogues, max(len(scores)) AS k,
     avg((len(list_distinct(scores)) > 1)::INTEGER) AS share_changed,

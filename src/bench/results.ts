@@ -12,7 +12,7 @@ import type { BenchResult } from './report.js';
 
 const DIALOGUES = 100_000;
 /** The result views the bench times (every view of 61_results.sql and the paired, validity and audit views). */
-const RESULT_VIEWS = /^(table3|table4|table12|table13|figure4|figure5|paired_differences|judgment_status|paired_lift|paired_comparisons|judge_validity|ppi_estimates|judge_swap|judge_repeatability|simulator_audit|simulator_audit_counts)$/;
+const RESULT_VIEWS = /^(table3|table4|table12|table13|figure4|figure5|paired_differences|judgment_status|paired_lift|paired_comparisons|judge_validity|ppi_estimates|judge_swap|judge_repeatability|simulator_audit_counts|result_coverage)$/;
 
 /**
  * Every result view over 1M synthetic judgments: 100k dialogues (4,167 scenarios of 50 users, each in all

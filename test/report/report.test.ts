@@ -47,8 +47,8 @@ describe('plens report on a hand-made experiment', () => {
   });
 
   it('has one inline SVG per chart, each with the right number of marks', () => {
-    expect(html.match(/<svg[\s>]/g)).toHaveLength(4);
-    for (const id of ['figure4', 'figure5', 'table4-chart', 'score-distributions']) expect(chartSvg(html, id).match(/<svg[\s>]/g), id).toHaveLength(1);
+    expect(html.match(/<svg[\s>]/g)).toHaveLength(5);
+    for (const id of ['figure4', 'figure5', 'table4-chart', 'lift-chart', 'score-distributions']) expect(chartSvg(html, id).match(/<svg[\s>]/g), id).toHaveLength(1);
     // Figure 4 (base): A has Alarm, Books and the MD dialogue's Flights, Hotels, Rental Cars; B has Alarm: 6 bars x (TCR, P).
     const fig4 = chartSvg(html, 'figure4');
     expect(countMarks(fig4, 'bar')).toBe(12);
@@ -62,6 +62,8 @@ describe('plens report on a hand-made experiment', () => {
     const fig5 = chartSvg(html, 'figure5');
     expect(countMarks(fig5, 'point')).toBe(2);
     expect(countMarks(fig5, 'line mark')).toBe(1);
+    // The lift: A base -> base+all on one scenario, TC and P: one point per panel.
+    expect(countMarks(chartSvg(html, 'lift-chart'), 'point')).toBe(2);
     // Distinct (assistant, dimension, score): A tc 2, p 4, nat_a 3, coh_a 2, nat_u 2, coh_u 1; B tc 1, p 1.
     expect(countMarks(chartSvg(html, 'score-distributions'), 'bar')).toBe(16);
   });

@@ -28,6 +28,11 @@ describe('plens warehouse', () => {
       { file: '65_annotations.sql', reason: 'needs annotation/labels.parquet in the workspace' },
       { file: '66_table5.sql', reason: 'needs annotations' },
       { file: '67_table10.sql', reason: 'needs turns' },
+      { file: '70_paired.sql', reason: 'needs dialogue_scores' },
+      { file: '71_judge_validity.sql', reason: 'needs annotations' },
+      { file: '72_judge_consistency.sql', reason: 'needs judgments' },
+      { file: '73_simulator_audit.sql', reason: 'needs dialogues' },
+      { file: '74_coverage.sql', reason: 'needs paired_scores' },
     ]);
     expect(r.json.relations.find((x) => x.name === 'table1')).toEqual({ name: 'table1', type: 'view', rows: null });
     expect(r.json.relations.find((x) => x.name === 'users')).toEqual({ name: 'users', type: 'table', rows: 8 });
