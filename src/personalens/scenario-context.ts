@@ -136,6 +136,9 @@ export class ScenarioContextSource {
       batch.push(s);
       if (batch.length >= size) {
         const next = load(batch);
+        // A prefetch the consumer abandons (the run stopped on an error and closed the source)
+        // must not crash the process as an unhandled rejection; an awaited one still throws.
+        next.catch(() => undefined);
         batch = [];
         size = Math.min(BATCH, size * 2);
         if (pending) yield* emit(await pending);
