@@ -341,8 +341,9 @@ function judgePrompt(prompts: PromptSet, item: Item, c: ScenarioContext): string
         conversation,
       });
     case 'personalization_chain':
-      return prompts.render('judge-personalization-chain', {
-        demographics: c.demographics,
+      return prompts.render(prompts.judgeTemplate('judge-personalization-chain'), {
+        // The same context as the personalization judge's, user_id line included.
+        demographics: c.demographicsWithId,
         preferences: c.preferences,
         intent: c.intent,
         interactions: c.interactions,
