@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../core/paths.js';
 import { appendRow } from '../db/append-row.js';
+import type { DuckDBAppender } from '@duckdb/node-api';
 import type { Database } from '../db/database.js';
 import { LAPS_DEFAULTS, lapsSubsetIterator, type LapsOptions } from './laps-subsets.js';
 
@@ -87,15 +88,16 @@ export async function internWords(db: Database, corpus: string, out: string, typ
 }
 
 /**
- * Subsets per batch of laps iterations: the subsets of all groups at once held about 4 GB (each is a
- * 7,012-token sample, 100 per group and stream, Self-BLEU over its characters); a batch bounds that.
+ * Characters of laps subsets measured per batch: the subsets of all groups at once held about 4 GB
+ * (each is a 7,012-token sample, 100 per group and stream, Self-BLEU over its characters); batches of
+ * about 2 million characters stay within a few hundred MB, and small groups share one batch.
  */
-export const LAPS_ITERATIONS_PER_BATCH = 20;
+export const LAPS_BATCH_CHARS = 2_000_000;
 
 /**
  * The laps metrics of every subset of every group into `table` (grp, iteration, dist_1, dist_2, ent_4,
- * self_bleu): the subsets are drawn (both streams in step, iteration by iteration) and measured a batch
- * at a time, so memory stays bounded whatever the number of groups.
+ * self_bleu): the subsets are drawn (both streams of an iteration together) and measured a batch at a
+ * time, so memory stays bounded whatever the number of groups.
  */
 async function lapsPerIteration(db: Database, corpus: string, table: string, options: LexicalRunOptions): Promise<void> {
   const laps = { ...LAPS_DEFAULTS, ...options.laps };
@@ -103,32 +105,36 @@ async function lapsPerIteration(db: Database, corpus: string, table: string, opt
   await db.run(`CREATE OR REPLACE TEMP TABLE ${table} (grp VARCHAR, iteration INTEGER, dist_1 DOUBLE, dist_2 DOUBLE, ent_4 DOUBLE, self_bleu DOUBLE);
     CREATE OR REPLACE TEMP TABLE ${subsets} (grp VARCHAR, stream VARCHAR, iteration INTEGER, pos INTEGER, text VARCHAR)`);
   const groups = (await db.all<{ grp: string }>(`SELECT DISTINCT grp FROM ${corpus} ORDER BY grp`)).map((r) => r.grp);
-  let done = 0;
-  for (const grp of groups) {
-    // One group's texts at a time, in corpus order: the random stream depends on the order.
-    const texts = (await db.all<{ text: string }>(`SELECT text FROM ${corpus} WHERE grp = $1 ORDER BY utt`, undefined, [grp])).map((r) => r.text);
-    const streams = (['dist', 'self_bleu'] as const).map((stream) => ({ stream, subsets: lapsSubsetIterator(texts, stream, laps) }));
-    for (let exhausted = false; !exhausted; ) {
-      const appender = await db.appender(subsets);
-      let rows = 0;
-      try {
-        for (const { stream, subsets: iterator } of streams) {
-          for (let k = 0; k < LAPS_ITERATIONS_PER_BATCH; k++) {
-            const next = iterator.next();
-            if (next.done) {
-              exhausted = true;
-              break;
-            }
-            next.value.texts.forEach((text, pos) => appendRow(appender, [grp, stream, next.value.iteration, pos, text]));
-            rows++;
-          }
+  let appender: DuckDBAppender | null = await db.appender(subsets);
+  let buffered = 0;
+  const flush = async () => {
+    appender!.closeSync();
+    appender = null;
+    if (buffered > 0) await db.run(`INSERT INTO ${table} SELECT * FROM lexical_laps_iterations(${subsets}); DELETE FROM ${subsets};`);
+    buffered = 0;
+    appender = await db.appender(subsets);
+  };
+  try {
+    let done = 0;
+    for (const grp of groups) {
+      // One group's texts at a time, in corpus order: the random stream depends on the order.
+      const texts = (await db.all<{ text: string }>(`SELECT text FROM ${corpus} WHERE grp = $1 ORDER BY utt`, undefined, [grp])).map((r) => r.text);
+      const dist = lapsSubsetIterator(texts, 'dist', laps);
+      const selfBleu = lapsSubsetIterator(texts, 'self_bleu', laps);
+      for (let d = dist.next(), b = selfBleu.next(); !d.done && !b.done; d = dist.next(), b = selfBleu.next()) {
+        for (const [stream, subset] of [['dist', d.value], ['self_bleu', b.value]] as const) {
+          subset.texts.forEach((text, pos) => {
+            appendRow(appender!, [grp, stream, subset.iteration, pos, text]);
+            buffered += text.length + 1;
+          });
         }
-      } finally {
-        appender.closeSync();
+        if (buffered >= LAPS_BATCH_CHARS) await flush();
       }
-      if (rows > 0) await db.run(`INSERT INTO ${table} SELECT * FROM lexical_laps_iterations(${subsets}); DELETE FROM ${subsets};`);
+      options.onGroup?.(++done, groups.length);
     }
-    options.onGroup?.(++done, groups.length);
+    await flush();
+  } finally {
+    appender?.closeSync();
   }
   await db.run(`DROP TABLE ${subsets}`);
 }
