@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
 import { usageError } from '../core/errors.js';
+import { SIM_VERSION } from './sim.js';
 import type { ChatRequest, ChatResponse } from './types.js';
 
 /**
@@ -29,6 +30,8 @@ export function callKey(provider: string, model: string, request: ChatRequest): 
   part('plens-call-v1');
   part(provider);
   part(model);
+  // The simulator's rules are its model: replies of an older version are not served.
+  if (provider === 'sim') part(SIM_VERSION);
   part(String(request.params.temperature));
   part(String(request.params.maxTokens));
   part(request.purpose);

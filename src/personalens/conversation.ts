@@ -78,6 +78,7 @@ export async function converse(
   const assistantSystem = prompts.render(conf.system, {});
   const facts: SimulationFacts = {
     scenarioId: scenario.scenario_id,
+    kind: scenario.kind,
     intent: context.intent,
     preferences: context.relevantPreferences,
     location: scenario.location,

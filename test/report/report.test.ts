@@ -113,11 +113,11 @@ describe('plens report on a hand-made experiment', () => {
     expect(html).toContain('openai:b&lt;i&gt;&amp;');
   });
 
-  it('the CLI writes <workspace>/report/index.html by default and reports it', async () => {
+  it('the CLI writes <workspace>/report.html by default (where a pipeline writes it) and reports it', async () => {
     const r = await runCliJson<{ ok: boolean; file: string; charts: number; tables: number }>(['report', '--db', db, '-w', ws]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.json).toMatchObject({ ok: true, file: join(ws, 'report', 'index.html'), charts: 4 });
-    expect(existsSync(join(ws, 'report', 'index.html'))).toBe(true);
+    expect(r.json).toMatchObject({ ok: true, file: join(ws, 'report.html'), charts: 4 });
+    expect(existsSync(join(ws, 'report.html'))).toBe(true);
     const plain = await runCli(['report', '--db', db, '--out', join(ws, 'x.html'), '--title', 'T']);
     expect(plain.stdout).toMatch(/^Wrote .*x\.html \(4 charts, \d+ tables\)/);
   });
