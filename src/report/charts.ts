@@ -99,14 +99,15 @@ function ticks(scale: Scale): number[] {
 /**
  * Bars side by side per assistant, with 95% intervals as rules, one panel per measure (and a row per
  * run when there are several). Each panel has its measure's fixed scale, and every bar shows its n
- * at its foot (white on the bar when the bar is tall enough to hold it).
+ * (white at the foot of a tall bar, dark grey above a short one).
  */
 function groupedBars(values: BarValue[], x: { field: string; title: string; sort: string[] }, panels: BarPanel[], assistants: string[]): TopLevelSpec {
   const step = Math.max(16, 10 * assistants.length + 6);
   const rows = values.map((v) => {
     const scale = panels.find((p) => p.label === v.panel)!.scale;
     const tall = v.value !== null && (v.value - scale.domain[0]) / (scale.domain[1] - scale.domain[0]) > 0.3;
-    return { ...v, n_text: v.n === null ? '' : String(v.n), n_color: tall ? '#fff' : '#333' };
+    // Inside a tall bar at its foot in white; above a short bar's top in dark grey.
+    return { ...v, n_text: v.n === null ? '' : String(v.n), n_color: tall ? '#fff' : '#333', n_y: tall || v.value === null ? scale.domain[0] : v.value };
   });
   return {
     data: { values: rows },
@@ -128,7 +129,7 @@ function groupedBars(values: BarValue[], x: { field: string; title: string; sort
             : []),
           {
             mark: { type: 'text', angle: 270, align: 'left', baseline: 'middle', dx: 3, fontSize: 9 },
-            encoding: { y: { datum: panel.scale.domain[0], ...y }, text: { field: 'n_text' }, color: { field: 'n_color', type: 'nominal', scale: null } },
+            encoding: { y: { field: 'n_y', ...y }, text: { field: 'n_text' }, color: { field: 'n_color', type: 'nominal', scale: null } },
           },
         ],
       };
@@ -217,7 +218,8 @@ export function figure5Chart(rows: Row[]): ChartSpec | null {
       'Mean P (1-4) the judge gave each prefix of a dialogue that ends with an assistant turn: one panel per domain (n: its dialogues at the first turn), one line per assistant; later turns average fewer dialogues.',
     spec: {
       data: { values },
-      facet: { field: 'panel', type: 'nominal', title: null, sort: panels, columns: 5, header: { labelFontSize: 11, labelFontWeight: 'bold' } },
+      facet: { field: 'panel', type: 'nominal', title: null, sort: panels, header: { labelFontSize: 11, labelFontWeight: 'bold' } },
+      columns: 5,
       spec: {
         width: 170,
         height: 110,
