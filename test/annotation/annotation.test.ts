@@ -423,10 +423,11 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
 
       await ok(['warehouse', '-w', ws, '--db', db]);
       const [tc] = await sql<{ fleiss_n_dialogues: number; fleiss_kappa: number }>("select fleiss_n_dialogues, fleiss_kappa from table5 where label = 'TC'");
-      // Items 9-10 now rated {1, 1, 1} by all three: P-bar = (3/3 + 7) / 10 = 0.8; p_0 = 3/30, p_1 = 27/30:
-      // P_e = 0.01 + 0.81 = 0.82; kappa = (0.8 - 0.82) / 0.18 = -1/9.
+      // Items 9-10 now rated as the judge has them by all three ({1, 1, 1} and {0, 0, 0}): P-bar = (3/3 + 7) / 10 = 0.8;
+      // ones: 6 (items 1-3) + 15 (items 4, 5, 7, 8, 9) = 21 of 30, zeros 9: P_e = 0.49 + 0.09 = 0.58;
+      // kappa = (0.8 - 0.58) / 0.42 = 11/21.
       expect(tc!.fleiss_n_dialogues).toBe(10);
-      expect(tc!.fleiss_kappa).toBeCloseTo(-1 / 9, 12);
+      expect(tc!.fleiss_kappa).toBeCloseTo(11 / 21, 12);
     });
 
     it('plens tables --only table5 renders the table', async () => {
@@ -434,7 +435,7 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
       expect(md.code, md.stderr).toBe(0);
       expect(md.stdout).toContain('Table 5: Agreement of the judge with human annotators');
       for (const [label] of PAPER_ORDER) expect(md.stdout).toContain(`| ${label}`);
-      expect(md.stdout).toContain('-0.111');
+      expect(md.stdout).toContain('0.524'); // TC's Fleiss kappa, 11/21
       const tex = await runCli(['tables', '--only', 'table5', '--format', 'tex', '--db', db]);
       expect(tex.code).toBe(0);
       expect(tex.stdout).toContain('\\label{tab:table5}');
