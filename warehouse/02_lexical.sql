@@ -181,23 +181,29 @@ CREATE OR REPLACE MACRO lexical_full(lf_tbl) AS TABLE
 
 -- "laps": the reference procedure's subsets, drawn in TypeScript (Python's random stream):
 -- Input: grp, stream ('dist' serves Dist-n and Ent-n; 'self_bleu' has the extra shuffle), iteration,
--- pos (order in the subset), text. Each metric is computed per subset; the value is the mean over
--- the iterations. Self-BLEU is character-level, as in the reference code.
-CREATE OR REPLACE MACRO lexical_laps(ll_tbl) AS TABLE
+-- pos (order in the subset), text. Each metric is computed per subset (one row per grp and iteration);
+-- the value is the mean over the iterations. Self-BLEU is character-level, as in the reference code.
+-- Subsets are independent, so a caller may feed them in batches and average the rows at the end.
+CREATE OR REPLACE MACRO lexical_laps_iterations(lli_tbl) AS TABLE
   -- One integer per (grp, iteration): the metrics group by it, and integers group faster than structs.
-  WITH s AS MATERIALIZED (SELECT *, dense_rank() OVER (ORDER BY grp, iteration)::INTEGER AS gi FROM query_table(ll_tbl)),
+  WITH s AS MATERIALIZED (SELECT *, dense_rank() OVER (ORDER BY grp, iteration)::INTEGER AS gi FROM query_table(lli_tbl)),
   subsets AS (SELECT DISTINCT gi, grp, iteration FROM s),
   dt AS MATERIALIZED (SELECT gi AS grp, laps_dist_tokens(text) AS units FROM s WHERE stream = 'dist'),
   et AS MATERIALIZED (SELECT gi AS grp, laps_ent_tokens(text) AS units FROM s WHERE stream = 'dist'),
-  ct AS MATERIALIZED (SELECT gi AS grp, pos AS utt, laps_chars(text) AS units FROM s WHERE stream = 'self_bleu'),
-  per_iteration AS (
-    SELECT i.grp, i.iteration, d1.dist AS dist_1, d2.dist AS dist_2, e4.ent AS ent_4, sb.self_bleu
-    FROM subsets i
-      LEFT JOIN dist_n(dt, 1) d1 ON d1.grp = i.gi LEFT JOIN dist_n(dt, 2) d2 ON d2.grp = i.gi
-      LEFT JOIN ent_n(et, 4, 1e-10) e4 ON e4.grp = i.gi LEFT JOIN self_bleu(ct) sb ON sb.grp = i.gi
-  )
+  ct AS MATERIALIZED (SELECT gi AS grp, pos AS utt, laps_chars(text) AS units FROM s WHERE stream = 'self_bleu')
+  SELECT i.grp, i.iteration, d1.dist AS dist_1, d2.dist AS dist_2, e4.ent AS ent_4, sb.self_bleu
+  FROM subsets i
+    LEFT JOIN dist_n(dt, 1) d1 ON d1.grp = i.gi LEFT JOIN dist_n(dt, 2) d2 ON d2.grp = i.gi
+    LEFT JOIN ent_n(et, 4, 1e-10) e4 ON e4.grp = i.gi LEFT JOIN self_bleu(ct) sb ON sb.grp = i.gi;
+
+-- The laps values of per-iteration rows (grp, iteration, dist_1, dist_2, ent_4, self_bleu): means.
+CREATE OR REPLACE MACRO lexical_laps_means(llm_tbl) AS TABLE
   SELECT grp, 'laps' AS protocol, NULL::BIGINT AS n_utterances, NULL::BIGINT AS n_empty, NULL::BIGINT AS n_tokens,
     count(DISTINCT iteration) AS iterations,
     avg(dist_1) AS dist_1, avg(dist_2) AS dist_2, avg(ent_4) AS ent_4, avg(self_bleu) AS self_bleu
-  FROM per_iteration
+  FROM query_table(llm_tbl)
   GROUP BY grp;
+
+CREATE OR REPLACE MACRO lexical_laps(ll_tbl) AS TABLE
+  WITH per_iteration AS (FROM lexical_laps_iterations(ll_tbl))
+  FROM lexical_laps_means(per_iteration);

@@ -4,6 +4,7 @@ import { benchDataset } from './dataset.js';
 import { benchDialogues } from './dialogues.js';
 import { benchLexical } from './lexical.js';
 import { benchResults } from './results.js';
+import { benchWarehouse } from './warehouse.js';
 import { formatBench, type BenchResult } from './report.js';
 
 /**
@@ -16,6 +17,7 @@ const BENCHES: Record<string, () => Promise<BenchResult>> = {
   dialogues: () => benchDialogues(dataDir),
   results: () => benchResults(),
   lexical: () => benchLexical(),
+  warehouse: () => benchWarehouse(dataDir),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -1,11 +1,33 @@
 import { DuckDBInstance, JSDuckDBValueConverter, StatementType, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PlensError, storageError } from '../core/errors.js';
+
+/**
+ * DuckDB's memory limit when a caller names none: PLENS_MEMORY_LIMIT (e.g. `4GB`) or 1GB. DuckDB's own
+ * default is 80% of the machine, which let one warehouse build take 4 GB; with a limit it spills to
+ * the temp directory instead.
+ */
+export function defaultMemoryLimit(): string {
+  return process.env['PLENS_MEMORY_LIMIT']?.trim() || '1GB';
+}
+
+let opened = 0;
+
+/**
+ * Where DuckDB spills: PLENS_TEMP_DIR or the system temp folder, one subfolder per database opened
+ * (two instances in one folder would share temp file names). DuckDB creates it on the first spill and
+ * removes it on close.
+ */
+function spillDirectory(): string {
+  return join(process.env['PLENS_TEMP_DIR']?.trim() || tmpdir(), `plens-duckdb-${process.pid}-${++opened}`);
+}
 
 export interface OpenOptions {
   readOnly?: boolean;
   /** DuckDB threads; the default follows the machine. */
   threads?: number;
-  /** e.g. '512MB'; keeps peak memory honest on small machines. */
+  /** e.g. '512MB'; default: defaultMemoryLimit() (1GB unless PLENS_MEMORY_LIMIT says otherwise). */
   memoryLimit?: string;
   /**
    * For SQL typed by a user (`plens sql`, notebooks): no extension is installed or loaded behind
@@ -49,7 +71,8 @@ export class Database {
     const config: Record<string, string> = {};
     if (options.readOnly) config['access_mode'] = 'READ_ONLY';
     if (options.threads) config['threads'] = String(options.threads);
-    if (options.memoryLimit) config['memory_limit'] = options.memoryLimit;
+    config['memory_limit'] = options.memoryLimit ?? defaultMemoryLimit();
+    config['temp_directory'] = spillDirectory();
     if (options.sandbox) {
       config['autoinstall_known_extensions'] = 'false';
       config['autoload_known_extensions'] = 'false';

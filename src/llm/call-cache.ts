@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, statfsSync } from 'node:fs';
 import { open, type RootDatabase } from 'lmdb';
 import { PlensError, storageError, usageError } from '../core/errors.js';
+import { SIM_VERSION } from './sim.js';
 import type { ChatRequest, ChatResponse } from './types.js';
 
 /**
@@ -39,6 +40,8 @@ export function callKey(provider: string, model: string, request: ChatRequest, e
   part(model);
   // Only when set, so keys of calls to the default endpoint stay what they were.
   if (endpoint !== undefined) part(`endpoint:${endpoint}`);
+  // The simulator's rules are its model: replies of an older version are not served.
+  if (provider === 'sim') part(SIM_VERSION);
   part(String(request.params.temperature));
   part(String(request.params.maxTokens));
   part(request.purpose);

@@ -29,6 +29,8 @@ export interface ChatRequest {
 
 export interface SimulationFacts {
   scenarioId: string;
+  /** SD or MD task: the simulator completes fewer multi-domain tasks. */
+  kind?: 'SD' | 'MD';
   intent: string;
   /** "type: value" lines the simulated user may bring up. */
   preferences: string[];

@@ -120,6 +120,7 @@ export async function converse(
   const assistantTurn = prompts.assistantTurnTemplate(setting, style);
   const facts: SimulationFacts = {
     scenarioId: scenario.scenario_id,
+    kind: scenario.kind,
     intent: context.intent,
     preferences: context.relevantPreferences,
     location: scenario.location,

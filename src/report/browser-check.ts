@@ -8,7 +8,8 @@ import { PNG } from 'pngjs';
 /**
  * Opens a report in headless Chromium, as a reader would, and checks what it shows: the DOM after
  * parsing holds every chart's SVG, the browser refused no resource (the page's CSP forbids any
- * fetch), and a screenshot has the charts' colour in it. `npm run report:check -- FILE` runs it.
+ * fetch), every P, Nat/Coh and TCR axis is on its fixed scale, long tables are collapsed, and a
+ * screenshot has the charts' colour in it. `npm run report:check -- FILE` runs it.
  */
 
 export const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
@@ -28,6 +29,10 @@ export interface BrowserCheck {
   marksInDom: number;
   /** Console lines where Chromium refused to load something. */
   refused: string[];
+  /** Every chart's value axes as the browser has them (Vega's aria labels): title and range. */
+  axes: Array<{ title: string; from: number; to: number }>;
+  /** Long tables collapsed into <details> (closed when the page opens), and the most rows any table shows open. */
+  collapsed: { details: number; open: number; mostVisibleRows: number };
   screenshot: { file: string; bytes: number; width: number; height: number; distinctColors: number; chartPixels: number };
   ok: boolean;
   problems: string[];
@@ -70,6 +75,8 @@ export async function checkReportInBrowser(file: string, options: { chromium?: s
       marksInDom: count(dom.stdout, /<g class="mark-(?:rect|line|symbol|rule|area|arc)[^"]*role-mark/g),
       // Console messages reach stderr at log level 0; a blocked fetch reads "... violates the following Content Security Policy ...".
       refused: dom.stderr.split('\n').filter((l) => /Content Security Policy|Refused to (load|apply|execute)/.test(l)),
+      axes: valueAxes(dom.stdout),
+      collapsed: collapsedTables(dom.stdout),
       screenshot: { file: shot, bytes: statSync(shot).size, width: png.width, height: png.height, ...pixels },
       ok: true,
       problems: [],
@@ -78,6 +85,12 @@ export async function checkReportInBrowser(file: string, options: { chromium?: s
     if (result.svgInFile === 0) p.push('the report has no chart');
     if (result.svgInDom < result.svgInFile) p.push(`the browser's DOM has ${result.svgInDom} of the file's ${result.svgInFile} SVG charts`);
     if (result.svgInFile > 0 && result.marksInDom === 0) p.push('no chart marks in the DOM');
+    for (const a of result.axes) {
+      const want = fixedScale(a.title);
+      if (want && (a.from !== want[0] || a.to !== want[1])) p.push(`the axis '${a.title}' runs ${a.from}-${a.to}, not on its fixed scale ${want[0]}-${want[1]}`);
+    }
+    if (result.collapsed.open > 0) p.push(`${result.collapsed.open} collapsed table(s) open when the page loads`);
+    if (result.collapsed.mostVisibleRows > MAX_VISIBLE_ROWS) p.push(`a table shows ${result.collapsed.mostVisibleRows} rows outside <details> (at most ${MAX_VISIBLE_ROWS})`);
     if (result.refused.length) p.push(`the browser refused ${result.refused.length} resource(s): ${result.refused[0]}`);
     if (pixels.distinctColors < 16) p.push(`the screenshot is nearly uniform (${pixels.distinctColors} colours)`);
     if (result.svgInFile > 0 && pixels.chartPixels < 200) p.push(`the screenshot shows no chart (${pixels.chartPixels} pixels of the chart colour)`);
@@ -86,6 +99,33 @@ export async function checkReportInBrowser(file: string, options: { chromium?: s
   } finally {
     rmSync(profile, { recursive: true, force: true, maxRetries: 3 });
   }
+}
+
+/** The fixed scale of a measure by its axis title: P 1-4, Naturalness/Coherence 1-5, TCR 0-100. */
+export function fixedScale(title: string): [number, number] | null {
+  if (/\bTCR\b/.test(title)) return [0, 100];
+  if (/(^|\s)P$/.test(title)) return [1, 4];
+  if (/\b(Nat|Coh|Naturalness|Coherence)\b/.test(title)) return [1, 5];
+  return null;
+}
+
+/** A table longer than this shows its first rows and collapses the rest (see TABLE_PREVIEW_ROWS). */
+const MAX_VISIBLE_ROWS = 15;
+
+/** Linear value axes: Vega labels each "Y-axis titled 'P' for a linear scale with values from 1.0 to 4.0". */
+function valueAxes(dom: string): BrowserCheck['axes'] {
+  const out: BrowserCheck['axes'] = [];
+  for (const m of dom.matchAll(/aria-label="[XY]-axis titled '([^']*)' for a linear scale with values from (-?[\d,.]+) to (-?[\d,.]+)"/g)) {
+    out.push({ title: m[1]!.replace(/&amp;/g, '&'), from: Number(m[2]!.replace(/,/g, '')), to: Number(m[3]!.replace(/,/g, '')) });
+  }
+  return out;
+}
+
+function collapsedTables(dom: string): BrowserCheck['collapsed'] {
+  const details = [...dom.matchAll(/<details\b([^>]*)>/g)];
+  const outside = dom.replace(/<details\b[\s\S]*?<\/details>/g, '');
+  const visible = [...outside.matchAll(/<tbody>([\s\S]*?)<\/tbody>/g)].map((m) => count(m[1]!, /<tr[\s>]/g));
+  return { details: details.length, open: details.filter((d) => /\bopen\b/.test(d[1]!)).length, mostVisibleRows: Math.max(0, ...visible) };
 }
 
 function count(text: string, re: RegExp): number {
@@ -135,6 +175,8 @@ async function cli(argv: string[]): Promise<number> {
       `${result.file}`,
       `  SVG charts: ${result.svgInDom} in the browser's DOM, ${result.svgInFile} in the file; ${result.marksInDom} mark groups`,
       `  refused resources: ${result.refused.length}`,
+      `  value axes: ${[...new Set(result.axes.map((a) => `${a.title} ${a.from}-${a.to}`))].join('; ') || 'none'}`,
+      `  long tables collapsed: ${result.collapsed.details} (${result.collapsed.open} open); at most ${result.collapsed.mostVisibleRows} rows shown per table`,
       `  screenshot ${s.width}x${s.height}: ${s.bytes} bytes, ${s.distinctColors} colours, ${s.chartPixels} chart-colour pixels${argv.includes('--screenshot') ? ` (${s.file})` : ''}`,
       result.ok ? 'OK: the report renders with its charts' : `FAILED:\n${result.problems.map((p) => `  - ${p}`).join('\n')}`,
     ].join('\n') + '\n',

@@ -17,6 +17,9 @@ export interface ReportPage {
   warnings: string[];
 }
 
+/** Rows a long table shows before the rest collapses into <details>. */
+export const TABLE_PREVIEW_ROWS = 10;
+
 /**
  * One self-contained HTML page: inline CSS and inline SVG, no script, no external resource. The
  * Content-Security-Policy makes a browser refuse any fetch, so "works offline" is enforced, not hoped.
@@ -57,13 +60,13 @@ export function renderPage(page: ReportPage): string {
   if (page.tables.length) {
     body.push('<section id="tables"><h2>Tables</h2>');
     body.push(`<p class="toc">${page.tables.map((t) => `<a href="#table-${esc(t.name)}">${esc(t.title ?? t.name)}</a>`).join('<br>')}</p>`);
-    for (const t of page.tables) body.push(renderHtmlTable(t));
+    for (const t of page.tables) body.push(renderHtmlTable(t, { preview: TABLE_PREVIEW_ROWS }));
     body.push('</section>');
   }
 
   body.push('<section id="metadata"><h2>Run metadata</h2>');
   if (page.metadata.length === 0) body.push('<p class="note">No run metadata in the warehouse (no dialogues or judgments yet).</p>');
-  for (const t of page.metadata) body.push(renderHtmlTable(t));
+  for (const t of page.metadata) body.push(renderHtmlTable(t, { preview: TABLE_PREVIEW_ROWS }));
   body.push('</section>');
 
   if (page.skipped.length || page.warnings.length) {
@@ -119,5 +122,8 @@ thead th { border-bottom: 2px solid #999; background: #fafafa; position: sticky;
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tbody tr:hover { background: #f6f9fc; }
 .toc { font-size: 0.9rem; }
-@media print { nav, .toc { display: none; } h2 { break-before: page; } figure.chart, .table { break-inside: avoid; } }
+details.more { margin: 0.3rem 0 0.6rem; }
+details.more > summary { cursor: pointer; color: #2a5d9f; font-size: 0.9rem; }
+details.more[open] > summary { margin-bottom: 0.4rem; }
+@media print { nav, .toc, details.more { display: none; } h2 { break-before: page; } figure.chart, .table { break-inside: avoid; } }
 `;

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../core/paths.js';
 import { appendRow } from '../db/append-row.js';
+import type { DuckDBAppender } from '@duckdb/node-api';
 import type { Database } from '../db/database.js';
 import { LAPS_DEFAULTS, lapsSubsetIterator, type LapsOptions } from './laps-subsets.js';
 
@@ -31,7 +32,7 @@ export interface LexicalRunOptions {
   onGroup?: (done: number, total: number) => void;
 }
 
-const LEXICAL_SQL = join(packageRoot, 'warehouse', '02_lexical.sql');
+export const LEXICAL_SQL = join(packageRoot, 'warehouse', '02_lexical.sql');
 
 /** Loads the lexical macros (warehouse/02_lexical.sql) into a database that lacks them. */
 export async function loadLexicalMacros(db: Database): Promise<void> {
@@ -53,13 +54,13 @@ export async function computeLexical(db: Database, corpus: string, out: string, 
     parts.push('SELECT * FROM lexical_full_tmp');
   }
   if (options.protocols.includes('laps')) {
-    await drawLapsSubsets(db, corpus, 'lexical_subsets_tmp', options);
+    await lapsPerIteration(db, corpus, 'lexical_laps_iterations_tmp', options);
     await db.run(`
       CREATE OR REPLACE TEMP TABLE lexical_laps_tmp AS
       SELECT l.* REPLACE (c.n_utterances AS n_utterances, c.n_tokens AS n_tokens)
-      FROM lexical_laps(lexical_subsets_tmp) l
+      FROM lexical_laps_means(lexical_laps_iterations_tmp) l
         JOIN (SELECT grp, count(*) AS n_utterances, sum(len(python_split(text))) AS n_tokens FROM ${corpus} GROUP BY grp) c USING (grp);
-      DROP TABLE lexical_subsets_tmp;`);
+      DROP TABLE lexical_laps_iterations_tmp;`);
     parts.push('SELECT * FROM lexical_laps_tmp');
   }
   await db.run(`CREATE OR REPLACE TABLE ${out} AS ${parts.join(' UNION ALL BY NAME ')}`);
@@ -86,25 +87,54 @@ export async function internWords(db: Database, corpus: string, out: string, typ
   await db.run('DROP TABLE lexical_words_tmp');
 }
 
-/** The laps subsets of every group, both streams, into a table (grp, stream, iteration, pos, text). */
-async function drawLapsSubsets(db: Database, corpus: string, table: string, options: LexicalRunOptions): Promise<void> {
+/**
+ * Characters of laps subsets measured per batch: the subsets of all groups at once held about 4 GB
+ * (each is a 7,012-token sample, 100 per group and stream, Self-BLEU over its characters); batches of
+ * about 2 million characters stay within a few hundred MB, and small groups share one batch.
+ */
+export const LAPS_BATCH_CHARS = 2_000_000;
+
+/**
+ * The laps metrics of every subset of every group into `table` (grp, iteration, dist_1, dist_2, ent_4,
+ * self_bleu): the subsets are drawn (both streams of an iteration together) and measured a batch at a
+ * time, so memory stays bounded whatever the number of groups.
+ */
+async function lapsPerIteration(db: Database, corpus: string, table: string, options: LexicalRunOptions): Promise<void> {
   const laps = { ...LAPS_DEFAULTS, ...options.laps };
-  await db.run(`CREATE OR REPLACE TEMP TABLE ${table} (grp VARCHAR, stream VARCHAR, iteration INTEGER, pos INTEGER, text VARCHAR)`);
+  const subsets = 'lexical_subsets_tmp';
+  await db.run(`CREATE OR REPLACE TEMP TABLE ${table} (grp VARCHAR, iteration INTEGER, dist_1 DOUBLE, dist_2 DOUBLE, ent_4 DOUBLE, self_bleu DOUBLE);
+    CREATE OR REPLACE TEMP TABLE ${subsets} (grp VARCHAR, stream VARCHAR, iteration INTEGER, pos INTEGER, text VARCHAR)`);
   const groups = (await db.all<{ grp: string }>(`SELECT DISTINCT grp FROM ${corpus} ORDER BY grp`)).map((r) => r.grp);
-  const appender = await db.appender(table);
+  let appender: DuckDBAppender | null = await db.appender(subsets);
+  let buffered = 0;
+  const flush = async () => {
+    appender!.closeSync();
+    appender = null;
+    if (buffered > 0) await db.run(`INSERT INTO ${table} SELECT * FROM lexical_laps_iterations(${subsets}); DELETE FROM ${subsets};`);
+    buffered = 0;
+    appender = await db.appender(subsets);
+  };
   try {
     let done = 0;
     for (const grp of groups) {
       // One group's texts at a time, in corpus order: the random stream depends on the order.
       const texts = (await db.all<{ text: string }>(`SELECT text FROM ${corpus} WHERE grp = $1 ORDER BY utt`, undefined, [grp])).map((r) => r.text);
-      for (const stream of ['dist', 'self_bleu'] as const) {
-        for (const subset of lapsSubsetIterator(texts, stream, laps)) {
-          subset.texts.forEach((text, pos) => appendRow(appender, [grp, stream, subset.iteration, pos, text]));
+      const dist = lapsSubsetIterator(texts, 'dist', laps);
+      const selfBleu = lapsSubsetIterator(texts, 'self_bleu', laps);
+      for (let d = dist.next(), b = selfBleu.next(); !d.done && !b.done; d = dist.next(), b = selfBleu.next()) {
+        for (const [stream, subset] of [['dist', d.value], ['self_bleu', b.value]] as const) {
+          subset.texts.forEach((text, pos) => {
+            appendRow(appender!, [grp, stream, subset.iteration, pos, text]);
+            buffered += text.length + 1;
+          });
         }
+        if (buffered >= LAPS_BATCH_CHARS) await flush();
       }
       options.onGroup?.(++done, groups.length);
     }
+    await flush();
   } finally {
-    appender.closeSync();
+    appender?.closeSync();
   }
+  await db.run(`DROP TABLE ${subsets}`);
 }

@@ -125,17 +125,27 @@ export function escapeHtml(text: string): string {
 }
 
 /** An HTML table (title, caption and notes around it); every piece of data is escaped. */
-export function renderHtmlTable(table: RenderableTable): string {
+/**
+ * A table as HTML. With `preview`, a table longer than preview + 5 rows shows its first `preview` rows
+ * and keeps the whole table in a closed <details>: long tables (Figure 5 has hundreds of rows) stay
+ * one click away instead of making the page tens of thousands of pixels tall.
+ */
+export function renderHtmlTable(table: RenderableTable, options: { preview?: number } = {}): string {
   const numeric = table.columns.map((c) => isNumeric(c, table.rows));
   const cls = (i: number) => (numeric[i] ? ' class="num"' : '');
-  const head = table.columns.map((c, i) => `<th${cls(i)}>${escapeHtml(c.label)}</th>`).join('');
+  const head = `<thead><tr>${table.columns.map((c, i) => `<th${cls(i)}>${escapeHtml(c.label)}</th>`).join('')}</tr></thead>`;
   // displayRows escapes every text cell; numbers come out as digits, separators and brackets only.
-  const body = displayRows(table, ',', escapeHtml)
-    .map((cells) => `<tr>${cells.map((cell, i) => `<td${cls(i)}>${cell}</td>`).join('')}</tr>`)
-    .join('\n');
+  const rows = displayRows(table, ',', escapeHtml).map((cells) => `<tr>${cells.map((cell, i) => `<td${cls(i)}>${cell}</td>`).join('')}</tr>`);
+  const grid = (body: string[]) => ['<div class="scroll"><table>', head, `<tbody>\n${body.join('\n')}\n</tbody>`, '</table></div>'];
   const lines = [`<div class="table" id="${escapeHtml(`table-${table.name}`)}">`];
   if (table.title) lines.push(`<h3>${escapeHtml(table.title)}</h3>`);
-  lines.push(`<div class="scroll"><table>`, `<thead><tr>${head}</tr></thead>`, `<tbody>\n${body}\n</tbody>`, '</table></div>');
+  const preview = options.preview;
+  if (preview !== undefined && rows.length > preview + 5) {
+    lines.push(...grid(rows.slice(0, preview)));
+    lines.push(`<details class="more"><summary>All ${rows.length} rows (the first ${preview} are shown above)</summary>`, ...grid(rows), '</details>');
+  } else {
+    lines.push(...grid(rows));
+  }
   if (table.rows.length === 0) lines.push('<p class="note">No rows.</p>');
   if (table.caption) lines.push(`<p class="caption">${escapeHtml(table.caption)}</p>`);
   for (const n of table.notes ?? []) lines.push(`<p class="note">${escapeHtml(n)}</p>`);

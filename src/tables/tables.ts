@@ -25,6 +25,12 @@ export interface TablesResult {
 const EXTENSION: Record<TableFormat, string> = { table: 'txt', md: 'md', csv: 'csv', tex: 'tex', json: 'json' };
 
 /** Reads the paper's tables from the warehouse views; renders and optionally writes one file per table. */
+/** What brings a missing view into the warehouse, where rebuilding it alone does not. */
+const MISSING_FIX: Record<string, string> = {
+  table5:
+    'not in the warehouse: it needs human labels. Export a sample with `plens annotate export`, have annotators label it, load their files with `plens annotate import`, then run `plens warehouse` again',
+};
+
 export async function collectTables(options: TablesOptions): Promise<TablesResult> {
   requireWarehouse(options.dbPath);
   const known = new Set(PAPER_TABLES.map((t) => t.name));
@@ -41,7 +47,7 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
     const missing: TablesResult['missing'] = [];
     for (const t of wanted) {
       if (!views.has(t.name)) {
-        missing.push({ name: t.name, reason: 'not in the warehouse (its inputs are not built yet; see `plens warehouse`)' });
+        missing.push({ name: t.name, reason: MISSING_FIX[t.name] ?? 'not in the warehouse (its inputs are not built yet; see `plens warehouse`)' });
         continue;
       }
       const rows = await db.all(`SELECT * FROM ${t.name}`);

@@ -10,6 +10,7 @@ import type { Workspace } from '../core/workspace.js';
 import { Database, sqlString } from '../db/database.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
 import { readWarehouseSqlFiles } from './sql-files.js';
+import { stepCacheDir, type StepRun } from './step-cache.js';
 import { runStep } from './steps.js';
 
 export interface WarehouseOptions {
@@ -20,6 +21,10 @@ export interface WarehouseOptions {
   dryRun?: boolean;
   /** Protocols of Table 10's lexical diversity (default both); [] leaves lexical_diversity empty. */
   lexical?: readonly LexicalProtocol[];
+  /** Reuse and keep expensive steps' outputs in `<db>.steps/` (default true). */
+  stepCache?: boolean;
+  /** DuckDB's memory limit for the build (default: PLENS_MEMORY_LIMIT or 1GB). */
+  memoryLimit?: string;
 }
 
 export interface WarehouseSummary {
@@ -28,6 +33,8 @@ export interface WarehouseSummary {
   workspace: string;
   ran: string[];
   skipped: Array<{ file: string; reason: string }>;
+  /** The computed steps (Table 10 ...): whether each ran or was reused from the step cache. */
+  steps: StepRun[];
   relations: Array<{ name: string; type: 'table' | 'view'; rows: number | null }>;
   elapsed_ms: number;
 }
@@ -47,8 +54,10 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
   const tmp = options.dryRun ? ':memory:' : tempSibling(options.dbPath);
   const ran: string[] = [];
   const skipped: WarehouseSummary['skipped'] = [];
+  const steps: StepRun[] = [];
+  const cacheDir = options.dryRun || options.stepCache === false ? null : stepCacheDir(options.dbPath);
   let relations: WarehouseSummary['relations'] = [];
-  const db = await Database.open(tmp, { threads: 2 });
+  const db = await Database.open(tmp, { threads: 2, ...(options.memoryLimit ? { memoryLimit: options.memoryLimit } : {}) });
   try {
     await db.run(`SET VARIABLE workspace = ${sqlString(options.workspace.root)}`);
     for (const file of files) {
@@ -65,7 +74,7 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
         await db.run(file.sql.replace(/CREATE OR REPLACE TABLE (\w+) AS SELECT \* FROM (read_parquet\([^;]+\));/g, 'CREATE OR REPLACE TABLE $1 AS SELECT * FROM $2 LIMIT 0;'), { file: file.path });
         continue;
       }
-      for (const step of file.steps) await runStep(step, { db, lexical: options.dryRun ? [] : (options.lexical ?? ['laps', 'full']) }, file.path);
+      for (const step of file.steps) steps.push(await runStep(step, { db, lexical: options.dryRun ? [] : (options.lexical ?? ['laps', 'full']), cacheDir }, file.path));
       await db.run(file.sql, { file: file.path });
       ran.push(file.name);
     }
@@ -95,6 +104,7 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
     workspace: options.workspace.root,
     ran,
     skipped,
+    steps,
     relations,
     elapsed_ms: Math.round(performance.now() - started),
   };
@@ -141,6 +151,7 @@ export function formatWarehouseSummary(s: WarehouseSummary): string {
   const lines = [`${s.dry_run ? 'Checked (dry run)' : 'Built'} warehouse ${s.db}`, `  from workspace ${s.workspace}`];
   lines.push(`  ran      ${s.ran.join(', ')}`);
   for (const k of s.skipped) lines.push(`  skipped  ${k.file}: ${k.reason}`);
+  for (const k of s.steps) lines.push(`  step     ${k.step}: ${k.status === 'reused' ? 'reused (inputs unchanged)' : k.status} in ${(k.elapsed_ms / 1000).toFixed(1)} s`);
   const tables = s.relations.filter((r) => r.type === 'table');
   const views = s.relations.filter((r) => r.type === 'view');
   lines.push(`  tables   ${tables.map((t) => `${t.name} (${t.rows})`).join(', ')}`);

@@ -1,27 +1,51 @@
+import { readFileSync } from 'node:fs';
 import { PlensError } from '../core/errors.js';
 import type { Database } from '../db/database.js';
-import { computeLexical, type LexicalProtocol } from '../stats/lexical.js';
+import { computeLexical, LEXICAL_SQL, type LexicalProtocol } from '../stats/lexical.js';
+import { runWithStepCache, stepFingerprint, type CacheableStep, type StepRun } from './step-cache.js';
 
 /** What a build step may use: the database being built and the build's settings. */
 export interface StepContext {
   db: Database;
   /** Protocols for the lexical_diversity step; empty: the step writes an empty table. */
   lexical: readonly LexicalProtocol[];
+  /** Folder of cached step outputs (see step-cache.ts); null: always compute, store nothing. */
+  cacheDir: string | null;
+}
+
+interface WarehouseStep extends CacheableStep {
+  run: (ctx: StepContext) => Promise<void>;
+  /** The settings that change the output (part of the fingerprint); null: nothing worth caching. */
+  settings: (ctx: StepContext) => unknown;
+  /** Source text the outputs depend on besides the inputs (e.g. the SQL macros it calls). */
+  sources: () => string[];
 }
 
 /**
  * Computations a warehouse .sql file can ask for with `-- step: NAME`: they run before the file, in
  * SQL driven from TypeScript, where plain SQL cannot do the job (the laps protocol draws its subsets
- * with Python's random stream).
+ * with Python's random stream). Their outputs are cached by the fingerprint of their inputs.
  */
-export const WAREHOUSE_STEPS: Record<string, (ctx: StepContext) => Promise<void>> = {
-  lexical_diversity: buildLexicalDiversity,
+export const WAREHOUSE_STEPS: Record<string, WarehouseStep> = {
+  lexical_diversity: {
+    name: 'lexical_diversity',
+    version: '1',
+    outputs: ['lexical_diversity'],
+    // Every column the step reads, per finished utterance: a change to any of them changes the sum.
+    inputQuery: `SELECT count(*)::BIGINT AS n, sum(hash(t.assistant_model, t.kind, t.speaker, t.scenario_id, t.setting, d.replicate, t.dialogue_id, t.turn, t.text))::VARCHAR AS h
+      FROM turns t JOIN dialogues d USING (dialogue_id) WHERE t.status = 'ok' AND t.text IS NOT NULL`,
+    run: buildLexicalDiversity,
+    settings: ({ lexical }) => (lexical.length === 0 ? null : { lexical: [...lexical].sort() }),
+    sources: () => [readFileSync(LEXICAL_SQL, 'utf8')],
+  },
 };
 
-export async function runStep(name: string, ctx: StepContext, file: string): Promise<void> {
+export async function runStep(name: string, ctx: StepContext, file: string): Promise<StepRun> {
   const step = WAREHOUSE_STEPS[name];
   if (!step) throw new PlensError('E_SQL', `unknown step "${name}"; known: ${Object.keys(WAREHOUSE_STEPS).join(', ')}`, { location: { file } });
-  await step(ctx);
+  const settings = step.settings(ctx);
+  const fingerprint = ctx.cacheDir && settings !== null ? await stepFingerprint(ctx.db, step, settings, step.sources()) : null;
+  return runWithStepCache(ctx.db, step, fingerprint, ctx.cacheDir, () => step.run(ctx));
 }
 
 /**

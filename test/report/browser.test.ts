@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkReportInBrowser, decodePng } from '../../src/report/browser-check.js';
+import { renderPage } from '../../src/report/html.js';
 import { writeReport } from '../../src/report/report.js';
 import { repoRoot, tempDir } from '../helpers/cli.js';
 import { handMadeWarehouse } from '../helpers/hand-experiment.js';
@@ -26,6 +27,13 @@ describe(`the report in headless Chromium${skipNote}`, () => {
     expect(check.svgInDom).toBe(written.charts);
     expect(check.marksInDom).toBeGreaterThanOrEqual(written.charts);
     expect(check.refused).toEqual([]);
+    // Fixed scales: every P axis runs 1-4 and every TCR axis 0-100, whatever the data (A's Books TCR is 0, B's Alarm P is 4).
+    const axes = new Set(check.axes.map((a) => `${a.title} ${a.from}-${a.to}`));
+    expect(axes).toContain('P 1-4');
+    expect(axes).toContain('TCR (%) 0-100');
+    expect(axes).toContain('SD P 1-4');
+    expect(axes).toContain('SD TCR (%) 0-100');
+    for (const a of check.axes.filter((x) => /P$|TCR/.test(x.title))) expect([a.from, a.to]).toEqual(/TCR/.test(a.title) ? [0, 100] : [1, 4]);
     // 1200x3000 of a blank page compresses to a few KB; charts and tables make it far larger.
     expect(check.screenshot).toMatchObject({ width: 1200, height: 3000 });
     expect(check.screenshot.bytes).toBeGreaterThan(30_000);
@@ -37,6 +45,42 @@ describe(`the report in headless Chromium${skipNote}`, () => {
     const script = spawnSync(process.execPath, [join(repoRoot, 'dist', 'report', 'browser-check.js'), file], { encoding: 'utf8', env: { ...process.env, PLENS_CHROMIUM: CHROMIUM } });
     expect(script.status, script.stderr + script.stdout).toBe(0);
     expect(script.stdout).toContain('OK: the report renders with its charts');
+  });
+
+  it.skipIf(!hasChromium)('long tables show their first 10 rows, the rest collapsed in a closed <details>', async () => {
+    const dir = tempDir('plens-browser-long-');
+    const file = join(dir, 'long.html');
+    const rows = Array.from({ length: 40 }, (_, i) => ({ domain: `d${i}`, n: i }));
+    const short = Array.from({ length: 12 }, (_, i) => ({ domain: `s${i}`, n: i }));
+    const columns = [{ key: 'domain', label: 'Domain' }, { key: 'n', label: 'n', format: 'int' as const }];
+    writeFileSync(
+      file,
+      renderPage({
+        title: 't', generatedAt: 'now', plensVersion: 'x', warehouse: 'w', summary: [], charts: [], metadata: [], skipped: [], warnings: [],
+        tables: [{ name: 'long', title: 'Long', columns, rows }, { name: 'short', title: 'Short', columns, rows: short }],
+      }),
+    );
+    const check = await checkReportInBrowser(file, { chromium: CHROMIUM, width: 800, height: 1200 });
+    // One table collapsed (40 rows), the 12-row one shown whole; nothing open when the page loads.
+    expect(check.collapsed).toEqual({ details: 1, open: 0, mostVisibleRows: 12 });
+    const html = readFileSync(file, 'utf8');
+    expect(html).toContain('<summary>All 40 rows (the first 10 are shown above)</summary>');
+    // A page with a table of 40 rows in the open fails the check.
+    const open = join(dir, 'open.html');
+    writeFileSync(open, html.replace('<details class="more">', '<details class="more" open>'));
+    expect((await checkReportInBrowser(open, { chromium: CHROMIUM, width: 800, height: 1200 })).problems).toContain('1 collapsed table(s) open when the page loads');
+  });
+
+  it.skipIf(!hasChromium)('fails a chart whose P axis is not on 1-4', async () => {
+    const dir = tempDir('plens-browser-scale-');
+    const file = join(dir, 'scale.html');
+    writeFileSync(
+      file,
+      `<!DOCTYPE html><html><head><meta charset="utf-8"></head><body><svg width="300" height="300"><rect width="300" height="300" fill="#4c78a8"/><g aria-label="Y-axis titled 'P' for a linear scale with values from 0.0 to 1.0"></g></svg></body></html>`,
+    );
+    const check = await checkReportInBrowser(file, { chromium: CHROMIUM, width: 400, height: 400 });
+    expect(check.axes).toEqual([{ title: 'P', from: 0, to: 1 }]);
+    expect(check.problems).toContain("the axis 'P' runs 0-1, not on its fixed scale 1-4");
   });
 
   it.skipIf(!hasChromium)('fails a page that loads something from outside, or shows no chart', async () => {

@@ -58,8 +58,13 @@ describe('plens report on a hand-made experiment', () => {
     const t4 = chartSvg(html, 'table4-chart');
     expect(countMarks(t4, 'bar')).toBe(8);
     expect(countMarks(t4, 'rule mark')).toBe(2);
+    // Every bar shows its n: Figure 4's twelve bars each have one (1 dialogue each, the MD one's domains too).
+    expect(countMarks(fig4, 'text mark')).toBe(12);
+    expect(fig4.match(/n_text: 1"/g)).toHaveLength(12);
     // Figure 5: d1's two turn-level scores, one line (Alarm).
     const fig5 = chartSvg(html, 'figure5');
+    // Small multiples: one panel per domain with its n in the header.
+    expect(fig5).toContain('Alarm (n=1)');
     expect(countMarks(fig5, 'point')).toBe(2);
     expect(countMarks(fig5, 'line mark')).toBe(1);
     // The lift: A base -> base+all on one scenario, TC and P: one point per panel.
@@ -71,8 +76,8 @@ describe('plens report on a hand-made experiment', () => {
   it('draws the values of the views', () => {
     const fig4 = chartSvg(html, 'figure4');
     // Vega labels each bar with its data: A's Books TCR is 0, B's Alarm P is 4.
-    expect(fig4).toMatch(/aria-label="Domain: Books; value: 0; assistant: openai:a;/);
-    expect(fig4).toMatch(/aria-label="Domain: Alarm; value: 4; assistant: openai:b&lt;i&gt;&amp;&quot;&#39;;|aria-label="Domain: Alarm; value: 4; assistant: openai:b&lt;i&gt;&amp;&quot;'/);
+    expect(fig4).toMatch(/aria-label="Domain: Books; TCR \(%\): 0; assistant: openai:a;/);
+    expect(fig4).toMatch(/aria-label="Domain: Alarm; P: 4; assistant: openai:b&lt;i&gt;&amp;&quot;&#39;;|aria-label="Domain: Alarm; P: 4; assistant: openai:b&lt;i&gt;&amp;&quot;'/);
     expect(chartSvg(html, 'figure4')).toContain('(base setting)');
   });
 
@@ -86,7 +91,9 @@ describe('plens report on a hand-made experiment', () => {
     // Table 3, A on SD: TCR 50 with its interval, then P 2.
     expect(html).toMatch(/<td class="num">50\.00 \[[0-9.]+, [0-9.]+\]<\/td><td class="num">2\.00 \[/);
     // Table 5 needs annotations: listed as skipped, not an error.
-    expect(html).toMatch(/<li>table5: skipped, not in the warehouse/);
+    expect(html).toMatch(/<li>table5: skipped, not in the warehouse: it needs human labels/);
+    // The fix it names is the annotation round, not a rebuild alone.
+    expect(html).toMatch(/table5: skipped[^<]*`plens annotate export`[^<]*`plens annotate import`[^<]*`plens warehouse`/);
   });
 
   it('shows the run metadata: models, prompt versions, counts, failures, cost, and the caller\'s keys', () => {
@@ -115,11 +122,11 @@ describe('plens report on a hand-made experiment', () => {
     expect(html).toContain('openai:b&lt;i&gt;&amp;');
   });
 
-  it('the CLI writes <workspace>/report/index.html by default and reports it', async () => {
+  it('the CLI writes <workspace>/report.html by default (where a pipeline writes it) and reports it', async () => {
     const r = await runCliJson<{ ok: boolean; file: string; charts: number; tables: number }>(['report', '--db', db, '-w', ws]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.json).toMatchObject({ ok: true, file: join(ws, 'report', 'index.html'), charts: 5 });
-    expect(existsSync(join(ws, 'report', 'index.html'))).toBe(true);
+    expect(r.json).toMatchObject({ ok: true, file: join(ws, 'report.html'), charts: 5 });
+    expect(existsSync(join(ws, 'report.html'))).toBe(true);
     const plain = await runCli(['report', '--db', db, '--out', join(ws, 'x.html'), '--title', 'T']);
     expect(plain.stdout).toMatch(/^Wrote .*x\.html \(5 charts, \d+ tables\)/);
   });

@@ -49,7 +49,7 @@ const lexicalCommand: CommandModule<GlobalArgs, LexicalArgs> = {
       .option('iterations', { type: 'number', default: 100, describe: 'laps: subsets drawn' })
       .option('token-budget', { type: 'number', default: 7012, describe: 'laps: whitespace tokens per subset' })
       .option('seed', { type: 'number', default: 42, describe: 'laps: seed of Python\'s random stream' })
-      .option('memory-limit', { type: 'string', describe: 'DuckDB memory limit, e.g. 4GB (it spills to disk beyond)' })
+      .option('memory-limit', { type: 'string', describe: 'DuckDB memory limit, e.g. 4GB; beyond it DuckDB spills to disk (default 1GB; env PLENS_MEMORY_LIMIT)' })
       .check((a) => {
         for (const k of ['iterations', 'token-budget'] as const) if (!Number.isInteger(a[k]) || a[k] < 1) throw usageError(`--${k} must be a positive integer`);
         if (!Number.isInteger(a.seed) || a.seed < 0) throw usageError('--seed must be a non-negative integer');

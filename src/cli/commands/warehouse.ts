@@ -7,6 +7,8 @@ interface WarehouseArgs extends GlobalArgs {
   'sql-dir'?: string;
   'dry-run': boolean;
   lexical: Array<'laps' | 'full' | 'none'>;
+  'memory-limit'?: string;
+  'step-cache': boolean;
 }
 
 export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
@@ -22,6 +24,12 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
         default: ['laps', 'full'] as Array<'laps' | 'full' | 'none'>,
         describe: "Table 10's lexical-diversity protocols (full costs about 40 s per million utterances; none skips it)",
       })
+      .option('memory-limit', { type: 'string', describe: 'DuckDB memory limit, e.g. 4GB; beyond it DuckDB spills to disk (default 1GB; env PLENS_MEMORY_LIMIT)' })
+      .option('step-cache', {
+        type: 'boolean',
+        default: true,
+        describe: "Reuse Table 10's results kept in <db>.steps/ when its inputs are unchanged (--no-step-cache recomputes)",
+      })
       .example('$0 warehouse', 'build warehouse/plens.duckdb from ./out')
       .example('$0 warehouse --db /tmp/run.duckdb -w /data/run1', 'another workspace and database'),
   handler: async (args) => {
@@ -32,6 +40,8 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
       ...(args['sql-dir'] ? { sqlDir: userPath(args['sql-dir']) } : {}),
       dryRun: args['dry-run'],
       lexical: args.lexical.filter((p): p is 'laps' | 'full' => p !== 'none'),
+      stepCache: args['step-cache'],
+      ...(args['memory-limit'] ? { memoryLimit: args['memory-limit'] } : {}),
     });
     printResult(args, summary, () => formatWarehouseSummary(summary));
   },

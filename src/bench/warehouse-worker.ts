@@ -1,0 +1,50 @@
+import { cp } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Workspace } from '../core/workspace.js';
+import { runImport } from '../dataset/import.js';
+import { runScenarios } from '../scenarios/stage.js';
+import { collectTables } from '../tables/tables.js';
+import { buildWarehouse } from '../warehouse/build.js';
+
+/**
+ * One run in a fresh process (so its peak RSS is its own):
+ *   node dist/bench/warehouse-worker.js <data dir> <demo workspace> <root>
+ * The full-data pipeline (import, scenarios, warehouse, tables) with the demo's dialogues and
+ * judgments present, then a warehouse rebuild with nothing changed. Prints one JSON line.
+ */
+const [dataDir, demoWorkspace, root] = process.argv.slice(2) as [string, string, string];
+const workspace = new Workspace(join(root, 'out'));
+const dbPath = join(root, 'plens.duckdb');
+const stages: Array<[string, number]> = [];
+const time = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+  const t0 = performance.now();
+  const result = await fn();
+  stages.push([name, (performance.now() - t0) / 1000]);
+  return result;
+};
+const imported = await time('import', () => runImport({ from: dataDir, workspace, progress: false }));
+const selected = await time('scenarios --kind all', () => runScenarios(workspace, { kind: 'all' }));
+// The demo's finished stages, as a run on the released data would leave them.
+for (const stage of ['dialogues', 'judgments']) await cp(join(demoWorkspace, stage), join(workspace.root, stage), { recursive: true });
+const first = await time('warehouse (step cache cold)', () => buildWarehouse({ workspace, dbPath }));
+await time('tables (md + tex files)', async () => {
+  await collectTables({ dbPath, format: 'md', outDir: join(root, 'tables') });
+  await collectTables({ dbPath, format: 'tex', outDir: join(root, 'tables') });
+});
+const pipelineRssMiB = process.resourceUsage().maxRSS / 1024;
+const t0 = performance.now();
+const again = await buildWarehouse({ workspace, dbPath });
+const rebuildS = (performance.now() - t0) / 1000;
+const turns = first.relations.find((r) => r.name === 'turns')?.rows ?? 0;
+process.stdout.write(
+  JSON.stringify({
+    users: imported.users,
+    scenarios: selected.scenarios.total,
+    turns,
+    stages,
+    pipeline_rss_mib: pipelineRssMiB,
+    rebuild_s: rebuildS,
+    rebuild_steps: again.steps.map((s) => `${s.step} ${s.status}`),
+    rss_mib: process.resourceUsage().maxRSS / 1024,
+  }) + '\n',
+);

@@ -1,0 +1,62 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../core/paths.js';
+import type { BenchResult } from './report.js';
+
+interface WorkerResult {
+  users: number;
+  scenarios: number;
+  turns: number;
+  stages: Array<[string, number]>;
+  pipeline_rss_mib: number;
+  rebuild_s: number;
+  rebuild_steps: string[];
+  rss_mib: number;
+}
+
+/**
+ * The released data's pipeline with a demo-sized set of dialogues present (the demo's, simulated):
+ * import, scenarios, warehouse (Table 10 computed, its step cache cold) and tables, in a fresh process;
+ * then a warehouse rebuild with nothing changed, which reuses Table 10. The demo run that provides the
+ * dialogues is setup, not measured.
+ */
+export async function benchWarehouse(dataDir: string): Promise<BenchResult> {
+  if (!existsSync(join(dataDir, 'profile'))) throw new Error(`bench data not found at ${dataDir} (set PLENS_BENCH_DATA)`);
+  const root = await mkdtemp(join(tmpdir(), 'plens-bench-wh-'));
+  try {
+    const demo = join(root, 'demo');
+    await node([join(packageRoot, 'dist', 'cli', 'main.js'), 'make', 'all', '-p', join(packageRoot, 'pipelines', 'demo.yaml'), '-q'], {
+      PLENS_WORKSPACE: demo,
+      PLENS_WAREHOUSE: join(demo, 'plens.duckdb'),
+    });
+    const out = await node([fileURLToPath(new URL('./warehouse-worker.js', import.meta.url)), dataDir, demo, join(root, 'run')]);
+    const r = JSON.parse(out) as WorkerResult;
+    const total = r.stages.reduce((s, [, t]) => s + t, 0);
+    return {
+      name: 'warehouse: released data + demo dialogues (import + scenarios + warehouse + tables), then a no-change rebuild',
+      context: `${r.users} users, ${r.scenarios} scenarios from ${dataDir}; ${r.turns} turns of the demo's dialogues; rebuild: ${r.rebuild_steps.join(', ')}`,
+      figures: [
+        ...r.stages.map(([name, seconds]) => ({ name: `  ${name}`, value: seconds, unit: 's' })),
+        { name: 'pipeline wall time', value: total, unit: 's', bound: 10 },
+        { name: 'pipeline peak RSS (own process)', value: r.pipeline_rss_mib, unit: 'MiB', bound: 1024 },
+        { name: 'no-change warehouse rebuild', value: r.rebuild_s, unit: 's', bound: 2 },
+      ],
+    };
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+function node(args: string[], env: Record<string, string> = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${args.slice(0, 2).join(' ')} exited ${code}`))));
+  });
+}
