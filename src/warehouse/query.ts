@@ -9,10 +9,22 @@ export async function querySql(dbPath: string, sql: string, file?: string, acces
   requireWarehouse(dbPath);
   // The analyst's connection: reads the warehouse (and, with --workspace, files under it); writes
   // nothing, loads no extension; --allow-files lifts the file and network lock.
-  const db = await Database.open(dbPath, { readOnly: true, sandbox: { readDirs: access.workspace ? [access.workspace] : [], allowFiles: access.allowFiles ?? false } });
+  const readDirs = [...(access.workspace ? [access.workspace] : []), ...(await builtFrom(dbPath))];
+  const db = await Database.open(dbPath, { readOnly: true, sandbox: { readDirs, allowFiles: access.allowFiles ?? false } });
   try {
     const result = await db.query(sql, file ? { file } : undefined);
     return { name: 'query', columns: columnsOf(result.columns), rows: result.rows };
+  } finally {
+    db.close();
+  }
+}
+
+/** The workspace the warehouse was built from (plens_build), whose files a query may read too. */
+async function builtFrom(dbPath: string): Promise<string[]> {
+  const db = await Database.open(dbPath, { readOnly: true });
+  try {
+    const rows = await db.all<{ workspace: string }>(`SELECT workspace FROM plens_build`).catch(() => []);
+    return rows.map((r) => r.workspace).filter((w) => typeof w === 'string' && w !== '');
   } finally {
     db.close();
   }
