@@ -152,7 +152,9 @@ function simulatedJudge(facts: SimulationFacts): string {
   if (j.dimension === 'personalization_chain') {
     // The same rule after each assistant turn, over the assistant's text up to that turn.
     const turns = j.assistantTurns ?? [j.assistantText];
-    const lines = turns.map((_, i) => `Turn ${i + 1} Personalization Score: ${clamp(1 + Math.min(3, preferencesUsed(turns.slice(0, i + 1).join('\n'))) + noise(`pc${i}`), 1, 4)}`);
+    // Each turn's noise is keyed as the per-prefix judgment of that prefix is, so both methods agree.
+    const prefixNoise = (i: number) => [-1, 0, 0, 0, 1][pick(`p:${j.target}:${j.prefixConversations?.[i] ?? j.conversation}`, 5)]!;
+    const lines = turns.map((_, i) => `Turn ${i + 1} Personalization Score: ${clamp(1 + Math.min(3, preferencesUsed(turns.slice(0, i + 1).join('\n'))) + prefixNoise(i), 1, 4)}`);
     return `<response>\n${lines.join('\n')}\nJustification: (simulated judge) after each turn, 1 + preferences applied so far, capped at 4, give or take one.\n</response>`;
   }
   if (j.dimension === 'personalization') {

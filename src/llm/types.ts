@@ -39,7 +39,7 @@ export interface SimulationFacts {
   /** Context blocks the assistant was given in this setting. */
   assistantContext?: { demographics: boolean; interactions: boolean; situation: boolean };
   /** For judge calls: what is judged. */
-  judge?: { dimension: string; target: string; terminated: boolean; assistantText: string; conversation: string; assistantTurns?: string[] };
+  judge?: { dimension: string; target: string; terminated: boolean; assistantText: string; conversation: string; assistantTurns?: string[]; prefixConversations?: string[] };
 }
 
 export interface Usage {

@@ -213,6 +213,8 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
                 terminated: item.dialogue.end_reason === 'terminated',
                 assistantText: messagesFor(item).filter((m) => m.role === 'assistant').map((m) => m.content).join('\n'),
                 assistantTurns: messagesFor(item).filter((m) => m.role === 'assistant').map((m) => m.content),
+                // The chain's simulated scores equal what the per-prefix judge gives each prefix.
+                ...(item.dimension === 'personalization_chain' ? { prefixConversations: assistantPrefixes(item.dialogue.messages).map(renderConversation) } : {}),
                 conversation: renderConversation(messagesFor(item)),
               },
             },
@@ -315,6 +317,11 @@ function* expand(dialogue: DialogueRow, context: ScenarioContext | undefined, di
       for (const m of dialogue.messages) if (m.role === 'assistant') yield { dialogue, context, dimension: 'personalization', target: 'assistant', turn: ++assistantTurn };
     }
   }
+}
+
+/** Every prefix of a dialogue that ends with an assistant turn, in order. */
+function assistantPrefixes(messages: Array<{ role: string; content: string }>): Array<Array<{ role: string; content: string }>> {
+  return messages.flatMap((m, i) => (m.role === 'assistant' ? [messages.slice(0, i + 1)] : []));
 }
 
 /** The conversation the judge sees: all of it, or the prefix ending with the given assistant turn. */

@@ -87,7 +87,7 @@ describe('plens judge --dimensions personalization_chain (the original chain-of-
    * out the last line: those replies must be parse errors, never scores.
    */
   function chainReply(r: MockRequest): string {
-    const turns = r.messages[0]!.content.split('\n').filter((l) => l.startsWith('[ASSISTANT]:')).length;
+    const turns = r.messages.at(-1)!.content.split('\n').filter((l) => l.startsWith('[ASSISTANT]:')).length;
     const shown = turns === 3 ? 2 : turns;
     const lines = Array.from({ length: shown }, (_, i) => `Turn ${i + 1} Personalization Score: ${Math.min(4, i + 2)}`);
     return `<response>\n${lines.join('\n')}\nJustification: grew more personal with each turn.\n</response>`;
