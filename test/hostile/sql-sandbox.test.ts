@@ -22,9 +22,9 @@ describe('plens sql sandbox', () => {
   const sql = (q: string, ...extra: string[]) => runCli(['sql', q, '--db', db, '-w', ws, '--format', 'csv', ...extra]);
 
   it('still answers queries over the warehouse', async () => {
-    const r = await sql('select count(*) > 0 AS ok from scenario_pool');
+    const r = await sql('select count(*) AS n from scenario_pool');
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toBe('ok\ntrue\n');
+    expect(r.stdout).toMatch(/^n\n[1-9]\d*\n$/);
   });
 
   it.each([
