@@ -4,7 +4,7 @@ import type { Argv } from 'yargs';
 import type yargsEsm from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { asPlensError, ExitCode, PlensError, usageError } from '../core/errors.js';
-import { redact } from '../core/redact.js';
+import { redact, registerSecretsFromEnv } from '../core/redact.js';
 import { plensVersion } from '../core/version.js';
 import { annotateCommand } from './commands/annotate.js';
 import { compareCommand } from './commands/compare.js';
@@ -108,17 +108,21 @@ function reportError(error: unknown, json: boolean, debug: boolean): number {
   return plensError.exitCode;
 }
 
-let terminalRedacted = false;
+const redactingWrites = new WeakSet<object>();
 /**
  * The last guard before the terminal: whatever a command prints (a plan holding a `${VAR}` key,
- * a query over a record that echoed one) goes through the shared redactor.
+ * a query over a record that echoed one) goes through the shared redactor. Each run checks that
+ * the streams still write through it (a host that swapped them, as in-process tests do, is wrapped
+ * again) and registers the secrets of the environment as it is now.
  */
 function redactTerminal(): void {
-  if (terminalRedacted) return;
-  terminalRedacted = true;
+  registerSecretsFromEnv();
   for (const stream of [process.stdout, process.stderr]) {
+    if (redactingWrites.has(stream.write)) continue;
     const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
-    stream.write = ((chunk: unknown, ...rest: unknown[]) => write(typeof chunk === 'string' ? redact(chunk) : chunk, ...rest)) as typeof stream.write;
+    const redacting = ((chunk: unknown, ...rest: unknown[]) => write(typeof chunk === 'string' ? redact(chunk) : chunk, ...rest)) as typeof stream.write;
+    redactingWrites.add(redacting);
+    stream.write = redacting;
   }
 }
 

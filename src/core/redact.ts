@@ -34,7 +34,7 @@ export function registerSecret(value: string | undefined): void {
 /** Registers the values of every environment variable whose name marks it as a secret, and the named ones. */
 export function registerSecretsFromEnv(env: NodeJS.ProcessEnv = process.env, names: readonly string[] = []): void {
   for (const name of names) registerSecret(env[name]);
-  if (envScanned === env) return;
+  // Scanned every time: the same process.env object may have gained variables since.
   envScanned = env;
   for (const [name, value] of Object.entries(env)) if (SECRET_NAME.test(name)) registerSecret(value);
 }

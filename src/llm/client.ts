@@ -65,7 +65,7 @@ export class LlmClient {
     registerSecretsFromEnv(env, spec.keyEnv ? [spec.keyEnv] : []);
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
     if (spec.provider === 'sim') return new LlmClient(spec, new SimProvider(), undefined, options);
-    if (options.planOnly) return new LlmClient(spec, new PlanOnlyProvider(modelId(spec)), undefined, options);
+    if (options.planOnly) return new LlmClient(spec, new PlanOnlyProvider(modelId(spec)), undefined, options, planEndpoint(spec, env));
     const connect = () => {
       const connections = options.connections ?? 64;
       return options.transport === 'inline' ? new InlineTransport(timeouts, connections) : new WorkerTransport(timeouts, connections);
@@ -187,6 +187,13 @@ export class LlmClient {
 
 const OPENAI_URL = 'https://api.openai.com/v1';
 const ANTHROPIC_URL = 'https://api.anthropic.com';
+
+/** The endpoint identity a real client of this spec would have, so a plan finds the same cells and keys. */
+function planEndpoint(spec: ModelSpec, env: NodeJS.ProcessEnv): string | undefined {
+  if (spec.provider === 'openai') return endpointIdentity(spec.baseUrl ?? (env['OPENAI_BASE_URL'] || OPENAI_URL), OPENAI_URL);
+  if (spec.provider === 'anthropic') return endpointIdentity(spec.baseUrl ?? (env['ANTHROPIC_BASE_URL'] || ANTHROPIC_URL), ANTHROPIC_URL);
+  return undefined;
+}
 
 /** Stands in for a provider while planning: nothing is ever sent. */
 class PlanOnlyProvider implements Provider {

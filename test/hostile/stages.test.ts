@@ -66,16 +66,19 @@ describe.each(['openai', 'anthropic'] as const)('empty answers never become turn
 });
 
 describe('an opening that is only the end marker', () => {
-  it('is a failed dialogue (empty_response), not an empty first turn', async () => {
-    // The user agent's first call has one message; it answers with the marker alone.
-    const server = await serve({ reply: (r) => (/TERMINATE/.test(r.system) && !r.messages[0]!.content.includes('[ASSISTANT]') ? '**TERMINATE**' : defaultReply(r)) });
+  it('is kept as written, as the original does (the opening is never checked for the marker)', async () => {
+    // The user agent's first call (no conversation yet) answers with the marker alone.
+    const server = await serve({ reply: (r) => (/TERMINATE/.test(r.system) && !r.messages.at(-1)!.content.includes('[ASSISTANT]:') ? '**TERMINATE**' : defaultReply(r)) });
     const ws = await sampleWorkspace(['--users', '0']);
     const r = await runCliJson<{ ok: number; failed: number; failure_reasons: Record<string, number> }>(
       ['dialogues', '-w', ws, '--assistant', 'sim:default', '--user', `openai:u?base_url=${server.url}/v1`, '--limit', '3', '--no-progress'],
       env,
     );
     expect(r.code, r.stderr).toBe(0);
-    expect(r.json).toMatchObject({ ok: 0, failed: 3, failure_reasons: { empty_response: 3 } });
+    expect(r.json).toMatchObject({ ok: 3, failed: 0 });
+    const cell = readdirSync(join(ws, 'dialogues'))[0]!;
+    const openings = await rows<{ first: string }>(join(ws, 'dialogues', cell, 'dialogues.parquet'), `select messages[1].content AS first from read_parquet($file)`);
+    expect(openings.map((o) => o.first)).toEqual(['**TERMINATE**', '**TERMINATE**', '**TERMINATE**']);
   });
 });
 

@@ -83,11 +83,13 @@ describe('plens judge --dimensions personalization_chain (the original chain-of-
 
   /**
    * The mock judge scores turn i with min(4, i + 1), one line per `[ASSISTANT]:` line of the
-   * conversation it is shown, except for dialogues with exactly 3 assistant turns, where it leaves
+   * conversation it is shown (after the prompt's `Conversation:` label), except for dialogues with exactly 3 assistant turns, where it leaves
    * out the last line: those replies must be parse errors, never scores.
    */
   function chainReply(r: MockRequest): string {
-    const turns = r.messages.at(-1)!.content.split('\n').filter((l) => l.startsWith('[ASSISTANT]:')).length;
+    // The dialogue's own lines: those after the prompt's "Conversation:" label (the rubric's worked examples come before it).
+    const prompt = r.messages.at(-1)!.content;
+    const turns = prompt.slice(prompt.lastIndexOf('\nConversation:\n')).split('\n').filter((l) => l.startsWith('[ASSISTANT]:')).length;
     const shown = turns === 3 ? 2 : turns;
     const lines = Array.from({ length: shown }, (_, i) => `Turn ${i + 1} Personalization Score: ${Math.min(4, i + 2)}`);
     return `<response>\n${lines.join('\n')}\nJustification: grew more personal with each turn.\n</response>`;
