@@ -130,7 +130,7 @@ export class Database {
   }
 
   async query(sql: string, context?: { file?: string }, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
-    if (this.sandboxed) return this.track(() => this.querySandboxed(sql, context));
+    if (this.sandboxed) return this.track(() => this.querySandboxed(sql, context, params));
     try {
       const reader = await this.track(() => this.connection.runAndReadAll(sql, params));
       const columns = reader.columnNames();
@@ -154,8 +154,18 @@ export class Database {
   private async headNow(sql: string, limit: number, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: unknown[][]; total: number }> {
     try {
       // DuckDB rejects an empty statement list with an opaque native error: ask how many there are first.
-      if ((await this.connection.extractStatements(sql)).count === 0) return { columns: [], types: [], rows: [], total: 0 };
-      const result = await this.connection.stream(sql, params);
+      const statements = await this.connection.extractStatements(sql);
+      if (statements.count === 0) return { columns: [], types: [], rows: [], total: 0 };
+      let result;
+      if (this.sandboxed) {
+        // Statement by statement, each checked before it runs, as in query(); the last one streams.
+        for (let i = 0; i < statements.count - 1; i++) await (await this.checkedStatement(statements, i)).run();
+        const last = await this.checkedStatement(statements, statements.count - 1);
+        if (params) last.bind(params);
+        result = await last.stream();
+      } else {
+        result = await this.connection.stream(sql, params);
+      }
       const columns = result.columnNames();
       const types = result.columnTypes().map((t) => t.toString());
       const rows: unknown[][] = [];
@@ -166,24 +176,33 @@ export class Database {
       }
       return { columns, types, rows, total };
     } catch (error) {
+      if (error instanceof PlensError) throw error;
       throw sqlError(error);
     }
   }
 
+  /** Statement i of a sandboxed text, prepared, refused if it writes files or attaches or loads code. */
+  private async checkedStatement(statements: Awaited<ReturnType<DuckDBConnection['extractStatements']>>, i: number, context?: { file?: string }) {
+    const prepared = await statements.prepare(i);
+    const refused = SANDBOX_REFUSED.get(prepared.statementType);
+    if (refused) {
+      throw new PlensError('E_SQL', `${refused} is not allowed here: this connection reads the warehouse only`, {
+        location: context?.file ? { file: context.file } : {},
+        hint: 'pass --allow-files to let SQL read and write files (COPY, EXPORT, ATTACH); extensions are never installed or loaded automatically',
+      });
+    }
+    return prepared;
+  }
+
   /** Statement by statement, each checked before it runs; the last one's rows are returned. */
-  private async querySandboxed(sql: string, context?: { file?: string }): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
+  private async querySandboxed(sql: string, context?: { file?: string }, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
     try {
       const statements = await this.connection.extractStatements(sql);
       let out = { columns: [] as string[], types: [] as string[], rows: [] as Record<string, unknown>[] };
       for (let i = 0; i < statements.count; i++) {
-        const prepared = await statements.prepare(i);
-        const refused = SANDBOX_REFUSED.get(prepared.statementType);
-        if (refused) {
-          throw new PlensError('E_SQL', `${refused} is not allowed here: this connection reads the warehouse only`, {
-            location: context?.file ? { file: context.file } : {},
-            hint: 'pass --allow-files to let SQL read and write files (COPY, EXPORT, ATTACH); extensions are never installed or loaded automatically',
-          });
-        }
+        const prepared = await this.checkedStatement(statements, i, context);
+        // Bound values belong to the last statement (a single one in practice: SET VARIABLE x = $1).
+        if (params && i === statements.count - 1) prepared.bind(params);
         const reader = await prepared.runAndReadAll();
         out = { columns: reader.columnNames(), types: reader.columnTypes().map((t) => t.toString()), rows: reader.getRowObjectsJS().map((row) => normaliseRow(row)) };
       }

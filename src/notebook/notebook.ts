@@ -18,6 +18,8 @@ export interface NotebookOptions {
   out?: string;
   params: string[];
   maxRows?: number;
+  /** Lift the file and network lock (`--allow-files`). */
+  allowFiles?: boolean;
 }
 
 export interface NotebookSummary {
@@ -48,7 +50,11 @@ export async function notebookCommand(options: NotebookOptions): Promise<{ summa
   const out = options.out === '-' ? '-' : resolve(options.cwd, options.out ?? join(options.workspace, 'notebooks', `${stem(path)}.${format}`));
   if (out === path) throw usageError(`--out is the notebook itself (${options.file}): pick another file`);
 
-  const run = await runNotebook(notebook, resolve(options.cwd, options.db), values, options.maxRows === undefined ? {} : { maxRows: options.maxRows });
+  const run = await runNotebook(notebook, resolve(options.cwd, options.db), values, {
+    ...(options.maxRows === undefined ? {} : { maxRows: options.maxRows }),
+    workspace: resolve(options.cwd, options.workspace),
+    allowFiles: options.allowFiles ?? false,
+  });
   const document = renderNotebook(run, format, { db: options.db, fromCli });
   if (out !== '-') await writeFileAtomic(out, document);
 

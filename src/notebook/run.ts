@@ -1,6 +1,7 @@
 import { PlensError } from '../core/errors.js';
 import { Database } from '../db/database.js';
 import { requireWarehouse } from '../warehouse/build.js';
+import { openAnalystConnection } from '../warehouse/query.js';
 import type { Notebook, ParamValue, SqlCell } from './parse.js';
 
 export const DEFAULT_MAX_ROWS = 50;
@@ -34,9 +35,10 @@ export interface NotebookRun {
  * variables of the cells above it. A failing cell is recorded and the run goes on: the output then
  * shows every failure at once.
  */
-export async function runNotebook(notebook: Notebook, dbPath: string, params: Record<string, ParamValue>, options: { maxRows?: number } = {}): Promise<NotebookRun> {
+export async function runNotebook(notebook: Notebook, dbPath: string, params: Record<string, ParamValue>, options: { maxRows?: number; workspace?: string; allowFiles?: boolean } = {}): Promise<NotebookRun> {
   requireWarehouse(dbPath);
-  const db = await Database.open(dbPath, { readOnly: true });
+  // A notebook is SQL someone typed: the same locked-down connection as plens sql.
+  const db = await openAnalystConnection(dbPath, { ...(options.workspace ? { workspace: options.workspace } : {}), allowFiles: options.allowFiles ?? false });
   const results: CellResult[] = [];
   const warnings: string[] = [];
   try {

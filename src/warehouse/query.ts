@@ -7,16 +7,23 @@ import { requireWarehouse } from './build.js';
 /** Runs SQL against the warehouse (read-only) and returns the last statement's result as a table. */
 export async function querySql(dbPath: string, sql: string, file?: string, access: { workspace?: string; allowFiles?: boolean } = {}): Promise<RenderableTable> {
   requireWarehouse(dbPath);
-  // The analyst's connection: reads the warehouse (and, with --workspace, files under it); writes
-  // nothing, loads no extension; --allow-files lifts the file and network lock.
-  const readDirs = [...(access.workspace ? [access.workspace] : []), ...(await builtFrom(dbPath))];
-  const db = await Database.open(dbPath, { readOnly: true, sandbox: { readDirs, allowFiles: access.allowFiles ?? false } });
+  const db = await openAnalystConnection(dbPath, access);
   try {
     const result = await db.query(sql, file ? { file } : undefined);
     return { name: 'query', columns: columnsOf(result.columns), rows: result.rows };
   } finally {
     db.close();
   }
+}
+
+/**
+ * The analyst's connection (`plens sql`, notebooks): reads the warehouse (and files under the
+ * workspace it was built from, or the one given); writes nothing, loads no extension;
+ * `allowFiles` lifts the file and network lock.
+ */
+export async function openAnalystConnection(dbPath: string, access: { workspace?: string; allowFiles?: boolean } = {}): Promise<Database> {
+  const readDirs = [...(access.workspace ? [access.workspace] : []), ...(await builtFrom(dbPath))];
+  return Database.open(dbPath, { readOnly: true, sandbox: { readDirs, allowFiles: access.allowFiles ?? false } });
 }
 
 /** The workspace the warehouse was built from (plens_build), whose files a query may read too. */

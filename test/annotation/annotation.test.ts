@@ -351,23 +351,24 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
       const rows = await sql<Record<string, number | string | null>>('select * from table5');
       expect(rows.map((x) => x['label'])).toEqual(PAPER_ORDER.map(([l]) => l));
 
-      // TC by hand. The simulated judge found items 6 and 10 not completed, the rest completed (checked here):
-      //   J = 1 1 1 1 1 0 1 1 1 0, p_J(1) = 0.8.
-      //   ann1 (copy):  p_o = 1, p_e = 0.8^2 + 0.2^2 = 0.68: kappa = 1.
-      //   ann2 (items 1-3 flipped to 0): 0 0 0 1 1 0 1 1 1 0, p_o = 7/10, p_2(1) = 0.5,
-      //                 p_e = 0.8 x 0.5 + 0.2 x 0.5 = 0.5, kappa = (0.7 - 0.5) / 0.5 = 0.4.
-      //   ann3 (copy on items 1-8): p_o = 1, p_J(1) = 7/8 there, p_e = 49/64 + 1/64: kappa = 1.
-      //   Mean (1 + 0.4 + 1) / 3 = 0.8, min 0.4, max 1.
+      // TC by hand. The simulated judge found all ten sampled dialogues completed (checked here):
+      //   J = 1 1 1 1 1 1 1 1 1 1, p_J(1) = 1.
+      //   ann1 (copy):  p_o = 1, p_e = 1 x 1 = 1: kappa undefined (no variation to agree beyond chance).
+      //   ann2 (items 1-3 flipped to 0): 0 0 0 1 1 1 1 1 1 1, p_o = 7/10, p_2(1) = 0.7,
+      //                 p_e = 1 x 0.7 + 0 x 0.3 = 0.7, kappa = (0.7 - 0.7) / 0.3 = 0.
+      //   ann3 (copy on items 1-8): p_e = 1: undefined.
+      //   Mean over the one defined kappa: 0, min 0, max 0; the note names the two undefined ones.
       //   Fleiss over items 1-8 (all three labelled them): items 1-3 rated {1, 0, 1}: sum n_ij^2 = 4 + 1 = 5,
       //   P_i = (5 - 3) / (3 x 2) = 1/3; items 4-8 unanimous: P_i = 1. P-bar = (3/3 + 5) / 8 = 0.75.
-      //   Ratings: 18 ones, 6 zeros of 24: P_e = 0.75^2 + 0.25^2 = 0.625. kappa = (0.75 - 0.625) / 0.375 = 1/3.
-      expect(ids.map((id) => judge.get(id)!.tc)).toEqual([1, 1, 1, 1, 1, 0, 1, 1, 1, 0]);
+      //   Ratings: 21 ones, 3 zeros of 24: P_e = (7/8)^2 + (1/8)^2 = 50/64. kappa = (48/64 - 50/64) / (14/64) = -1/7.
+      expect(ids.map((id) => judge.get(id)!.tc)).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
       const tc = rows[0]!;
       expect(tc).toMatchObject({ n_dialogues: 10, n_annotators: 3, fleiss_n_dialogues: 8, fleiss_n_annotators: 3 });
-      expect(tc['cohen_kappa'] as number).toBeCloseTo(0.8, 12);
-      expect(tc['cohen_kappa_min'] as number).toBeCloseTo(0.4, 12);
-      expect(tc['cohen_kappa_max'] as number).toBeCloseTo(1, 12);
-      expect(tc['fleiss_kappa'] as number).toBeCloseTo(1 / 3, 12);
+      expect(tc['cohen_kappa'] as number).toBeCloseTo(0, 12);
+      expect(tc['cohen_kappa_min'] as number).toBeCloseTo(0, 12);
+      expect(tc['cohen_kappa_max'] as number).toBeCloseTo(0, 12);
+      expect(String(tc['reason'])).toMatch(/Cohen mean over 1 of 3 annotators \(ann1: expected agreement is 1: kappa undefined.*ann3: expected agreement is 1: kappa undefined/);
+      expect(tc['fleiss_kappa'] as number).toBeCloseTo(-1 / 7, 12);
 
       // Every dimension against the definitions above, from the labels the test wrote.
       const perAnnotator = await sql<{ label: string; annotator: string; n: number; kappa: number | null; observed: number; expected: number }>(
@@ -424,11 +425,11 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
 
       await ok(['warehouse', '-w', ws, '--db', db]);
       const [tc] = await sql<{ fleiss_n_dialogues: number; fleiss_kappa: number }>("select fleiss_n_dialogues, fleiss_kappa from table5 where label = 'TC'");
-      // Items 9-10 now rated as the judge has them by all three ({1, 1, 1} and {0, 0, 0}): P-bar = (3/3 + 7) / 10 = 0.8;
-      // ones: 6 (items 1-3) + 15 (items 4, 5, 7, 8, 9) = 21 of 30, zeros 9: P_e = 0.49 + 0.09 = 0.58;
-      // kappa = (0.8 - 0.58) / 0.42 = 11/21.
+      // Items 9-10 now rated as the judge has them by all three ({1, 1, 1} twice): P-bar = (3/3 + 7) / 10 = 0.8;
+      // ones: 6 (items 1-3) + 21 (items 4-10) = 27 of 30, zeros 3: P_e = 0.81 + 0.01 = 0.82;
+      // kappa = (0.8 - 0.82) / 0.18 = -1/9.
       expect(tc!.fleiss_n_dialogues).toBe(10);
-      expect(tc!.fleiss_kappa).toBeCloseTo(11 / 21, 12);
+      expect(tc!.fleiss_kappa).toBeCloseTo(-1 / 9, 12);
     });
 
     it('plens tables --only table5 renders the table', async () => {
@@ -436,7 +437,7 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
       expect(md.code, md.stderr).toBe(0);
       expect(md.stdout).toContain('Table 5: Agreement of the judge with human annotators');
       for (const [label] of PAPER_ORDER) expect(md.stdout).toContain(`| ${label}`);
-      expect(md.stdout).toContain('0.524'); // TC's Fleiss kappa, 11/21
+      expect(md.stdout).toContain('-0.111'); // TC's Fleiss kappa, -1/9
       const tex = await runCli(['tables', '--only', 'table5', '--format', 'tex', '--db', db]);
       expect(tex.code).toBe(0);
       expect(tex.stdout).toContain('\\label{tab:table5}');

@@ -68,4 +68,39 @@ describe('plens sql sandbox', () => {
     // Still no configuration changes and no extension loading.
     expect((await sql('SET threads = 1', '--allow-files')).code).toBe(5);
   });
+
+  // A notebook is SQL someone typed, too: the same locked-down connection, cell by cell.
+  const notebook = (name: string, cells: string[]) => {
+    const file = join(root, `${name}.md`);
+    writeFileSync(file, `# ${name}\n\n${cells.map((c) => '```sql\n' + c + '\n```\n').join('\n')}`);
+    return file;
+  };
+  const runNotebook = (file: string, ...extra: string[]) => runCli(['notebook', file, '--db', db, '-w', ws, '-o', '-', ...extra]);
+
+  it('a notebook cell cannot write or read files outside the workspace; the other cells still run', async () => {
+    const target = join(outside, 'from-notebook.csv');
+    const file = notebook('hostile', [
+      'select count(*) > 0 AS has_scenarios from scenario_pool',
+      `COPY (select 1 AS x) TO '${target}'`,
+      `select * from read_csv('${join(outside, 'secret.csv')}')`,
+      `select 1; EXPORT DATABASE '${join(outside, 'nb-export')}'`,
+      'INSTALL httpfs',
+      `select b from read_csv('${join(ws, 'mine.csv')}')`,
+    ]);
+    const r = await runNotebook(file);
+    expect(r.code, r.stderr).toBe(5);
+    for (const cell of [2, 3, 4, 5]) expect(r.stderr).toContain(`cell ${cell}:`);
+    for (const cell of [1, 6]) expect(r.stderr).not.toContain(`cell ${cell}:`);
+    expect(r.stdout).not.toContain('42');
+    expect(r.stdout).toMatch(/\| *7 *\|/);
+    expect(existsSync(target)).toBe(false);
+    expect(existsSync(join(outside, 'nb-export'))).toBe(false);
+  });
+
+  it('a notebook with --allow-files may write where it is told', async () => {
+    const target = join(outside, 'allowed-from-notebook.csv');
+    const r = await runNotebook(notebook('allowed', [`COPY (select 5 AS x) TO '${target}' (HEADER)`]), '--allow-files');
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(target)).toBe(true);
+  });
 });

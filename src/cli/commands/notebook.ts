@@ -9,6 +9,7 @@ interface NotebookArgs extends GlobalArgs {
   out?: string;
   param: string[];
   'max-rows'?: number;
+  'allow-files'?: boolean;
 }
 
 export const notebookCommand: CommandModule<GlobalArgs, NotebookArgs> = {
@@ -21,6 +22,7 @@ export const notebookCommand: CommandModule<GlobalArgs, NotebookArgs> = {
       .option('out', { alias: 'o', type: 'string', describe: 'Output file, or - for stdout (default: <workspace>/notebooks/<name>.<format>)' })
       .option('param', { alias: 'p', type: 'string', array: true, default: [] as string[], describe: 'name=value for a parameter the notebook declares; read in SQL as getvariable(\'name\')' })
       .option('max-rows', { type: 'number', describe: 'Rows shown per cell unless the cell says otherwise (default 50)' })
+      .option('allow-files', { type: 'boolean', default: false, describe: 'Let cells read and write files anywhere and use the network (COPY, read_csv of any path); by default they read the warehouse and files under the workspace only, as plens sql' })
       .check((a) => {
         const n = a['max-rows'];
         if (n !== undefined && (!Number.isInteger(n) || n < 0)) throw new Error('--max-rows must be a whole number >= 0');
@@ -39,6 +41,7 @@ export const notebookCommand: CommandModule<GlobalArgs, NotebookArgs> = {
       ...(args.format ? { format: args.format } : {}),
       ...(args.out !== undefined ? { out: args.out } : {}),
       params: args.param.map(String),
+      allowFiles: args['allow-files'] ?? false,
       ...(args['max-rows'] !== undefined ? { maxRows: args['max-rows'] } : {}),
     });
     if (args.json) {
