@@ -1,5 +1,6 @@
-import { cp } from 'node:fs/promises';
+import { cp, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DATASET_MARKER, recordDataset } from '../core/dataset-identity.js';
 import { Workspace } from '../core/workspace.js';
 import { runImport } from '../dataset/import.js';
 import { runScenarios } from '../scenarios/stage.js';
@@ -24,8 +25,15 @@ const time = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
 };
 const imported = await time('import', () => runImport({ from: dataDir, workspace, progress: false }));
 const selected = await time('scenarios --kind all', () => runScenarios(workspace, { kind: 'all' }));
-// The demo's finished stages, as a run on the released data would leave them.
-for (const stage of ['dialogues', 'judgments']) await cp(join(demoWorkspace, stage), join(workspace.root, stage), { recursive: true });
+// The demo's finished stages, as a run on the released data would leave them: each folder is
+// re-marked as made on this import (the mixing guard would rightly refuse the sample's marker).
+for (const stage of ['dialogues', 'judgments']) {
+  await cp(join(demoWorkspace, stage), join(workspace.root, stage), { recursive: true });
+  for (const folder of await readdir(join(workspace.root, stage))) {
+    await rm(join(workspace.root, stage, folder, DATASET_MARKER), { force: true });
+    await recordDataset(join(workspace.root, stage, folder), workspace);
+  }
+}
 const first = await time('warehouse (step cache cold)', () => buildWarehouse({ workspace, dbPath }));
 await time('tables (md + tex files)', async () => {
   await collectTables({ dbPath, format: 'md', outDir: join(root, 'tables') });
