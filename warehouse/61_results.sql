@@ -153,11 +153,11 @@ WITH s AS (
     unnest(generate_series(1, len(turn_scores))) AS turn, unnest(turn_scores) AS score
   FROM judgment_configs WHERE dimension = 'personalization_chain' AND status = 'ok'
 ), t AS (SELECT * EXCLUDE (relevant_domains), unnest(relevant_domains) AS domain FROM s),
-g AS (SELECT judge_model, run, assistant_model, setting, method, domain, turn, map_entries(histogram(score)) AS p FROM t GROUP BY ALL)
-SELECT judge_model, run, assistant_model, setting, method, domain, turn, histogram_n(p) AS n, histogram_mean(p) AS p,
-  bootstrap_ci95(p, concat_ws(':', 'figure5', judge_model, run, assistant_model, setting, method, domain, turn)).lo AS p_lo,
-  bootstrap_ci95(p, concat_ws(':', 'figure5', judge_model, run, assistant_model, setting, method, domain, turn)).hi AS p_hi
-FROM g ORDER BY judge_model, run, assistant_model, setting, method DESC, domain, turn;
+g AS (SELECT judge_model, run, assistant_model, setting, method, domain, turn, map_entries(histogram(score)) AS p FROM t GROUP BY ALL),
+-- The interval once per group (both bounds come from the same resamples).
+c AS (SELECT *, bootstrap_ci95(p, concat_ws(':', 'figure5', judge_model, run, assistant_model, setting, method, domain, turn)) AS ci FROM g)
+SELECT judge_model, run, assistant_model, setting, method, domain, turn, histogram_n(p) AS n, histogram_mean(p) AS p, ci.lo AS p_lo, ci.hi AS p_hi
+FROM c ORDER BY judge_model, run, assistant_model, setting, method DESC, domain, turn;
 
 -- Paired comparison: two cells (assistant | setting) of the same run (same judge configuration and
 -- same dialogue configuration) on the same scenarios (first replicate): the mean difference b - a
