@@ -332,30 +332,21 @@ function messagesFor(item: Item): Array<{ role: string; content: string }> {
   return item.dialogue.messages.slice(0, end + 1);
 }
 
+/** What both personalization prompts show: the judge's copy of the demographics keeps the user_id line, as in the original. */
+function personalizationView(c: ScenarioContext, conversation: string): Record<string, string | undefined> {
+  return { demographics: c.demographicsWithId, preferences: c.preferences, intent: c.intent, interactions: c.interactions, situation: c.situation, conversation };
+}
+
 function judgePrompt(prompts: PromptSet, item: Item, c: ScenarioContext): string {
   const conversation = renderConversation(messagesFor(item));
   switch (item.dimension) {
     case 'task_completion':
       return prompts.render(prompts.judgeTemplate(TEMPLATE.task_completion), { conversation, goal: c.goal });
     case 'personalization':
-      return prompts.render(prompts.judgeTemplate(TEMPLATE.personalization), {
-        // The judge's copy of the demographics keeps the user_id line, as in the original.
-        demographics: c.demographicsWithId,
-        preferences: c.preferences,
-        intent: c.intent,
-        interactions: c.interactions,
-        situation: c.situation,
-        conversation,
-      });
+      return prompts.render(prompts.judgeTemplate(TEMPLATE.personalization), personalizationView(c, conversation));
     case 'personalization_chain':
       return prompts.render(prompts.judgeTemplate('judge-personalization-chain'), {
-        // The same context as the personalization judge's, user_id line included.
-        demographics: c.demographicsWithId,
-        preferences: c.preferences,
-        intent: c.intent,
-        interactions: c.interactions,
-        situation: c.situation,
-        conversation,
+        ...personalizationView(c, conversation),
         assistant_turns: String(item.dialogue.messages.filter((m) => m.role === 'assistant').length),
       });
     default:
