@@ -7,7 +7,7 @@ import { runImport } from '../dataset/import.js';
 import { runScenarios } from '../scenarios/stage.js';
 import { collectTables } from '../tables/tables.js';
 import { buildWarehouse } from '../warehouse/build.js';
-import type { BenchResult } from './report.js';
+import { stageTimer, type BenchResult } from './report.js';
 
 /**
  * Import, scenarios, warehouse and tables of a dataset, in one process, one after the other.
@@ -18,13 +18,7 @@ export async function benchDataset(dataDir: string): Promise<BenchResult> {
   const root = await mkdtemp(join(tmpdir(), 'plens-bench-'));
   const workspace = new Workspace(join(root, 'out'));
   const dbPath = join(root, 'plens.duckdb');
-  const stages: Array<[string, number]> = [];
-  const time = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
-    const t0 = performance.now();
-    const result = await fn();
-    stages.push([name, (performance.now() - t0) / 1000]);
-    return result;
-  };
+  const { stages, time } = stageTimer();
   try {
     const imported = await time('import', () => runImport({ from: dataDir, workspace, progress: false }));
     const selected = await time('scenarios --kind all', () => runScenarios(workspace, { kind: 'all' }));

@@ -21,3 +21,15 @@ export function formatBench(result: BenchResult): { text: string; passed: boolea
   }
   return { text: lines.join('\n'), passed };
 }
+
+/** Times named stages in order: `time(name, fn)` runs fn and records its wall seconds in `stages`. */
+export function stageTimer(): { stages: Array<[string, number]>; time: <T>(name: string, fn: () => Promise<T>) => Promise<T> } {
+  const stages: Array<[string, number]> = [];
+  const time = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    const result = await fn();
+    stages.push([name, (performance.now() - t0) / 1000]);
+    return result;
+  };
+  return { stages, time };
+}

@@ -6,6 +6,7 @@ import { runImport } from '../dataset/import.js';
 import { runScenarios } from '../scenarios/stage.js';
 import { collectTables } from '../tables/tables.js';
 import { buildWarehouse } from '../warehouse/build.js';
+import { stageTimer } from './report.js';
 
 /**
  * One run in a fresh process (so its peak RSS is its own):
@@ -16,13 +17,7 @@ import { buildWarehouse } from '../warehouse/build.js';
 const [dataDir, demoWorkspace, root] = process.argv.slice(2) as [string, string, string];
 const workspace = new Workspace(join(root, 'out'));
 const dbPath = join(root, 'plens.duckdb');
-const stages: Array<[string, number]> = [];
-const time = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
-  const t0 = performance.now();
-  const result = await fn();
-  stages.push([name, (performance.now() - t0) / 1000]);
-  return result;
-};
+const { stages, time } = stageTimer();
 const imported = await time('import', () => runImport({ from: dataDir, workspace, progress: false }));
 const selected = await time('scenarios --kind all', () => runScenarios(workspace, { kind: 'all' }));
 // The demo's finished stages, as a run on the released data would leave them: each folder is
