@@ -42,7 +42,8 @@ export function renderTable(table: RenderableTable, format: TableFormat): string
         2,
       );
     case 'csv': {
-      // CSV carries raw values at full precision (intervals as their own columns): it is for other tools, not for eyes.
+      // CSV carries raw values (intervals as their own columns) for other tools, to 12 significant digits: beyond
+      // that, DuckDB's parallel summation order makes the last digits differ from run to run.
       const keys = table.columns.flatMap((c) => [c.key, ...(c.ci ?? [])]);
       return stringify(
         table.rows.map((r) => keys.map((k) => csvValue(r[k]))),
@@ -95,6 +96,7 @@ function groupThousands(digits: string, sep: string): string {
 function csvValue(value: unknown): unknown {
   if (value === null || value === undefined) return '';
   if (typeof value === 'object') return JSON.stringify(value);
+  if (typeof value === 'number' && !Number.isInteger(value)) return Number(value.toPrecision(12));
   return value;
 }
 

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { runCli, tempDir } from '../helpers/cli.js';
+import { expectTablesCsvGolden } from '../helpers/golden.js';
 
 // `npm run demo` end to end (about 2 minutes on 2 cores): the demo pipeline ends with the report's
 // path, and a rerun does no work and says so. The environment moves its workspace and warehouse.
@@ -14,6 +15,8 @@ it('npm run demo = plens make all -p pipelines/demo.yaml: builds everything, the
   expect(report).toBe(join(dir, 'out', 'report.html'));
   expect(existsSync(report!)).toBe(true);
   expect(first.stdout.trim().split('\n').at(-1)).toBe(`report: ${report}`);
+  // Every figure of the demo, pinned byte for byte (refactors must not move a number).
+  await expectTablesCsvGolden(env.PLENS_WAREHOUSE, 'demo-tables');
 
   const again = await runCli(['demo', '--no-progress', '-w', env.PLENS_WORKSPACE, '--db', env.PLENS_WAREHOUSE]);
   expect(again.code, again.stderr).toBe(0);

@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { defaultReply, startMockLlm, type MockLlmServer, type MockRequest } from '../../src/llm/mock-server.js';
+import { runCli } from '../helpers/cli.js';
+import { expectTablesCsvGolden } from '../helpers/golden.js';
+import { sampleWorkspace } from '../helpers/workspace.js';
+
+/**
+ * Every table of a run against a mock endpoint (real HTTP: LLM assistant and judge, simulated user),
+ * pinned byte for byte; test/make/demo.test.ts pins the demo's the same way.
+ */
+let server: MockLlmServer;
+beforeAll(async () => {
+  server = await startMockLlm({ reply, keepRequests: false });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** Deterministic per request; the judge's scores vary and some replies do not parse, so every table has content. */
+function reply(r: MockRequest): string {
+  if (r.model !== 'judge') return defaultReply(r);
+  const prompt = r.messages[0]!.content;
+  const h = createHash('sha256').update(prompt).digest().readUInt32BE(0);
+  if (/VERDICT/.test(prompt)) return `VERDICT: ${h % 3 === 0 ? 'False' : 'True'}\nEXPLANATION: checked against the goal.`;
+  if (/Personalization Score/.test(prompt)) {
+    if (h % 7 === 0) return 'Reasonably personal, I suppose.';
+    return `<response>\nPersonalization Score: ${1 + (h % 4)}\nKey Observations: some.\nJustification: because.\nImprovement Suggestions: none.\n</response>`;
+  }
+  return `Score: ${1 + (h % 5)}\nJustification: reads fine.`;
+}
+
+it('plens tables --format csv on a mock-endpoint run is byte-identical to the committed tables', { timeout: 300_000 }, async () => {
+  const ws = await sampleWorkspace(['--users', '0-3']);
+  const env = { OPENAI_API_KEY: 'sk-golden' };
+  for (const assistant of ['a', 'b']) {
+    const d = await runCli(['dialogues', '-w', ws, '--assistant', `openai:${assistant}?base_url=${server.url}/v1`, '--user', 'sim:default', '--setting', 'base,base+all', '--concurrency', '8', '--no-progress'], { env });
+    expect(d.code, d.stderr).toBe(0);
+  }
+  const j = await runCli(['judge', '-w', ws, '--judge', `openai:judge?base_url=${server.url}/v1`, '--concurrency', '8', '--no-progress'], { env });
+  expect(j.code, j.stderr).toBe(0);
+  const db = join(ws, '..', 'plens.duckdb');
+  const w = await runCli(['warehouse', '-w', ws, '--db', db]);
+  expect(w.code, w.stderr).toBe(0);
+  await expectTablesCsvGolden(db, 'mock-endpoint-tables');
+});
