@@ -1,5 +1,5 @@
 import { Workspace } from '../core/workspace.js';
-import { runDialogues } from '../personalens/dialogues-stage.js';
+import { runDialogues } from '../benchmarks/personalens/dialogues-stage.js';
 import { MemorySampler } from './memory-sampler.js';
 
 /**

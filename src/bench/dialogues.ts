@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Workspace } from '../core/workspace.js';
-import { runImport } from '../dataset/import.js';
-import { runScenarios } from '../scenarios/stage.js';
+import { runImport } from '../benchmarks/personalens/dataset/import.js';
+import { runScenarios } from '../benchmarks/personalens/scenarios/stage.js';
 import { CpuSteal } from './cpu-steal.js';
 import type { BenchResult } from './report.js';
 

@@ -4,7 +4,7 @@ import { userPath } from '../core/paths.js';
 import { resolveShard } from '../engine/shard.js';
 import { CACHE_MODES, type CacheMode } from '../llm/call-cache.js';
 import { DEFAULT_RETRY } from '../llm/retry.js';
-import type { LlmStageOptions } from '../personalens/llm-stage-options.js';
+import type { LlmStageOptions } from '../benchmarks/personalens/llm-stage-options.js';
 import { showProgress, workspaceOf, type GlobalArgs } from './options.js';
 
 export interface LlmStageArgs extends GlobalArgs {

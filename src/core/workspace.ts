@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { assertValid } from '../validation/validator.js';
 import { PlensError } from './errors.js';
 import { parseJsonText, readInputTextSync } from './json-input.js';
-import { DATASET_FORMAT } from '../dataset/tables.js';
+import { DATASET_FORMAT } from '../benchmarks/personalens/dataset/tables.js';
 
 /**
  * The workspace holds every stage's outputs (default ./out): dataset/ from import,

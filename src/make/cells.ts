@@ -3,10 +3,10 @@ import { basename, join } from 'node:path';
 import type { Workspace } from '../core/workspace.js';
 import type { WorkCost } from '../engine/stage-runner.js';
 import { parseModelSpec, unpriced } from '../llm/model-spec.js';
-import { runDialogues } from '../personalens/dialogues-stage.js';
-import { runJudge } from '../personalens/judge-stage.js';
-import type { LlmStageOptions } from '../personalens/llm-stage-options.js';
-import type { Setting } from '../personalens/settings.js';
+import { runDialogues } from '../benchmarks/personalens/dialogues-stage.js';
+import { runJudge } from '../benchmarks/personalens/judge-stage.js';
+import type { LlmStageOptions } from '../benchmarks/personalens/llm-stage-options.js';
+import type { Setting } from '../benchmarks/personalens/settings.js';
 import type { Pipeline } from './pipeline.js';
 
 /** Work of one stage in one cell: what is done, what is left, what failed, and the estimate for what is left. */

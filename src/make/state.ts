@@ -4,7 +4,7 @@ import { dirname, join, relative } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
 import { Workspace } from '../core/workspace.js';
 import { plensVersion } from '../core/version.js';
-import { DATASET_FORMAT } from '../dataset/tables.js';
+import { DATASET_FORMAT } from '../benchmarks/personalens/dataset/tables.js';
 import { EVENTS_FILE, listLogs, RECORDS_FILE } from '../engine/stage-runner.js';
 import { defaultSqlDir } from '../warehouse/build.js';
 import type { Pipeline } from './pipeline.js';

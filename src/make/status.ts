@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Workspace } from '../core/workspace.js';
 import { readJsonl } from '../engine/jsonl-log.js';
 import { EVENTS_FILE, listLogs, RECORDS_FILE } from '../engine/stage-runner.js';
-import { runJudge } from '../personalens/judge-stage.js';
+import { runJudge } from '../benchmarks/personalens/judge-stage.js';
 import { planCells, stageOptions } from './cells.js';
 import type { Pipeline } from './pipeline.js';
 import { fileStamp, hash, importInputs, manifestStamp, readManifest, readState, scenariosInputs, warehouseInputs } from './state.js';

@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { compactPartition, DIALOGUE_COLUMNS } from '../../src/personalens/compact.js';
-import { JUDGMENT_COLUMNS } from '../../src/personalens/judge-stage.js';
+import { compactPartition, DIALOGUE_COLUMNS } from '../../src/benchmarks/personalens/compact.js';
+import { JUDGMENT_COLUMNS } from '../../src/benchmarks/personalens/judge-stage.js';
 import { Database, sqlString } from '../../src/db/database.js';
 import { runCli } from './cli.js';
 import { sampleWorkspace } from './workspace.js';

@@ -5,7 +5,7 @@ import { PlensError } from '../../src/core/errors.js';
 import { decodeUtf8, findDuplicateKey, parseJsonLines, parseJsonText, readInputText } from '../../src/core/json-input.js';
 import { redact, registerSecret } from '../../src/core/redact.js';
 import { parseModelSpec } from '../../src/llm/model-spec.js';
-import { compactPartition, DIALOGUE_COLUMNS } from '../../src/personalens/compact.js';
+import { compactPartition, DIALOGUE_COLUMNS } from '../../src/benchmarks/personalens/compact.js';
 import { runCli, sampleDir, tempDir } from '../helpers/cli.js';
 import { sampleWorkspace } from '../helpers/workspace.js';
 

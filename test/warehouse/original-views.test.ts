@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { compactPartition, DIALOGUE_COLUMNS } from '../../src/personalens/compact.js';
-import { JUDGMENT_COLUMNS } from '../../src/personalens/judge-stage.js';
-import { originalScore } from '../../src/personalens/original-scoring.js';
+import { compactPartition, DIALOGUE_COLUMNS } from '../../src/benchmarks/personalens/compact.js';
+import { JUDGMENT_COLUMNS } from '../../src/benchmarks/personalens/judge-stage.js';
+import { originalScore } from '../../src/benchmarks/personalens/original-scoring.js';
 import { runCli, runCliJson } from '../helpers/cli.js';
 import { sampleWorkspace } from '../helpers/workspace.js';
 

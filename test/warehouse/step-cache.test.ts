@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Workspace } from '../../src/core/workspace.js';
 import { Database } from '../../src/db/database.js';
-import { runImport } from '../../src/dataset/import.js';
+import { runImport } from '../../src/benchmarks/personalens/dataset/import.js';
 import { buildWarehouse, type WarehouseSummary } from '../../src/warehouse/build.js';
 import { stepCacheDir } from '../../src/warehouse/step-cache.js';
 import { repoRoot, sampleDir, tempDir } from '../helpers/cli.js';

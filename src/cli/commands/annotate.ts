@@ -34,7 +34,7 @@ const exportCommand: CommandModule<GlobalArgs, ExportArgs> = {
       .example('$0 annotate export --n 100 --seed 1', "the paper's 100 dialogues, by kind x assistant x setting")
       .example('$0 annotate export --n 100 --seed 1 --run 9fb7ec --dry-run', 'one run of several; nothing written'),
   handler: async (args) => {
-    const { exportSample, formatExportSummary } = await import('../../annotation/export.js');
+    const { exportSample, formatExportSummary } = await import('../../benchmarks/personalens/annotation/export.js');
     const summary = await exportSample({
       workspace: workspaceOf(args),
       dbPath: userPath(args.db),
@@ -61,7 +61,7 @@ const importCommand: CommandModule<GlobalArgs, ImportArgs> = {
       .example('$0 annotate import ann1.csv ann2.csv ann3.csv', 'three annotators: ann1, ann2, ann3')
       .example('$0 annotate import sheet.csv --annotator alice --sample sample-1-100', 'one sheet; imported again, it replaces alice\'s labels') as unknown as Argv<ImportArgs>,
   handler: async (args) => {
-    const { importLabels, formatImportSummary } = await import('../../annotation/import.js');
+    const { importLabels, formatImportSummary } = await import('../../benchmarks/personalens/annotation/import.js');
     const summary = await importLabels({
       workspace: workspaceOf(args),
       files: args.files.map((f) => userPath(String(f))),

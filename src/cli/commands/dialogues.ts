@@ -33,9 +33,9 @@ export const dialoguesCommand: CommandModule<GlobalArgs, DialoguesArgs> = {
       .example("$0 dialogues --assistant 'openai:llama3?base_url=http://localhost:8000/v1&price_in=0' --user sim:default --dry-run", 'quote specs that hold &'),
   handler: async (args) => {
     if (!Number.isInteger(args.replicates) || args.replicates < 1) throw usageError('--replicates must be a whole number >= 1');
-    const { runDialogues } = await import('../../personalens/dialogues-stage.js');
+    const { runDialogues } = await import('../../benchmarks/personalens/dialogues-stage.js');
     const { formatStageSummary } = await import('../../engine/stage-summary.js');
-    const { parseSetting } = await import('../../personalens/settings.js');
+    const { parseSetting } = await import('../../benchmarks/personalens/settings.js');
     const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished dialogues are kept (Ctrl-C again to quit now)\n'));
     try {
       const summary = await runDialogues({

@@ -28,7 +28,7 @@ export const judgeCommand: CommandModule<GlobalArgs, JudgeArgs> = {
       .example('$0 judge --judge sim:default', 'offline')
       .example('$0 judge --judge anthropic:claude-3-5-sonnet-20241022 --dimensions task_completion personalization --reask', ''),
   handler: async (args) => {
-    const { runJudge, parseDimensions } = await import('../../personalens/judge-stage.js');
+    const { runJudge, parseDimensions } = await import('../../benchmarks/personalens/judge-stage.js');
     const { formatStageSummary } = await import('../../engine/stage-summary.js');
     const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished judgments are kept (Ctrl-C again to quit now)\n'));
     try {

@@ -27,7 +27,7 @@ const importCommand: CommandModule<GlobalArgs, PersonaImportArgs> = {
       .option('dry-run', { type: 'boolean', default: false, describe: 'Read and validate everything, write nothing' })
       .example('$0 persona import --from data/persona-sample/raw.json', 'import the bundled synthetic sample'),
   handler: async (args) => {
-    const { runPersonaImport } = await import('../../personabench/import.js');
+    const { runPersonaImport } = await import('../../benchmarks/personabench/import.js');
     const summary = await runPersonaImport({ from: userPath(args.from), out: args.out ? userPath(args.out) : join(workspaceOf(args).root, 'persona'), dryRun: args['dry-run'] });
     printResult(args, summary, () =>
       [
@@ -52,7 +52,7 @@ const selectCommand: CommandModule<GlobalArgs, PersonaSelectArgs> = {
       .option('dry-run', { type: 'boolean', default: false, describe: 'Count the samples, write nothing' })
       .example('$0 persona select --from data/persona-sample/raw.json --fidelity fixed --seed 1', 'select with the corrections'),
   handler: async (args) => {
-    const { runPersonaSelect } = await import('../../personabench/select-stage.js');
+    const { runPersonaSelect } = await import('../../benchmarks/personabench/select-stage.js');
     const out = args.out ? userPath(args.out) : join(workspaceOf(args).root, 'persona', `selection-${args.fidelity}`);
     const summary = await runPersonaSelect({ from: userPath(args.from), out, fidelity: args.fidelity, seed: args.seed, dryRun: args['dry-run'] });
     printResult(args, summary, () =>

@@ -22,7 +22,7 @@ const importOriginalCommand: CommandModule<GlobalArgs, ImportOriginalArgs> = {
       .option('dry-run', { type: 'boolean', default: false, describe: 'Recognise and check every prompt, list what would be written, write nothing' })
       .example('$0 prompts import-original ../PersonaLens --out original-prompts', 'then: plens dialogues --prompts original-prompts ...; plens judge --prompts original-prompts ...') as unknown as Argv<ImportOriginalArgs>,
   handler: async (args) => {
-    const { importOriginal, formatImportSummary } = await import('../../personalens/import-original.js');
+    const { importOriginal, formatImportSummary } = await import('../../benchmarks/personalens/import-original.js');
     const summary = importOriginal({ source: userPath(args.dir), out: userPath(args.out), ...(args.map ? { mapping: userPath(args.map) } : {}), force: args.force, dryRun: args['dry-run'] });
     printResult(args, summary, () => formatImportSummary(summary));
   },

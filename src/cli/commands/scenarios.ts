@@ -27,8 +27,8 @@ export const scenariosCommand: CommandModule<GlobalArgs, ScenariosArgs> = {
       .example('$0 scenarios --sample 50', "the paper's sample: 3,283 SD + 813 MD")
       .example('$0 scenarios --kind sd --domains Hotels,Flights --random 200 --seed 7', 'a seeded random subset'),
   handler: async (args) => {
-    const { runScenarios, formatScenariosSummary } = await import('../../scenarios/stage.js');
-    const { parseUserList } = await import('../../scenarios/selection.js');
+    const { runScenarios, formatScenariosSummary } = await import('../../benchmarks/personalens/scenarios/stage.js');
+    const { parseUserList } = await import('../../benchmarks/personalens/scenarios/selection.js');
     const selection = {
       kind: args.kind,
       ...(args.sample !== undefined ? { sample: args.sample as 20 | 30 | 50 | 100 } : {}),

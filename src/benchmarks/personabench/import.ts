@@ -1,0 +1,164 @@
+/**
+ * `plens persona import`: reads either input format (streamed and validated, read.ts),
+ * groups a raw list by author as Raw_Data_Process.py does, assigns the original's IDs and
+ * writes three Parquet tables through DuckDB: users, posts, comments (with parent ids,
+ * depth, pre-order position, normalised timestamps and deletion flags). Nothing is
+ * dropped from the tables; the summary counts what the prompt makers will leave out and
+ * why. The output directory is replaced only when everything is written.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DuckDBAppender } from '@duckdb/node-api';
+import { replaceDirectoryAtomic } from '../../core/atomic.js';
+import { Database, sqlString } from '../../db/database.js';
+import { cleanText, flattenCorpus, groupByAuthor, isDeletedLoose, isDeletedStrict, isNumericScore, scoreValue, type RawPost, type UserPosts } from './corpus.js';
+import { streamPosts, type InputFormat } from './read.js';
+
+export interface PersonaImportOptions {
+  from: string;
+  out: string;
+  dryRun?: boolean;
+}
+
+export interface PersonaImportSummary {
+  dry_run: boolean;
+  source: string;
+  format: InputFormat;
+  out_dir: string;
+  users: number;
+  posts: number;
+  comments: number;
+  tables: Record<string, { file: string; rows: number }>;
+  /** Messages kept in the tables but left out of candidate lists by the prompt makers, by reason. */
+  excluded: Record<string, number>;
+  elapsed_ms: number;
+}
+
+export const PERSONA_TABLES = {
+  users: 'user_number INTEGER, user VARCHAR, posts INTEGER',
+  posts:
+    'post_id VARCHAR, user_number INTEGER, post_number INTEGER, global_index INTEGER, user VARCHAR, author VARCHAR, title VARCHAR, url VARCHAR, content VARCHAR, subreddit VARCHAR, score DOUBLE, timestamp VARCHAR, timestamp_raw VARCHAR, time_us BIGINT, comments INTEGER',
+  comments:
+    'comment_id VARCHAR, post_id VARCHAR, parent_id VARCHAR, top_level_id VARCHAR, depth INTEGER, preorder INTEGER, author VARCHAR, is_post_author BOOLEAN, body VARCHAR, body_clean VARCHAR, score DOUBLE, score_numeric BOOLEAN, timestamp VARCHAR, timestamp_raw VARCHAR, time_us BIGINT, deleted BOOLEAN, deleted_exact BOOLEAN',
+} as const;
+
+type Cell = string | number | boolean | bigint | null;
+
+function append(appender: DuckDBAppender, cells: readonly Cell[], kinds: string): void {
+  cells.forEach((cell, i) => {
+    const kind = kinds[i];
+    if (cell === null) appender.appendNull();
+    else if (kind === 'i') appender.appendInteger(cell as number);
+    else if (kind === 'd') appender.appendDouble(cell as number);
+    else if (kind === 'b') appender.appendBoolean(cell as boolean);
+    else if (kind === 'l') appender.appendBigInt(BigInt(cell as number));
+    else appender.appendVarchar(String(cell));
+  });
+  appender.endRow();
+}
+
+const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+
+export async function readPersonaUsers(file: string): Promise<{ users: UserPosts[]; format: InputFormat }> {
+  const grouped = new Map<string, RawPost[]>();
+  const flat: RawPost[] = [];
+  const iterator = streamPosts(file);
+  let format: InputFormat = 'raw';
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) {
+      format = next.value;
+      break;
+    }
+    const { user, post } = next.value;
+    if (user === undefined) flat.push(post);
+    else {
+      let list = grouped.get(user);
+      if (list === undefined) grouped.set(user, (list = []));
+      list.push(post);
+    }
+  }
+  const users = format === 'raw' ? groupByAuthor(flat) : [...grouped].map(([user, posts]) => ({ user, posts }));
+  return { users, format };
+}
+
+export async function runPersonaImport(options: PersonaImportOptions): Promise<PersonaImportSummary> {
+  const started = performance.now();
+  const { users, format } = await readPersonaUsers(options.from);
+  const posts = flattenCorpus(users);
+  const excluded: Record<string, number> = {
+    'comment timestamp missing or unparseable (dropped from every candidate list)': 0,
+    'comment body deleted/removed/empty (3.1/3.2 test)': 0,
+    'comment body exactly [deleted]/[removed] (3.3 test)': 0,
+    'comment score not numeric (not a 3.1/3.2 candidate)': 0,
+    'comment author missing': 0,
+    'post timestamp missing or unparseable': 0,
+  };
+  let commentCount = 0;
+  for (const post of posts) {
+    if (post.time === null) excluded['post timestamp missing or unparseable']!++;
+    for (const node of post.comments) {
+      commentCount++;
+      if (node.time === null) excluded['comment timestamp missing or unparseable (dropped from every candidate list)']!++;
+      if (isDeletedLoose(node.body)) excluded['comment body deleted/removed/empty (3.1/3.2 test)']!++;
+      if (isDeletedStrict(node.body)) excluded['comment body exactly [deleted]/[removed] (3.3 test)']!++;
+      if (!isNumericScore(node.score)) excluded['comment score not numeric (not a 3.1/3.2 candidate)']!++;
+      if (node.author === null) excluded['comment author missing']!++;
+    }
+  }
+  const summary: PersonaImportSummary = {
+    dry_run: options.dryRun === true,
+    source: options.from,
+    format,
+    out_dir: options.out,
+    users: users.length,
+    posts: posts.length,
+    comments: commentCount,
+    tables: {},
+    excluded,
+    elapsed_ms: 0,
+  };
+  if (options.dryRun) {
+    summary.elapsed_ms = Math.round(performance.now() - started);
+    return summary;
+  }
+  const db = await Database.open(':memory:', { threads: 2 });
+  try {
+    for (const [name, columns] of Object.entries(PERSONA_TABLES)) await db.run(`CREATE TABLE ${name} (${columns})`);
+    const usersAppender = await db.appender('users');
+    users.forEach((user, i) => append(usersAppender, [i + 1, user.user, user.posts.length], 'isi'));
+    usersAppender.closeSync();
+    const postsAppender = await db.appender('posts');
+    const commentsAppender = await db.appender('comments');
+    for (const post of posts) {
+      const raw = post.raw;
+      append(
+        postsAppender,
+        [post.id, post.userNumber, post.postNumber, post.globalIndex, post.user, post.author, text(raw.title), text(raw.url), text(raw.content), text(raw.__sub__), isNumericScore(raw.score) ? scoreValue(raw.score) : null, post.timestamp, text(raw.timestamp), post.time, post.comments.length],
+        'siiissssssdssli',
+      );
+      for (const node of post.comments) {
+        append(
+          commentsAppender,
+          [node.id, post.id, node.parentId, node.topLevelId, node.depth, node.order, node.author, node.author !== null && node.author === post.author, text(node.body), cleanText(node.body), isNumericScore(node.score) ? scoreValue(node.score) : null, isNumericScore(node.score), node.timestamp, text(node.timestampRaw), node.time, isDeletedLoose(node.body), isDeletedStrict(node.body)],
+          'ssssiisbssdbssl' + 'bb',
+        );
+      }
+    }
+    postsAppender.closeSync();
+    commentsAppender.closeSync();
+    await replaceDirectoryAtomic(options.out, async (staging) => {
+      for (const name of Object.keys(PERSONA_TABLES)) {
+        const file = join(staging, `${name}.parquet`);
+        await db.run(`COPY ${name} TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+        const [row] = await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${name}`);
+        summary.tables[name] = { file: join(options.out, `${name}.parquet`), rows: row!.n };
+      }
+      summary.elapsed_ms = Math.round(performance.now() - started);
+      await writeFile(join(staging, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+    });
+  } finally {
+    db.close();
+  }
+  return summary;
+}

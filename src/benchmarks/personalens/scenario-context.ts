@@ -1,0 +1,251 @@
+import { existsSync } from 'node:fs';
+import { PlensError } from '../../core/errors.js';
+import type { Workspace } from '../../core/workspace.js';
+import { Database, sqlString } from '../../db/database.js';
+import type { Scenario } from './scenarios/scenario.js';
+
+/** A selected scenario as the dialogue stage streams it (cheap: ids and situation only). */
+export type ScenarioRow = Omit<Scenario, 'task_key'>;
+
+/** What counting the work needs of a scenario: its id, and its kind for estimates. */
+export type ScenarioHead = Pick<ScenarioRow, 'scenario_id' | 'kind'>;
+
+/** Everything the agents may be shown about a scenario, already rendered as text blocks. */
+export interface ScenarioContext {
+  /** `- <field>: <value>` lines with the profile's own keys, as the agents see them (no user_id line). */
+  demographics: string;
+  /** The same with the profile's `user_id` line first: the judge's copy in the original. */
+  demographicsWithId: string;
+  /** The relevant domains' preferences (grouped by domain for MD). The assistant never gets these. */
+  preferences: string;
+  interactions: string;
+  situation: string;
+  intent: string;
+  goal: string;
+  /** "type: value" lines of the task's relevant preference types (the simulator's material). */
+  relevantPreferences: string[];
+}
+
+interface UserDomain {
+  domain: string;
+  preferences: Array<{ type: string; values: string[] }>;
+  interactions: string | null;
+}
+
+/** The profile's demographic fields and how prompts and annotation sheets label them. */
+export const DEMOGRAPHIC_LABELS: Array<[string, string]> = [
+  ['age', 'Age'],
+  ['gender', 'Gender'],
+  ['employment_status', 'Employment status'],
+  ['education', 'Education'],
+  ['marital_status', 'Marital status'],
+  ['english_proficiency', 'English proficiency'],
+  ['ethnicity', 'Ethnicity'],
+  ['religion', 'Religion'],
+  ['birth_country', 'Country of birth'],
+  ['reside_country', 'Country of residence'],
+];
+
+interface UserContext {
+  demographics: string;
+  demographicsWithId: string;
+  domains: Map<string, UserDomain>;
+}
+
+/**
+ * How many scenarios share one batch of context queries. Turning a batch's rows into objects
+ * holds the main thread (about 0.07 ms a scenario): at 512 that was a 30-60 ms stall, during
+ * which every answer that arrived waited; 128 keeps it near 10 ms, for three queries a batch.
+ */
+const BATCH = 128;
+const FIRST_BATCH = 32;
+
+/**
+ * Reads scenarios and their context from the workspace's Parquet. Context is loaded for a batch of
+ * scenarios at a time (one query per table for all their users), so a run costs a few queries per
+ * batch, and memory holds one batch, whatever the number of scenarios.
+ */
+export class ScenarioContextSource {
+  private readonly tasks = new Map<string, { intent: string; goal: string }>();
+
+  private constructor(
+    private readonly db: Database,
+    /** A second connection: a query on the first would cut an open stream short. */
+    private readonly streamDb: Database,
+    private readonly workspace: Workspace,
+  ) {}
+
+  static async open(workspace: Workspace): Promise<ScenarioContextSource> {
+    workspace.requireDataset();
+    if (!existsSync(workspace.scenariosFile)) {
+      throw new PlensError('E_PREREQUISITE', `no scenarios selected in ${workspace.scenariosDir}`, { hint: 'run `plens scenarios` first' });
+    }
+    // One thread keeps the scenario stream in stored order (and --limit deterministic).
+    const db = await Database.open(':memory:', { threads: 1, memoryLimit: '256MB' });
+    let streamDb: Database | undefined;
+    try {
+      const file = (t: string) => sqlString(workspace.datasetFile(t));
+      // Views, not tables: context is read from Parquet a batch at a time, never held whole.
+      await db.run(`
+        CREATE VIEW users AS SELECT * FROM read_parquet(${file('users')});
+        CREATE VIEW interactions AS SELECT * FROM read_parquet(${file('interactions')});
+        CREATE TABLE preference_order AS SELECT domain, preference_type, position AS type_position FROM read_parquet(${file('preference_schema')});
+        CREATE VIEW affinities AS
+          SELECT a.user_id, a.user_index, a.domain, a.preference_type, list(a.value ORDER BY a.position) FILTER (a.value IS NOT NULL) AS vals, min(p.type_position) AS type_position
+          FROM read_parquet(${file('affinities')}) a JOIN preference_order p USING (domain, preference_type)
+          GROUP BY ALL;
+      `);
+      streamDb = await Database.open(':memory:', { threads: 1, memoryLimit: '128MB' });
+      const source = new ScenarioContextSource(db, streamDb, workspace);
+      for (const t of await db.all<{ task_id: string; user_intent: string; goal: string }>(`SELECT task_id, user_intent, goal FROM read_parquet(${file('tasks')})`)) {
+        source.tasks.set(t.task_id, { intent: t.user_intent, goal: t.goal });
+      }
+      return source;
+    } catch (error) {
+      await Promise.all([db.close(), streamDb?.close()]);
+      throw error;
+    }
+  }
+
+  /** The selected scenarios, streamed in their stored order. */
+  async *scenarios(): AsyncGenerator<ScenarioRow> {
+    yield* this.streamDb.stream<ScenarioRow>(
+      `SELECT scenario_id, user_id, user_index, task_id, kind, relevant_domains, relevant_preference_types, location, device, time_of_day, day_of_week, environment
+       FROM read_parquet(${sqlString(this.workspace.scenariosFile)})`,
+    );
+  }
+
+  /** The selected scenarios' ids and kinds, in stored order: several times cheaper to stream than whole rows. */
+  async *scenarioHeads(): AsyncGenerator<ScenarioHead> {
+    yield* this.streamDb.stream<ScenarioHead>(`SELECT scenario_id, kind FROM read_parquet(${sqlString(this.workspace.scenariosFile)})`);
+  }
+
+  /** The selected scenarios with their context. */
+  async *scenariosWithContext(): AsyncGenerator<{ scenario: ScenarioRow; context: ScenarioContext }> {
+    for await (const { row, context } of this.withContext(this.scenarios())) yield { scenario: row, context };
+  }
+
+  /**
+   * Any stream of scenario rows (selected scenarios, judged dialogues) with their context, loaded
+   * a batch at a time; the next batch loads while the current one is being worked on, so workers
+   * never wait for a query.
+   */
+  async *withContext<T extends ScenarioRow>(rows: AsyncIterable<T>): AsyncGenerator<{ row: T; context: ScenarioContext }> {
+    // Loads run ahead of the consumer. One the consumer never reaches (it stopped early, or an
+    // earlier batch failed) is still awaited before this generator ends, so no query outlives it
+    // and none rejects with no one listening.
+    const started = new Set<Promise<unknown>>();
+    const load = (batch: T[]) => {
+      const p = (async () => ({ batch, users: await this.loadUsers([...new Set(batch.map((s) => s.user_index))], batch) }))();
+      started.add(p);
+      p.then(
+        () => started.delete(p),
+        () => undefined,
+      );
+      return p;
+    };
+    let pending: ReturnType<typeof load> | undefined;
+    let batch: T[] = [];
+    // Small first batches put the first items in the workers' hands at once; then full batches.
+    let size = FIRST_BATCH;
+    const emit = async function* (this: ScenarioContextSource, loaded: Awaited<ReturnType<typeof load>>) {
+      for (const row of loaded.batch) yield { row, context: this.contextOf(row, loaded.users) };
+    }.bind(this);
+    try {
+      for await (const s of rows) {
+        batch.push(s);
+        if (batch.length >= size) {
+          const next = load(batch);
+          batch = [];
+          size = Math.min(BATCH, size * 2);
+          if (pending) yield* emit(await pending);
+          pending = next;
+        }
+      }
+      const last = batch.length ? load(batch) : undefined;
+      if (pending) yield* emit(await pending);
+      if (last) yield* emit(await last);
+    } finally {
+      await Promise.allSettled([...started]);
+    }
+  }
+
+  /** Streams any query over the workspace on the stream connection (e.g. dialogues to judge). */
+  stream<T>(sql: string): AsyncGenerator<T> {
+    return this.streamDb.stream<T>(sql);
+  }
+
+  /** One scenario's context (loads its user; use scenariosWithContext for many). */
+  async contextFor(s: ScenarioRow): Promise<ScenarioContext> {
+    return this.contextOf(s, await this.loadUsers([s.user_index], [s]));
+  }
+
+  private contextOf(s: ScenarioRow, users: Map<string, UserContext>): ScenarioContext {
+    const user = users.get(s.user_id);
+    if (!user) throw new PlensError('E_PREREQUISITE', `user ${s.user_id} of the scenarios is not in the import; rerun plens scenarios`);
+    const task = this.tasks.get(s.task_id);
+    if (!task) throw new PlensError('E_PREREQUISITE', `scenario ${s.scenario_id} names task ${s.task_id}, which the import does not have; rerun plens scenarios`);
+    const domains = s.relevant_domains.map((d) => user.domains.get(d) ?? { domain: d, preferences: [], interactions: null });
+    // The original's rendering, byte for byte: `- <type>: <value>` lines (a list joined with ", ");
+    // MD groups them per domain after a blank line and a `<Domain>:` line, and wraps each
+    // domain's summary in <Domain>...</Domain>.
+    const preferenceLines = (d: UserDomain) => d.preferences.map((p) => `- ${p.type}: ${p.values.join(', ')}`).join('\n');
+    const md = s.kind === 'MD';
+    const preferences = md ? domains.map((d) => `\n${d.domain}:\n${preferenceLines(d)}`).join('\n') : domains.map(preferenceLines).join('\n');
+    const interactions = md ? domains.map((d) => `<${d.domain}>\n${d.interactions ?? ''}\n</${d.domain}>`).join('\n') : domains.map((d) => d.interactions ?? '').join('\n');
+    const relevant = new Set(s.relevant_preference_types);
+    const relevantPreferences = domains.flatMap((d) => d.preferences.filter((p) => relevant.has(p.type) && p.values.length).map((p) => `${p.type}: ${p.values.join(', ')}`));
+    return {
+      demographics: user.demographics,
+      demographicsWithId: user.demographicsWithId,
+      preferences,
+      interactions,
+      situation: [
+        `- Location: ${s.location}`,
+        `- Device: ${s.device}`,
+        `- Time of Day: ${s.time_of_day}`,
+        `- Day of the Week: ${s.day_of_week}`,
+        `- Environment: ${s.environment}`,
+      ].join('\n'),
+      intent: task.intent,
+      goal: task.goal,
+      relevantPreferences,
+    };
+  }
+
+  private async loadUsers(userIndices: number[], scenarios: ScenarioRow[]): Promise<Map<string, UserContext>> {
+    const out = new Map<string, UserContext>();
+    if (userIndices.length === 0) return out;
+    // The index range lets DuckDB skip row groups by their statistics; the list picks the users.
+    const list = `user_index BETWEEN ${Math.min(...userIndices)} AND ${Math.max(...userIndices)} AND user_index IN (${userIndices.map((i) => Math.trunc(i)).join(', ')})`;
+    // Only the (user, domain) pairs the scenarios need: most of a user's 20 domains are not relevant.
+    const pairs = [...new Set(scenarios.flatMap((s) => s.relevant_domains.map((d) => `${Math.trunc(s.user_index)}:${d}`)))];
+    const needed = `AND (user_index::VARCHAR || ':' || domain) IN (${pairs.map(sqlString).join(', ')})`;
+    for (const row of await this.db.all<Record<string, string>>(`SELECT * FROM users WHERE ${list}`)) {
+      const lines = DEMOGRAPHIC_LABELS.map(([k]) => `- ${k}: ${row[k]}`);
+      out.set(row['user_id']!, { demographics: lines.join('\n'), demographicsWithId: [`- user_id: ${row['user_id']}`, ...lines].join('\n'), domains: new Map() });
+    }
+    const domain = (userId: string, d: string): UserDomain | undefined => {
+      const user = out.get(userId);
+      if (!user) return undefined;
+      let x = user.domains.get(d);
+      if (!x) user.domains.set(d, (x = { domain: d, preferences: [], interactions: null }));
+      return x;
+    };
+    for (const a of await this.db.all<{ user_id: string; domain: string; preference_type: string; vals: string[] | null }>(
+      `SELECT user_id, domain, preference_type, vals FROM affinities WHERE ${list} ${needed} ORDER BY user_id, domain, type_position`,
+    )) {
+      domain(a.user_id, a.domain)?.preferences.push({ type: a.preference_type, values: a.vals ?? [] });
+    }
+    for (const i of await this.db.all<{ user_id: string; domain: string; summary: string }>(`SELECT user_id, domain, summary FROM interactions WHERE ${list} ${needed}`)) {
+      const d = domain(i.user_id, i.domain);
+      if (d) d.interactions = i.summary;
+    }
+    return out;
+  }
+
+  /** Closes both connections once the queries in flight on them have settled. */
+  async close(): Promise<void> {
+    await Promise.all([this.db.close(), this.streamDb.close()]);
+  }
+}
