@@ -18,26 +18,35 @@ CREATE OR REPLACE MACRO shannon_evenness(counts) AS
 -- hashing (seed, resample, value, i). Cost per group: 1000 x K, whatever n is. The bounds are the
 -- 25th and 976th of the sorted resample means; NULL for n < 2.
 -- (Macro parameters and lambda variables have unique names: DuckDB expands macros by name.)
+-- Cost: the seed expression and the string 'seed:rep' are built once per resample, not once per draw
+-- (a macro argument is expanded, and so evaluated, wherever it is used); the draws are the same.
 CREATE OR REPLACE MACRO hash_uniform(hu_seed, hu_rep, hu_val, hu_i) AS
   -- One string per draw: DuckDB's multi-argument hash combines its arguments too weakly for this.
   ((hash(concat_ws(':', hu_seed, hu_rep, hu_val, hu_i)) >> 11)::DOUBLE + 0.5) / 9007199254740992.0;
 
-CREATE OR REPLACE MACRO gamma_draw(gd_shape, gd_seed, gd_rep, gd_val) AS
-  CASE WHEN gd_shape <= 16
-    THEN -list_sum(list_transform(range(gd_shape::BIGINT), gd_i -> ln(hash_uniform(gd_seed, gd_rep, gd_val, gd_i))))
-    ELSE gd_shape * pow(greatest(0.0, 1 - 1 / (9.0 * gd_shape)
-      + sqrt(-2 * ln(hash_uniform(gd_seed, gd_rep, gd_val, -1))) * cos(2 * pi() * hash_uniform(gd_seed, gd_rep, gd_val, -2)) / (3 * sqrt(gd_shape))), 3)
+-- The same uniform from the prefix concat_ws(':', seed, rep) built once.
+CREATE OR REPLACE MACRO hash_uniform_at(hua_prefix, hua_val, hua_i) AS
+  ((hash(concat_ws(':', hua_prefix, hua_val, hua_i)) >> 11)::DOUBLE + 0.5) / 9007199254740992.0;
+
+CREATE OR REPLACE MACRO gamma_draw_at(gda_shape, gda_prefix, gda_val) AS
+  CASE WHEN gda_shape <= 16
+    THEN -list_sum(list_transform(range(gda_shape::BIGINT), gda_i -> ln(hash_uniform_at(gda_prefix, gda_val, gda_i))))
+    ELSE gda_shape * pow(greatest(0.0, 1 - 1 / (9.0 * gda_shape)
+      + sqrt(-2 * ln(hash_uniform_at(gda_prefix, gda_val, -1))) * cos(2 * pi() * hash_uniform_at(gda_prefix, gda_val, -2)) / (3 * sqrt(gda_shape))), 3)
   END;
+
+CREATE OR REPLACE MACRO gamma_draw(gd_shape, gd_seed, gd_rep, gd_val) AS gamma_draw_at(gd_shape, concat_ws(':', gd_seed, gd_rep), gd_val);
 
 CREATE OR REPLACE MACRO histogram_n(hn_h) AS coalesce(list_sum(list_transform(hn_h, hn_x -> hn_x.value)), 0);
 
 CREATE OR REPLACE MACRO histogram_mean(hm_h) AS
   list_sum(list_transform(hm_h, hm_x -> hm_x.key * hm_x.value)) / list_sum(list_transform(hm_h, hm_x -> hm_x.value));
 
+-- Each resample's draws travel with their values as {w, key} (no lambda captures the histogram).
 CREATE OR REPLACE MACRO bootstrap_means(bm_h, bm_seed) AS
-  list_sort(list_transform(range(1000), bm_rep ->
-    list_transform([list_transform(bm_h, (bm_x, bm_k) -> gamma_draw(bm_x.value, bm_seed, bm_rep, bm_k))], bm_g ->
-      list_sum(list_transform(bm_g, (bm_w, bm_j) -> bm_w * bm_h[bm_j].key)) / list_sum(bm_g))[1]));
+  list_sort(list_transform(list_transform(range(1000), bm_rep -> concat_ws(':', bm_seed, bm_rep)), bm_prefix ->
+    list_transform([list_transform(bm_h, (bm_x, bm_k) -> {'w': gamma_draw_at(bm_x.value, bm_prefix, bm_k), 'key': bm_x.key})], bm_g ->
+      list_sum(list_transform(bm_g, bm_e -> bm_e.w * bm_e.key)) / list_sum(list_transform(bm_g, bm_e -> bm_e.w)))[1]));
 
 CREATE OR REPLACE MACRO bootstrap_ci95(bc_h, bc_seed) AS
   CASE WHEN histogram_n(bc_h) >= 2 THEN list_transform([bootstrap_means(bc_h, bc_seed)], bc_m -> {'lo': bc_m[25], 'hi': bc_m[976]})[1] END;

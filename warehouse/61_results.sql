@@ -32,8 +32,9 @@ WITH c AS (
 SELECT *, left(md5(judge_config || ' || ' || dialogue_config), 6) AS run FROM c;
 
 -- One row per judged dialogue and judge configuration: its dialogue-level scores (NULL where missing
--- or not ok).
-CREATE OR REPLACE VIEW dialogue_scores AS
+-- or not ok). A table, built once with the warehouse: pivoting every judgment is the costly part of
+-- each view that reads it (plens tables --exclude-flagged filters this table too).
+CREATE OR REPLACE TABLE dialogue_scores AS
 WITH j AS (SELECT * FROM judgment_configs)
 SELECT judge_model, judge_config, dialogue_config, run, dialogue_id,
   any_value(scenario_id) AS scenario_id, any_value(kind) AS kind, any_value(setting) AS setting,
