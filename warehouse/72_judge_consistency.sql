@@ -8,11 +8,17 @@
 -- the share of dialogues whose repeated scores are not all the same. (The result views average
 -- nothing here: dialogue_scores keeps one score per dialogue, the highest.)
 CREATE OR REPLACE VIEW judge_repeatability AS
-WITH r0 AS (
-  -- Grouped on the raw columns first: the configuration text is built only for the repeated groups.
+WITH k AS (
+  SELECT judge_model, judge_temperature, judge_max_tokens, judge_prompt_version, dialogue_id, dimension, target, judgment_id, score,
+    hash(judge_model, judge_temperature, judge_max_tokens, judge_prompt_version, dialogue_id, dimension, target) AS h
+  FROM judgments WHERE status = 'ok' AND turn IS NULL AND score IS NOT NULL
+), r0 AS (
+  -- Grouped on the raw columns first: the configuration text is built only for the repeated groups. The
+  -- ordered lists are made only for the judgments whose key hash repeats (a cheap count finds them;
+  -- a hash collision only lets a few more through to the exact grouping).
   SELECT judge_model, judge_temperature, judge_max_tokens, judge_prompt_version, dialogue_id, dimension, target,
     list(score::DOUBLE ORDER BY judgment_id) AS scores
-  FROM judgments WHERE status = 'ok' AND turn IS NULL AND score IS NOT NULL
+  FROM k WHERE h IN (SELECT h FROM k GROUP BY h HAVING count(*) >= 2)
   GROUP BY judge_model, judge_temperature, judge_max_tokens, judge_prompt_version, dialogue_id, dimension, target HAVING count(*) >= 2
 ), r AS (
   SELECT judge_model, concat_ws(' | ', judge_model, 'temperature ' || judge_temperature, 'max_tokens ' || judge_max_tokens, 'prompts ' || judge_prompt_version) AS judge_config,
