@@ -87,7 +87,7 @@ export function formatTables(result: TablesResult, format: TableFormat): string 
 }
 
 /**
- * Shadows dialogues, turns, judgments and paired_scores with temporary views (temp names come first on DuckDB's search
+ * Shadows dialogues, turns, judgments, dialogue_scores and paired_scores with temporary views (temp names come first on DuckDB's search
  * path, and views rebind on every query) that leave out the dialogues the simulator audit flags; every
  * result view then works on the rest. The warehouse file is untouched. Returns what was done.
  */
@@ -99,7 +99,7 @@ async function excludeFlaggedDialogues(db: Database, relations: Set<string>): Pr
   const [{ catalog }] = (await db.all<{ catalog: string }>(`SELECT current_database() AS catalog`)) as [{ catalog: string }];
   const q = `"${catalog.replaceAll('"', '""')}".main`;
   await db.run(`CREATE TEMP TABLE audit_flagged_ids AS SELECT DISTINCT dialogue_id FROM ${q}.simulator_audit_flagged`);
-  for (const t of ['dialogues', 'turns', 'judgments', 'paired_scores']) {
+  for (const t of ['dialogues', 'turns', 'judgments', 'dialogue_scores', 'paired_scores']) {
     if (relations.has(t)) await db.run(`CREATE TEMP VIEW ${t} AS SELECT * FROM ${q}.${t} WHERE dialogue_id NOT IN (SELECT dialogue_id FROM audit_flagged_ids)`);
   }
   const [row] = await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM audit_flagged_ids`);
