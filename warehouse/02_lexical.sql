@@ -109,22 +109,11 @@ CREATE OR REPLACE MACRO self_bleu_lost_long(sbll_occ, sbll_repeats) AS TABLE
     SELECT grp, utt, lost FROM several WHERE lost > 0
   ) GROUP BY ALL;
 
-CREATE OR REPLACE MACRO self_bleu_scores(sbs_tbl) AS TABLE
-  WITH u AS (SELECT grp, utt, units, len(units) AS hyp_len FROM query_table(sbs_tbl)),
-  -- per-utterance counts of unigrams and bigrams (repeats within an utterance are common there)
-  c1 AS (SELECT grp, utt, a AS gram, count(*) AS cnt FROM (SELECT grp, utt, unnest(units) AS a FROM u) GROUP BY ALL),
-  c2 AS MATERIALIZED (
-    SELECT grp, utt, {'a': a, 'b': b} AS gram, count(*) AS cnt
-    FROM (SELECT grp, utt, unnest(units[1:-2]) AS a, unnest(units[2:-1]) AS b FROM u) GROUP BY grp, utt, a, b),
-  -- utterances that repeat a bigram, then a trigram: the only ones that can repeat a trigram, a 4-gram
-  dirty2 AS MATERIALIZED (SELECT DISTINCT grp, utt FROM c2 WHERE cnt >= 2),
-  o3 AS MATERIALIZED (SELECT grp, utt, {'a': a, 'b': b, 'c': c} AS gram FROM (SELECT grp, utt, unnest(units[1:-3]) AS a, unnest(units[2:-2]) AS b, unnest(units[3:-1]) AS c FROM u)),
-  o4 AS MATERIALIZED (SELECT grp, utt, {'a': a, 'b': b, 'c': c, 'd': d} AS gram FROM (SELECT grp, utt, unnest(units[1:-4]) AS a, unnest(units[2:-3]) AS b, unnest(units[3:-2]) AS c, unnest(units[4:-1]) AS d FROM u)),
-  l1 AS (FROM self_bleu_lost(c1)), l2 AS (FROM self_bleu_lost(c2)),
-  r3 AS MATERIALIZED (SELECT grp, gram, utt, count(*) AS cnt FROM o3 SEMI JOIN dirty2 USING (grp, utt) GROUP BY ALL HAVING count(*) >= 2),
-  dirty3 AS MATERIALIZED (SELECT DISTINCT grp, utt FROM r3),
-  r4 AS (SELECT grp, gram, utt, count(*) AS cnt FROM o4 SEMI JOIN dirty3 USING (grp, utt) GROUP BY ALL HAVING count(*) >= 2),
-  l3 AS (FROM self_bleu_lost_long(o3, r3)), l4 AS (FROM self_bleu_lost_long(o4, r4)),
+-- The scores from the hypotheses (grp, utt, hyp_len) and the matches each loses per order (grp, utt, lost;
+-- absent: none lost).
+CREATE OR REPLACE MACRO self_bleu_from_lost(sbf_u, sbf_l1, sbf_l2, sbf_l3, sbf_l4) AS TABLE
+  WITH u AS (SELECT grp, utt, hyp_len FROM query_table(sbf_u)),
+  l1 AS (FROM query_table(sbf_l1)), l2 AS (FROM query_table(sbf_l2)), l3 AS (FROM query_table(sbf_l3)), l4 AS (FROM query_table(sbf_l4)),
   -- Closest other length: the same length when another utterance has it, else the nearer neighbour
   -- among the distinct lengths (the shorter on a tie). NULL when the grp has a single utterance.
   lens AS (SELECT grp, hyp_len, count(*) AS cnt FROM u GROUP BY ALL),
@@ -154,6 +143,45 @@ CREATE OR REPLACE MACRO self_bleu_scores(sbs_tbl) AS TABLE
                     + ln(self_bleu_precision(m3, hyp_len - 2)) + ln(self_bleu_precision(m4, hyp_len - 3))))
     END AS bleu
   FROM m;
+
+CREATE OR REPLACE MACRO self_bleu_scores(sbs_tbl) AS TABLE
+  WITH u AS (SELECT grp, utt, units, len(units) AS hyp_len FROM query_table(sbs_tbl)),
+  -- per-utterance counts of unigrams and bigrams (repeats within an utterance are common there)
+  c1 AS (SELECT grp, utt, a AS gram, count(*) AS cnt FROM (SELECT grp, utt, unnest(units) AS a FROM u) GROUP BY ALL),
+  c2 AS MATERIALIZED (
+    SELECT grp, utt, {'a': a, 'b': b} AS gram, count(*) AS cnt
+    FROM (SELECT grp, utt, unnest(units[1:-2]) AS a, unnest(units[2:-1]) AS b FROM u) GROUP BY grp, utt, a, b),
+  -- utterances that repeat a bigram, then a trigram: the only ones that can repeat a trigram, a 4-gram
+  dirty2 AS MATERIALIZED (SELECT DISTINCT grp, utt FROM c2 WHERE cnt >= 2),
+  o3 AS MATERIALIZED (SELECT grp, utt, {'a': a, 'b': b, 'c': c} AS gram FROM (SELECT grp, utt, unnest(units[1:-3]) AS a, unnest(units[2:-2]) AS b, unnest(units[3:-1]) AS c FROM u)),
+  o4 AS MATERIALIZED (SELECT grp, utt, {'a': a, 'b': b, 'c': c, 'd': d} AS gram FROM (SELECT grp, utt, unnest(units[1:-4]) AS a, unnest(units[2:-3]) AS b, unnest(units[3:-2]) AS c, unnest(units[4:-1]) AS d FROM u)),
+  l1 AS (FROM self_bleu_lost(c1)), l2 AS (FROM self_bleu_lost(c2)),
+  r3 AS MATERIALIZED (SELECT grp, gram, utt, count(*) AS cnt FROM o3 SEMI JOIN dirty2 USING (grp, utt) GROUP BY ALL HAVING count(*) >= 2),
+  dirty3 AS MATERIALIZED (SELECT DISTINCT grp, utt FROM r3),
+  r4 AS (SELECT grp, gram, utt, count(*) AS cnt FROM o4 SEMI JOIN dirty3 USING (grp, utt) GROUP BY ALL HAVING count(*) >= 2),
+  l3 AS (FROM self_bleu_lost_long(o3, r3)), l4 AS (FROM self_bleu_lost_long(o4, r4))
+  FROM self_bleu_from_lost(u, l1, l2, l3, l4);
+
+-- The same scores when many grps share utterances (the laps subsets redraw the same messages): members
+-- (grp, utt, tid) name each hypothesis's text, texts (tid, units) hold each distinct text once. The
+-- per-text n-gram counts are made once and joined to every grp that holds the text.
+CREATE OR REPLACE MACRO self_bleu_shared_scores(sbs_members, sbs_texts) AS TABLE
+  WITH t AS (SELECT tid, units FROM query_table(sbs_texts)),
+  mem AS (SELECT grp, utt, tid FROM query_table(sbs_members)),
+  t1 AS MATERIALIZED (SELECT tid, a AS gram, count(*) AS cnt FROM (SELECT tid, unnest(units) AS a FROM t) GROUP BY ALL),
+  t2 AS MATERIALIZED (SELECT tid, {'a': a, 'b': b} AS gram, count(*) AS cnt
+    FROM (SELECT tid, unnest(units[1:-2]) AS a, unnest(units[2:-1]) AS b FROM t) GROUP BY tid, a, b),
+  t3 AS MATERIALIZED (SELECT tid, {'a': a, 'b': b, 'c': c} AS gram, count(*) AS cnt
+    FROM (SELECT tid, unnest(units[1:-3]) AS a, unnest(units[2:-2]) AS b, unnest(units[3:-1]) AS c FROM t) GROUP BY tid, a, b, c),
+  t4 AS MATERIALIZED (SELECT tid, {'a': a, 'b': b, 'c': c, 'd': d} AS gram, count(*) AS cnt
+    FROM (SELECT tid, unnest(units[1:-4]) AS a, unnest(units[2:-3]) AS b, unnest(units[3:-2]) AS c, unnest(units[4:-1]) AS d FROM t) GROUP BY tid, a, b, c, d),
+  c1 AS (SELECT mem.grp, mem.utt, t1.gram, t1.cnt FROM mem JOIN t1 USING (tid)),
+  c2 AS (SELECT mem.grp, mem.utt, t2.gram, t2.cnt FROM mem JOIN t2 USING (tid)),
+  c3 AS (SELECT mem.grp, mem.utt, t3.gram, t3.cnt FROM mem JOIN t3 USING (tid)),
+  c4 AS (SELECT mem.grp, mem.utt, t4.gram, t4.cnt FROM mem JOIN t4 USING (tid)),
+  l1 AS (FROM self_bleu_lost(c1)), l2 AS (FROM self_bleu_lost(c2)), l3 AS (FROM self_bleu_lost(c3)), l4 AS (FROM self_bleu_lost(c4)),
+  u AS (SELECT mem.grp, mem.utt, len(t.units) AS hyp_len FROM mem JOIN t USING (tid))
+  FROM self_bleu_from_lost(u, l1, l2, l3, l4);
 
 -- Self-BLEU per grp: the mean over its utterances (NULL for a grp of one utterance: no references).
 CREATE OR REPLACE MACRO self_bleu(sb_tbl) AS TABLE
@@ -188,13 +216,20 @@ CREATE OR REPLACE MACRO lexical_laps_iterations(lli_tbl) AS TABLE
   -- One integer per (grp, iteration): the metrics group by it, and integers group faster than structs.
   WITH s AS MATERIALIZED (SELECT *, dense_rank() OVER (ORDER BY grp, iteration)::INTEGER AS gi FROM query_table(lli_tbl)),
   subsets AS (SELECT DISTINCT gi, grp, iteration FROM s),
-  dt AS MATERIALIZED (SELECT gi AS grp, laps_dist_tokens(text) AS units FROM s WHERE stream = 'dist'),
-  et AS MATERIALIZED (SELECT gi AS grp, laps_ent_tokens(text) AS units FROM s WHERE stream = 'dist'),
-  ct AS MATERIALIZED (SELECT gi AS grp, pos AS utt, laps_chars(text) AS units FROM s WHERE stream = 'self_bleu')
+  -- The subsets redraw the same messages: each distinct text is tokenised (and its character n-grams
+  -- counted) once, and the subsets refer to it by tid.
+  tx AS MATERIALIZED (SELECT text, row_number() OVER ()::INTEGER AS tid FROM (SELECT DISTINCT text FROM s)),
+  tk AS MATERIALIZED (SELECT tid, laps_dist_tokens(text) AS dist_units, laps_ent_tokens(text) AS ent_units, laps_chars(text) AS units FROM tx),
+  st AS MATERIALIZED (SELECT s.gi, s.stream, s.pos, tx.tid FROM s JOIN tx USING (text)),
+  dt AS MATERIALIZED (SELECT st.gi AS grp, tk.dist_units AS units FROM st JOIN tk USING (tid) WHERE st.stream = 'dist'),
+  et AS MATERIALIZED (SELECT st.gi AS grp, tk.ent_units AS units FROM st JOIN tk USING (tid) WHERE st.stream = 'dist'),
+  cm AS MATERIALIZED (SELECT gi AS grp, pos AS utt, tid FROM st WHERE stream = 'self_bleu'),
+  ct AS (SELECT tid, units FROM tk),
+  sb AS (SELECT grp, avg(bleu) AS self_bleu FROM self_bleu_shared_scores(cm, ct) GROUP BY grp)
   SELECT i.grp, i.iteration, d1.dist AS dist_1, d2.dist AS dist_2, e4.ent AS ent_4, sb.self_bleu
   FROM subsets i
     LEFT JOIN dist_n(dt, 1) d1 ON d1.grp = i.gi LEFT JOIN dist_n(dt, 2) d2 ON d2.grp = i.gi
-    LEFT JOIN ent_n(et, 4, 1e-10) e4 ON e4.grp = i.gi LEFT JOIN self_bleu(ct) sb ON sb.grp = i.gi;
+    LEFT JOIN ent_n(et, 4, 1e-10) e4 ON e4.grp = i.gi LEFT JOIN sb ON sb.grp = i.gi;
 
 -- The laps values of per-iteration rows (grp, iteration, dist_1, dist_2, ent_4, self_bleu): means.
 CREATE OR REPLACE MACRO lexical_laps_means(llm_tbl) AS TABLE

@@ -105,6 +105,24 @@ describe('Self-BLEU (exact, linear in the corpus)', () => {
     expect(compared).toBe(Object.values(corpora).reduce((a, c) => a + c.length, 0));
   });
 
+  it('from shared texts (self_bleu_shared_scores, as the laps subsets use it) equals the brute force too', async () => {
+    // A pool of 25 texts; 10 grps draw 2-20 of them (the same text may appear twice in a grp, as two
+    // messages with equal text can), so most texts serve several grps. Empty texts included.
+    let seed = 777;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const pool = Array.from({ length: 25 }, () => Array.from({ length: Math.floor(rand() * 11) }, () => `t${Math.floor(rand() * 3)}`));
+    const members: Record<string, number[]> = {};
+    for (let g = 0; g < 10; g++) members[`g${g}`] = Array.from({ length: 2 + Math.floor(rand() * 19) }, () => Math.floor(rand() * pool.length));
+    await db.run(`CREATE OR REPLACE TABLE shared_texts AS SELECT * FROM (VALUES ${pool.map((u, tid) => `(${tid}, [${u.map(sqlString).join(', ')}]::VARCHAR[])`).join(', ')}) t(tid, units)`);
+    await db.run(`CREATE OR REPLACE TABLE shared_members AS SELECT * FROM (VALUES ${Object.entries(members).flatMap(([g, ts]) => ts.map((tid, utt) => `(${sqlString(g)}, ${utt}, ${tid})`)).join(', ')}) t(grp, utt, tid)`);
+    const got = await db.all<{ grp: string; utt: number; bleu: number }>(`SELECT grp, utt, bleu FROM self_bleu_shared_scores(shared_members, shared_texts) ORDER BY grp, utt`);
+    expect(got.length).toBe(Object.values(members).reduce((a, m) => a + m.length, 0));
+    for (const r of got) {
+      const us = members[r.grp]!.map((tid) => pool[tid]!);
+      close(r.bleu, bruteForceBleu(us[r.utt]!, us.filter((_, j) => j !== r.utt)));
+    }
+  });
+
   it('edge cases: one utterance has no references (NULL); an empty hypothesis scores 0; the closest length ties to the shorter', async () => {
     await loadUnits('edges', {
       alone: [['x', 'y']],
