@@ -30,10 +30,7 @@ for (const stage of ['dialogues', 'judgments']) {
   }
 }
 const first = await time('warehouse (step cache cold)', () => buildWarehouse({ workspace, dbPath }));
-await time('tables (md + tex files)', async () => {
-  await collectTables({ dbPath, format: 'md', outDir: join(root, 'tables') });
-  await collectTables({ dbPath, format: 'tex', outDir: join(root, 'tables') });
-});
+await time('tables (md + tex files)', () => collectTables({ dbPath, format: 'md', formats: ['md', 'tex'], outDir: join(root, 'tables') }));
 const pipelineRssMiB = process.resourceUsage().maxRSS / 1024;
 const t0 = performance.now();
 const again = await buildWarehouse({ workspace, dbPath });
