@@ -168,13 +168,10 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
             if (!upstreamChanged(step) && stale.length === 0) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.tables.outDir})` });
             else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would render ${graph.tables.length} table(s) as ${p.tables.formats.join(', ')} in ${p.tables.outDir}` });
             else {
-              let files = 0;
-              const missing = new Set<string>();
-              for (const format of p.tables.formats) {
-                const r = await collectTables({ dbPath: p.warehouse, format, outDir: p.tables.outDir, only: graph.tables });
-                files += r.files.length;
-                for (const m of r.missing) missing.add(m.name);
-              }
+              // One pass over the views for every format (each result view is computed once).
+              const r = await collectTables({ dbPath: p.warehouse, format: p.tables.formats[0] ?? 'md', formats: p.tables.formats, outDir: p.tables.outDir, only: graph.tables });
+              const files = r.files.length;
+              const missing = new Set(r.missing.map((m) => m.name));
               const now = hash(['tables', fileStamp(p.warehouse), p.tables.formats, p.tables.outDir]);
               for (const t of graph.tables) state[`table:${t}`] = { inputs: now };
               await writeState(p, state);

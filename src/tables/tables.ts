@@ -10,6 +10,11 @@ export interface TablesOptions {
   dbPath: string;
   only?: string[];
   format: TableFormat;
+  /**
+   * The formats written to outDir (default: format alone). Every view is computed once and each
+   * format is rendered from the same rows: the result views (bootstrap intervals) cost seconds.
+   */
+  formats?: readonly TableFormat[];
   outDir?: string;
   /** Leave out the dialogues the simulator audit flags (simulator_audit_flagged). */
   excludeFlagged?: boolean;
@@ -64,10 +69,12 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
     }
     const files: string[] = [];
     if (options.outDir) {
-      for (const t of tables) {
-        const file = join(options.outDir, `${t.name}.${EXTENSION[options.format]}`);
-        await writeFileAtomic(file, renderTable(t, options.format) + '\n');
-        files.push(file);
+      for (const format of options.formats ?? [options.format]) {
+        for (const t of tables) {
+          const file = join(options.outDir, `${t.name}.${EXTENSION[format]}`);
+          await writeFileAtomic(file, renderTable(t, format) + '\n');
+          files.push(file);
+        }
       }
     }
     return { tables, missing, files, warnings };

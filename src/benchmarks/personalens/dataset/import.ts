@@ -1,7 +1,6 @@
-import { writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DuckDBAppender } from '@duckdb/node-api';
-import { pMapIterable } from 'p-map';
 import { replaceDirectoryAtomic } from '../../../core/atomic.js';
 import { createProgress } from '../../../core/progress.js';
 import { plensVersion } from '../../../core/version.js';
@@ -13,7 +12,8 @@ import { DATASET_FORMAT, DATASET_TABLES, DATASET_TABLE_NAMES, ROW_GROUP_SIZE } f
 import { locateUpstream } from './upstream/layout.js';
 import { PreferenceSchema } from './upstream/preference-schema.js';
 import { readTaskDefinitions } from './upstream/task-definitions.js';
-import { readUser, type UserRecord } from './upstream/user-reader.js';
+import { defaultReadWorkers, readUsers } from './read-users.js';
+import { PER_USER_TABLES, type PerUserTable } from './user-rows.js';
 
 export interface ImportOptions {
   from: string;
@@ -22,6 +22,8 @@ export interface ImportOptions {
   progress?: boolean;
   /** Validate and count, write nothing. */
   dryRun?: boolean;
+  /** Threads that read and validate the users (default: one per core, none for a small import). */
+  workers?: number;
 }
 
 export interface ImportSummary {
@@ -39,9 +41,6 @@ export interface ImportSummary {
   elapsed_ms: number;
 }
 
-// Reading is I/O plus JSON.parse; a few users in flight hide the I/O without holding much memory.
-const USERS_IN_FLIGHT = 8;
-
 /**
  * Reads the upstream PersonaLens layout as a stream of users, validates each file,
  * and writes the normalised dataset tables as Parquet. Any invalid input aborts the
@@ -55,34 +54,35 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
   const taskById = new Map(tasks.map((t) => [t.task_id, t]));
 
   const db = await Database.open(':memory:', { threads: 2 });
+  // The per-user rows go through newline-delimited JSON files that DuckDB loads in one statement each.
+  const staging = await mkdtemp(join(tmpdir(), 'plens-import-'));
   try {
     for (const name of DATASET_TABLE_NAMES) await db.run(`CREATE TABLE ${name} (${DATASET_TABLES[name]})`);
     await appendSchemaAndTasks(db, schema, tasks);
 
-    const appenders = {
-      users: await db.appender('users'),
-      interests: await db.appender('interests'),
-      affinities: await db.appender('affinities'),
-      interactions: await db.appender('interactions'),
-      scenario_pool: await db.appender('scenario_pool'),
-    };
     const normalisations: Normalisation[] = [];
     const warnings: string[] = [];
     const scenarios = { sd: 0, md: 0 };
+    const rows = new RowFiles(staging);
     const progress = createProgress({ label: 'import', total: layout.users.length, unit: 'users', enabled: options.progress });
     try {
-      const records = pMapIterable(layout.users, (user) => readUser(user, { schema, tasks: taskById }), { concurrency: USERS_IN_FLIGHT });
-      for await (const record of records) {
-        appendUser(appenders, record);
-        normalisations.push(...record.normalisations);
-        warnings.push(...record.warnings);
-        for (const s of record.scenarios) scenarios[s.kind === 'SD' ? 'sd' : 'md']++;
+      const workers = options.workers ?? defaultReadWorkers(layout.users.length);
+      for await (const user of readUsers(layout.users, { schema, tasks: taskById, schemaFile: layout.schemaFile, taskDir: layout.taskDir }, workers)) {
+        await rows.add(user.rows);
+        normalisations.push(...user.normalisations);
+        warnings.push(...user.warnings);
+        scenarios.sd += user.sd;
+        scenarios.md += user.md;
         progress.increment();
       }
     } finally {
       progress.stop();
     }
-    for (const appender of Object.values(appenders)) appender.closeSync();
+    await rows.flush();
+    for (const name of PER_USER_TABLES) {
+      // In file order (DuckDB keeps insertion order), so the tables come out in user order as before.
+      await db.run(`INSERT INTO ${name} BY NAME SELECT * FROM read_json(${sqlString(rows.file(name))}, format = 'newline_delimited', columns = ${jsonColumns(name)})`);
+    }
 
     const tables: ImportSummary['tables'] = {};
     for (const name of DATASET_TABLE_NAMES) {
@@ -129,7 +129,42 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     };
   } finally {
     db.close();
+    await rm(staging, { recursive: true, force: true });
   }
+}
+
+/** Per-user table rows buffered in memory a few MB at a time and appended to one NDJSON file per table. */
+class RowFiles {
+  private readonly buffers = new Map<PerUserTable, string[]>(PER_USER_TABLES.map((t) => [t, []]));
+  private buffered = 0;
+
+  constructor(private readonly dir: string) {}
+
+  file(table: PerUserTable): string {
+    return join(this.dir, `${table}.ndjson`);
+  }
+
+  async add(rows: Record<PerUserTable, string>): Promise<void> {
+    for (const t of PER_USER_TABLES) {
+      this.buffers.get(t)!.push(rows[t]);
+      this.buffered += rows[t].length;
+    }
+    if (this.buffered > 8 * 1024 * 1024) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    for (const [t, chunks] of this.buffers) {
+      await appendFile(this.file(t), chunks.join(''));
+      chunks.length = 0;
+    }
+    this.buffered = 0;
+  }
+}
+
+/** read_json's `columns` for a table: its declared names and types, in order. */
+function jsonColumns(table: PerUserTable): string {
+  const columns = DATASET_TABLES[table].split(',').map((c) => c.trim().split(/\s+/) as [string, string]);
+  return `{${columns.map(([name, type]) => `${name}: ${sqlString(type)}`).join(', ')}}`;
 }
 
 async function appendSchemaAndTasks(db: Database, schema: PreferenceSchema, tasks: Awaited<ReturnType<typeof readTaskDefinitions>>): Promise<void> {
@@ -150,19 +185,3 @@ async function appendSchemaAndTasks(db: Database, schema: PreferenceSchema, task
   }
   out.closeSync();
 }
-
-function appendUser(a: Record<'users' | 'interests' | 'affinities' | 'interactions' | 'scenario_pool', DuckDBAppender>, r: UserRecord): void {
-  const d = r.demographics;
-  const user = d.user_id;
-  appendRow(a.users, [user, r.index, d.age, d.gender, d.employment_status, d.education, d.marital_status, d.english_proficiency, d.ethnicity, d.religion, d.birth_country, d.reside_country]);
-  for (const i of r.interests) appendRow(a.interests, [user, r.index, i.domain, i.interested]);
-  for (const f of r.affinities) appendRow(a.affinities, [user, r.index, f.domain, f.preference_type, f.value, f.position, f.is_list]);
-  for (const x of r.interactions) appendRow(a.interactions, [user, r.index, x.domain, x.summary]);
-  for (const s of r.scenarios) {
-    appendRow(a.scenario_pool, [
-      s.scenario_id, user, r.index, s.task_id, s.kind, s.task_key, s.relevant_domains, s.relevant_preference_types,
-      s.location, s.device, s.time_of_day, s.day_of_week, s.environment,
-    ]);
-  }
-}
-

@@ -1,0 +1,66 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { describe, expect, it } from 'vitest';
+import { runImport } from '../../../../src/benchmarks/personalens/dataset/import.js';
+import { DATASET_TABLE_NAMES } from '../../../../src/benchmarks/personalens/dataset/tables.js';
+import { PlensError } from '../../../../src/core/errors.js';
+import { Workspace } from '../../../../src/core/workspace.js';
+import { repoRoot, sampleDir, tempDir } from '../../../helpers/cli.js';
+
+// The import reads users on worker threads when there are many (the released data); a small import
+// reads them in this thread. Both must write the same tables, in the same order, and fail the same way.
+
+async function parquetRows(dir: string, table: string): Promise<unknown[]> {
+  const instance = await DuckDBInstance.create(':memory:');
+  const connection = await instance.connect();
+  try {
+    const reader = await connection.runAndReadAll(`SELECT * FROM read_parquet('${join(dir, `${table}.parquet`)}')`);
+    return [reader.columnNames(), reader.columnTypes().map(String), ...reader.getRowsJson()];
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+describe('plens import on reader threads', () => {
+  it('writes the same tables (rows, order, types) and manifest as a read in one thread', async () => {
+    const one = new Workspace(join(tempDir(), 'ws'));
+    const threads = new Workspace(join(tempDir(), 'ws'));
+    const a = await runImport({ from: sampleDir, workspace: one, workers: 0, progress: false });
+    const b = await runImport({ from: sampleDir, workspace: threads, workers: 2, progress: false });
+    expect(b.fingerprint).toBe(a.fingerprint);
+    expect(b.scenarios).toEqual(a.scenarios);
+    expect(b.scenarios.sd + b.scenarios.md).toBeGreaterThan(0);
+    expect(b.normalisations).toEqual(a.normalisations);
+    expect(b.warnings).toEqual(a.warnings);
+    for (const table of DATASET_TABLE_NAMES) {
+      const rows = await parquetRows(threads.datasetDir, table);
+      expect(rows, table).toEqual(await parquetRows(one.datasetDir, table));
+      expect(rows.length - 2, table).toBe(b.tables[table]!.rows);
+    }
+    const manifest = (ws: Workspace) => {
+      const m = JSON.parse(readFileSync(join(ws.datasetDir, 'manifest.json'), 'utf8')) as Record<string, unknown>;
+      return { ...m, created_at: undefined };
+    };
+    expect(manifest(threads)).toEqual(manifest(one));
+  });
+
+  // The broken-input corpus (test/fixtures/broken), run through the threads: the same typed error.
+  const corpus = join(repoRoot, 'test', 'fixtures', 'broken');
+  const cases = JSON.parse(readFileSync(join(corpus, 'cases.json'), 'utf8')) as Array<{ case: string; code: string; file: string; pointer?: string; line?: number }>;
+  it.each(cases.map((c) => [c.case, c] as const))('%s: the same typed error from a reader thread, nothing written', async (_name, c) => {
+    const ws = new Workspace(join(tempDir(), 'ws'));
+    const error = await runImport({ from: join(corpus, c.case, 'data'), workspace: ws, workers: 2, progress: false }).then(
+      () => expect.fail('the import succeeded'),
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(PlensError);
+    const e = error as PlensError;
+    expect(e.code).toBe(c.code);
+    expect(e.location.file).toBe(join(corpus, c.case, c.file));
+    if (c.pointer !== undefined) expect(e.location.pointer).toBe(c.pointer);
+    if (c.line !== undefined) expect(e.location.line).toBe(c.line);
+    expect(existsSync(ws.root)).toBe(false);
+  });
+});
