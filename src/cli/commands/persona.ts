@@ -25,7 +25,7 @@ const importCommand: CommandModule<GlobalArgs, PersonaImportArgs> = {
       .option('from', { type: 'string', demandOption: true, describe: 'Raw_Data_Postized.json (a list of posts) or merged_posts_remapped.json ({author: [posts]})' })
       .option('out', { type: 'string', describe: 'Output folder; default <workspace>/persona' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'Read and validate everything, write nothing' })
-      .example('$0 persona import --from data/persona-sample/raw.json', 'import the bundled synthetic sample'),
+      .example('$0 persona import --from data/personabench-sample/raw.json', 'import the bundled synthetic sample'),
   handler: async (args) => {
     const { runPersonaImport } = await import('../../benchmarks/personabench/import.js');
     const summary = await runPersonaImport({ from: userPath(args.from), out: args.out ? userPath(args.out) : join(workspaceOf(args).root, 'persona'), dryRun: args['dry-run'] });
@@ -42,7 +42,7 @@ const importCommand: CommandModule<GlobalArgs, PersonaImportArgs> = {
 
 const selectCommand: CommandModule<GlobalArgs, PersonaSelectArgs> = {
   command: 'select',
-  describe: 'Select the samples of every task (3.1, 3.2, 3.3) x setting (P-Conv, P-NonConv, NP-Conv) as the original prompt makers do',
+  describe: 'Select the samples of every task (3.1, 3.2, 3.3) x setting (P-Conv, P-NonConv, NP-Conv) as the original prompt makers do, and build their prompts',
   builder: (y) =>
     y
       .option('from', { type: 'string', demandOption: true, describe: 'The PERSONA-bench input file (either format)' })
@@ -50,13 +50,13 @@ const selectCommand: CommandModule<GlobalArgs, PersonaSelectArgs> = {
       .option('fidelity', { choices: ['original', 'fixed'] as const, default: 'original' as const, describe: 'original: reproduce the makers, bugs included; fixed: apply the corrections listed in the README' })
       .option('seed', { type: 'number', default: 0, describe: 'Seed for the shuffles the original leaves unseeded (3.1/3.2 NP-Conv), CPython random.seed(int)' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'Count the samples, write nothing' })
-      .example('$0 persona select --from data/persona-sample/raw.json --fidelity fixed --seed 1', 'select with the corrections'),
+      .example('$0 persona select --from data/personabench-sample/raw.json --fidelity fixed --seed 1', 'select with the corrections'),
   handler: async (args) => {
     const { runPersonaSelect } = await import('../../benchmarks/personabench/select-stage.js');
     const out = args.out ? userPath(args.out) : join(workspaceOf(args).root, 'persona', `selection-${args.fidelity}`);
     const summary = await runPersonaSelect({ from: userPath(args.from), out, fidelity: args.fidelity, seed: args.seed, dryRun: args['dry-run'] });
     printResult(args, summary, () =>
-      [`${summary.dry_run ? 'would select' : 'selected'} (${summary.fidelity}, seed ${summary.seed}) -> ${summary.file ?? '(dry run)'}`, ...Object.entries(summary.counts).map(([k, n]) => `  ${k}: ${n}`)].join('\n'),
+      [`${summary.dry_run ? 'would select' : 'selected'} (${summary.fidelity}, seed ${summary.seed}) -> ${summary.file ?? '(dry run)'}${summary.prompts_file ? `, prompts -> ${summary.prompts_file}` : ''}`, ...Object.entries(summary.counts).map(([k, n]) => `  ${k}: ${n}`)].join('\n'),
     );
   },
 };
