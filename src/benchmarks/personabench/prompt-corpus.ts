@@ -4,7 +4,7 @@
  * posts), `orig_idx{n}` and `ctx_idx{n}` (3.3 NP-Conv, n 0-based). The post comes back
  * flattened under that id, so its comments carry the ids the prompt shows.
  */
-import { flattenCorpus, flattenPost, type FlatPost, type UserPosts } from './corpus.js';
+import { flatCorpusOf, flattenPost, renamePost, type FlatPost, type UserPosts } from './corpus.js';
 
 export class PromptCorpus {
   readonly posts: FlatPost[];
@@ -13,7 +13,7 @@ export class PromptCorpus {
   private readonly renamed = new Map<string, FlatPost>();
 
   constructor(users: readonly UserPosts[]) {
-    this.posts = flattenCorpus(users);
+    this.posts = flatCorpusOf(users);
     this.index = new Map(this.posts.map((post) => [post.id, post]));
   }
 
@@ -31,8 +31,15 @@ export class PromptCorpus {
       createdUtcFallback = true;
     }
     if (!base) throw new RangeError(`no post with id ${id}`);
-    const { comments, byId } = flattenPost(base.raw, id, createdUtcFallback);
-    const post: FlatPost = { ...base, id, comments, byId };
+    let post: FlatPost;
+    if (createdUtcFallback && base.createdUtcOnly) {
+      const { comments, byId } = flattenPost(base.raw, id, true);
+      post = { ...base, id, comments, byId };
+    } else {
+      post = renamePost(base, id);
+    }
+    // A few recent posts only: a prompt looks its posts up a few times, one after another.
+    if (this.renamed.size >= 16) this.renamed.delete(this.renamed.keys().next().value!);
     this.renamed.set(id, post);
     return post;
   }
