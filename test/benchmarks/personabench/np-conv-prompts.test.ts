@@ -8,7 +8,7 @@ import { buildAllPrompts, buildPrompt } from '../../../src/benchmarks/personaben
 import type { RawPost, UserPosts } from '../../../src/benchmarks/personabench/corpus.js';
 import { impactNpConvPrompt, replyNpConvExtras, replyNpConvPrompt, signNpConvPrompt } from '../../../src/benchmarks/personabench/np-conv-prompts.js';
 import { PromptCorpus } from '../../../src/benchmarks/personabench/prompt-corpus.js';
-import { selectImpactNpConv, selectReplyNpConv, selectSignNpConv } from '../../../src/benchmarks/personabench/selection.js';
+import { selectImpactNpConv, selectReplyNpConv, selectReplySamples, selectSignNpConv } from '../../../src/benchmarks/personabench/selection.js';
 
 const grouped = JSON.parse(readFileSync(new URL('../../fixtures/personabench/grouped.json', import.meta.url), 'utf8')) as Record<string, RawPost[]>;
 const users: UserPosts[] = Object.entries(grouped).map(([user, posts]) => ({ user, posts }));
@@ -214,5 +214,25 @@ describe('buildAllPrompts', () => {
   it('buildPrompt dispatches NP-Conv samples to the NP-Conv makers', () => {
     const [sample] = selectSignNpConv(users, original);
     expect(buildPrompt(sample!, corpus, 'original')).toBe(signNpConvPrompt(sample!, corpus));
+  });
+});
+
+describe('created_utc fallback (3.3_RandPrompt only, spec §4.2b.5)', () => {
+  it('a comment with no timestamp but a created_utc is a 3.3 NP-Conv candidate only; its prompt shows the NP-Conv ids', () => {
+    const fallback = structuredClone(users);
+    // "Yes, double blind." (u1p1-c1-c2-c3-c4, 13:00) loses its timestamp but keeps a created_utc.
+    const reply = fallback[0]!.posts[0]!.comments![0]!.replies![0]!.replies![0]!.replies![0]!;
+    delete reply.timestamp;
+    reply['created_utc'] = '2023-03-01T13:00:00Z';
+    // P-Conv / P-NonConv: not a candidate, so the most recent is "Read the paper first." (12:00).
+    expect(selectReplySamples(fallback, 'P-Conv', original).find((s) => s.targetPostId === 'u1p1')?.targetReplyId).toBe('u1p1-c5-c6');
+    // NP-Conv: created_utc counts, the target stays c4, and the prompt corpus resolves it under orig_idx0.
+    const [sample] = selectReplyNpConv(fallback, original);
+    expect(sample!.targetReplyId).toBe('orig_idx0-c1-c2-c3-c4');
+    expect(sample!.trueLabel).toBe('Yes, double blind.');
+    const c = new PromptCorpus(fallback);
+    expect(c.get('orig_idx0').byId.get('orig_idx0-c1-c2-c3-c4')!.time).not.toBeNull();
+    expect(c.get('u1p1').byId.get('u1p1-c1-c2-c3-c4')!.time).toBeNull();
+    expect(replyNpConvPrompt(sample!, c, 'original')).toContain("'alice' is replying to a message by 'u2' (ID orig_idx0-c1-c2-c3, score 2)");
   });
 });
