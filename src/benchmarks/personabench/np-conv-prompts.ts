@@ -56,11 +56,10 @@ const na = (value: unknown): string => (value === null || value === undefined ? 
 function signExample(sample: ScoreSample, corpus: PromptCorpus): string {
   const fs = sample.fewShot;
   if (!fs || fs.postId === null || fs.replyId === null) return `${NO_EXAMPLE_HEADER}\n${SIGN_CUE}\npositive`;
-  const post = corpus.get(fs.postId);
-  const reply = post.byId.get(fs.replyId)!;
+  const { post, node: reply } = corpus.node(fs.postId, fs.replyId);
   const parent = parentOf(post, reply)!;
   return [
-    `### FEW-SHOT EXAMPLE (Context from a DIFFERENT, unrelated post ID: ${post.id}) ###`,
+    `### FEW-SHOT EXAMPLE (Context from a DIFFERENT, unrelated post ID: ${fs.postId}) ###`,
     `- Community: r/${show(post.subreddit ?? '')}; posted by u/${show(post.author)} at ${post.timestamp ?? 'N/A'}; post score ${show(post.score)}`,
     `- Title: "${cleanText(post.raw.title)}"`,
     `- Opening of the post (up to 150 characters): ${truncate(cleanText(post.content), 150)}`,
@@ -73,13 +72,12 @@ function signExample(sample: ScoreSample, corpus: PromptCorpus): string {
 
 /** The prompt of a 3.1 NP-Conv sample (3.1_RandPrompt.py). */
 export function signNpConvPrompt(sample: ScoreSample, corpus: PromptCorpus): string {
-  const post = corpus.get(sample.targetPostId);
-  const target = post.byId.get(sample.targetReplyId)!;
+  const { post, node: target } = corpus.node(sample.targetPostId, sample.targetReplyId);
   const parent = parentOf(post, target)!;
   const disclaimer =
     'IMPORTANT NOTE: the example above comes from a COMPLETELY UNRELATED post by someone else. It only shows the answer format; do not carry its content, people or outcome over to the task below.';
   const task = [
-    `### CURRENT TASK (Post ID: ${post.id}) ###`,
+    `### CURRENT TASK (Post ID: ${sample.targetPostId}) ###`,
     `- Community: r/${show(post.subreddit ?? '')}; posted by u/${show(post.author)} at ${post.timestamp ?? 'N/A'}; post score ${show(post.score)}`,
     `- Title: "${cleanText(post.raw.title)}"`,
     `- Opening of the post (up to 150 characters): ${truncate(cleanText(post.content), 150)}`,

@@ -4,7 +4,7 @@
  * posts), `orig_idx{n}` and `ctx_idx{n}` (3.3 NP-Conv, n 0-based). The post comes back
  * flattened under that id, so its comments carry the ids the prompt shows.
  */
-import { flatCorpusOf, flattenPost, renamePost, type FlatPost, type UserPosts } from './corpus.js';
+import { flatCorpusOf, flattenPost, renameId, renamePost, type CommentNode, type FlatPost, type UserPosts } from './corpus.js';
 
 export class PromptCorpus {
   readonly posts: FlatPost[];
@@ -15,6 +15,20 @@ export class PromptCorpus {
   constructor(users: readonly UserPosts[]) {
     this.posts = flatCorpusOf(users);
     this.index = new Map(this.posts.map((post) => [post.id, post]));
+  }
+
+  /**
+   * A node of the post `postId` by its id under that post's prefix, looked up in the
+   * `u{i}p{j}` copy (no renamed copy is made: for prompts that print no comment ids).
+   */
+  node(postId: string, nodeId: string): { post: FlatPost; node: CommentNode } {
+    const m = /^(?:task_(u\d+p\d+)|internal_p(\d+))$/.exec(postId);
+    const base = m ? (m[1] !== undefined ? this.index.get(m[1]) : this.posts[Number(m[2]) - 1]) : undefined;
+    if (!base) {
+      const post = this.get(postId);
+      return { post, node: post.byId.get(nodeId)! };
+    }
+    return { post: base, node: base.byId.get(renameId(nodeId, postId, base.id))! };
   }
 
   get(id: string): FlatPost {

@@ -86,8 +86,23 @@ function parentText(post: FlatPost, node: CommentNode): { exists: boolean; text:
   return parent ? { exists: true, text: parent.body } : { exists: false, text: null };
 }
 
+/**
+ * Per-post results every selection asks for again (3.1 and 3.2 share targets; NP-Conv asks
+ * for every post): computed once per flattened post. Posts are never changed after flattening.
+ */
+function memo<T>(compute: (post: FlatPost) => T): (post: FlatPost) => T {
+  const cache = new WeakMap<FlatPost, { value: T }>();
+  return (post) => {
+    let hit = cache.get(post);
+    if (!hit) cache.set(post, (hit = { value: compute(post) }));
+    return hit.value;
+  };
+}
+
 /** Eligible author replies sorted by (|score|, time) descending, ties in pre-order. */
-export function eligibleReplies(post: FlatPost): EligibleReply[] {
+export const eligibleReplies = memo(eligibleRepliesOf);
+
+function eligibleRepliesOf(post: FlatPost): EligibleReply[] {
   const replies: EligibleReply[] = [];
   for (const node of post.comments) {
     if (node.author === null || node.author !== post.author) continue;
@@ -105,21 +120,24 @@ export function eligibleReplies(post: FlatPost): EligibleReply[] {
     .map(({ reply }) => reply);
 }
 
-function distinctAuthors(post: FlatPost): number {
+const distinctAuthors = memo(distinctAuthorsOf);
+function distinctAuthorsOf(post: FlatPost): number {
   const authors = new Set<string>();
   if (post.author !== null) authors.add(post.author);
   for (const node of post.comments) if (node.author !== null) authors.add(node.author);
   return authors.size;
 }
 
-function authorLiveComments(post: FlatPost): number {
+const authorLiveComments = memo(authorLiveCommentsOf);
+function authorLiveCommentsOf(post: FlatPost): number {
   let count = 0;
   for (const node of post.comments) if (node.author !== null && node.author === post.author && !isDeletedLoose(node.body)) count++;
   return count;
 }
 
 /** The 2.0 filters; returns the sorted eligible replies when the post qualifies. */
-export function scoreTaskReplies(post: FlatPost): EligibleReply[] | null {
+export const scoreTaskReplies = memo(scoreTaskRepliesOf);
+function scoreTaskRepliesOf(post: FlatPost): EligibleReply[] | null {
   if (distinctAuthors(post) <= 3) return null;
   if (authorLiveComments(post) <= 2) return null;
   const replies = eligibleReplies(post);
@@ -276,7 +294,8 @@ interface ReplyCandidates {
   candidates: CommentNode[];
 }
 
-function replyCandidates(post: FlatPost): ReplyCandidates {
+const replyCandidates = memo(replyCandidatesOf);
+function replyCandidatesOf(post: FlatPost): ReplyCandidates {
   const candidates = post.comments
     .filter((node) => node.author !== null && node.author === post.author && node.body !== null && node.time !== null)
     .map((node, i) => ({ node, i }))
@@ -286,7 +305,8 @@ function replyCandidates(post: FlatPost): ReplyCandidates {
 }
 
 /** Top-level subtrees with a message by the post author (the TLC counts) and a direct reply to the TLC. */
-export function qualifyingTreeCount(post: FlatPost): number {
+export const qualifyingTreeCount = memo(qualifyingTreeCountOf);
+function qualifyingTreeCountOf(post: FlatPost): number {
   let count = 0;
   for (const node of post.comments) {
     if (node.depth !== 1 || node.children.length === 0) continue;
