@@ -2,7 +2,7 @@
 // (test/fixtures/personabench/prompts/, written by us after spec §2.1.4, §2.3.5, §5.3, §5.4):
 // the prompt text kept byte for byte, ids / labels / task / setting recorded, and bad lines
 // named by file, line and field with nothing written.
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -103,7 +103,7 @@ describe('import-prompts: bad input', () => {
     for (const [i, [text, code, where, message]] of cases.entries()) {
       const file = join(dir, `${i}`, name);
       const out = join(dir, `out${i}`);
-      (await import('node:fs')).mkdirSync(join(dir, `${i}`));
+      mkdirSync(join(dir, `${i}`));
       writeFileSync(file, text + '\n');
       const error = (await runImportPrompts({ files: [file], out }).catch((e: unknown) => e)) as PlensError;
       expect(error).toBeInstanceOf(PlensError);
