@@ -3,6 +3,7 @@ import { packageRoot } from '../core/paths.js';
 import { benchDataset } from './dataset.js';
 import { benchDialogues } from './dialogues.js';
 import { benchLexical } from './lexical.js';
+import { benchPersonaCorpus } from './persona-corpus.js';
 import { benchResults } from './results.js';
 import { benchWarehouse } from './warehouse.js';
 import { formatBench, type BenchResult } from './report.js';
@@ -18,6 +19,7 @@ const BENCHES: Record<string, () => Promise<BenchResult>> = {
   results: () => benchResults(),
   lexical: () => benchLexical(),
   warehouse: () => benchWarehouse(dataDir),
+  'persona-corpus': () => benchPersonaCorpus(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

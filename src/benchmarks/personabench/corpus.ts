@@ -74,6 +74,8 @@ export interface FlatPost {
   comments: CommentNode[];
   byId: Map<string, CommentNode>;
   raw: RawPost;
+  /** A comment has no timestamp but a created_utc, which only 3.3_RandPrompt falls back to. */
+  createdUtcOnly: boolean;
 }
 
 const PY_WHITESPACE = /[\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
@@ -125,6 +127,8 @@ const ISO =
  */
 export function parseTimestamp(value: unknown): { time: number; iso: string } | null {
   if (typeof value !== 'string') return null;
+  const fast = parseCanonical(value);
+  if (fast) return fast;
   const m = ISO.exec(value);
   if (!m) return null;
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = m;
@@ -153,7 +157,31 @@ export function parseTimestamp(value: unknown): { time: number; iso: string } | 
 }
 
 function daysIn(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+const digit = (text: string, i: number): number => text.charCodeAt(i) - 48;
+const twoDigits = (text: string, i: number): number => {
+  const a = digit(text, i);
+  const b = digit(text, i + 1);
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : NaN;
+};
+
+/**
+ * The common form `YYYY-MM-DDTHH:MM:SSZ`, already normalised: parsed without the regex (the
+ * release has hundreds of thousands of them). Anything else goes the general way.
+ */
+function parseCanonical(text: string): { time: number; iso: string } | null {
+  if (text.length !== 20 || text[4] !== '-' || text[7] !== '-' || text[10] !== 'T' || text[13] !== ':' || text[16] !== ':' || text[19] !== 'Z') return null;
+  const year = twoDigits(text, 0) * 100 + twoDigits(text, 2);
+  const month = twoDigits(text, 5);
+  const day = twoDigits(text, 8);
+  const hour = twoDigits(text, 11);
+  const minute = twoDigits(text, 14);
+  const second = twoDigits(text, 17);
+  if (!(month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month) && hour <= 23 && minute <= 59 && second <= 59)) return null;
+  return { time: Date.UTC(year, month - 1, day, hour, minute, second) * 1000, iso: text };
 }
 
 function authorOf(value: unknown): string | null {
@@ -220,10 +248,45 @@ export function flattenCorpus(users: readonly UserPosts[]): FlatPost[] {
         comments,
         byId,
         raw: post,
+        createdUtcOnly: comments.some((node) => (node.raw.timestamp === null || node.raw.timestamp === undefined) && node.raw.created_utc !== null && node.raw.created_utc !== undefined),
       });
     });
   });
   return posts;
+}
+
+const flatCache = new WeakMap<readonly UserPosts[], FlatPost[]>();
+
+/**
+ * flattenCorpus, once per corpus: every selection and the prompt builder share one flattened
+ * copy (the corpus must not be changed after the first call).
+ */
+export function flatCorpusOf(users: readonly UserPosts[]): FlatPost[] {
+  let posts = flatCache.get(users);
+  if (!posts) flatCache.set(users, (posts = flattenCorpus(users)));
+  return posts;
+}
+
+/**
+ * The post under another id prefix (`task_u1p1`, `ctx_idx0`, ...): the same nodes with renamed
+ * ids, without parsing anything again.
+ */
+export function renamePost(post: FlatPost, id: string): FlatPost {
+  const byId = new Map<string, CommentNode>();
+  const copies = new Map<CommentNode, CommentNode>();
+  const comments = post.comments.map((node) => {
+    const copy: CommentNode = { ...node, id: renameId(node.id, post.id, id), parentId: renameId(node.parentId, post.id, id), topLevelId: renameId(node.topLevelId, post.id, id), children: [] };
+    copies.set(node, copy);
+    byId.set(copy.id, copy);
+    return copy;
+  });
+  for (const node of post.comments) copies.get(node)!.children = node.children.map((child) => copies.get(child)!);
+  return { ...post, id, comments, byId };
+}
+
+/** The id `id` (of a node in a post flattened under `from`) as it reads under the prefix `to`. */
+export function renameId(id: string, from: string, to: string): string {
+  return to + id.slice(from.length);
 }
 
 /** Raw_Data_Process.py: group a flat list of posts by author, first-appearance order. */

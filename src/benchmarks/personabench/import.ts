@@ -8,7 +8,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DuckDBAppender } from '@duckdb/node-api';
+import { DuckDBDataChunk, DuckDBTypeId, type DuckDBAppender, type DuckDBType } from '@duckdb/node-api';
 import { replaceDirectoryAtomic } from '../../core/atomic.js';
 import { Database, sqlString } from '../../db/database.js';
 import { cleanText, flattenCorpus, groupByAuthor, isDeletedLoose, isDeletedStrict, isNumericScore, scoreValue, type RawPost, type UserPosts } from './corpus.js';
@@ -44,17 +44,40 @@ export const PERSONA_TABLES = {
 
 type Cell = string | number | boolean | bigint | null;
 
-function append(appender: DuckDBAppender, cells: readonly Cell[], kinds: string): void {
-  cells.forEach((cell, i) => {
-    const kind = kinds[i];
-    if (cell === null) appender.appendNull();
-    else if (kind === 'i') appender.appendInteger(cell as number);
-    else if (kind === 'd') appender.appendDouble(cell as number);
-    else if (kind === 'b') appender.appendBoolean(cell as boolean);
-    else if (kind === 'l') appender.appendBigInt(BigInt(cell as number));
-    else appender.appendVarchar(String(cell));
-  });
-  appender.endRow();
+/**
+ * Appends rows a chunk (2,048 rows) at a time: one columnar write per column instead of one
+ * native call per cell, which is most of the import's time on a release-sized corpus.
+ */
+class ChunkAppender {
+  private readonly types: DuckDBType[];
+  private readonly bigint: boolean[];
+  private rows: Cell[][] = [];
+
+  constructor(private readonly appender: DuckDBAppender) {
+    this.types = Array.from({ length: appender.columnCount }, (_, i) => appender.columnType(i));
+    this.bigint = this.types.map((t) => t.typeId === DuckDBTypeId.BIGINT);
+  }
+
+  push(cells: Cell[]): void {
+    this.rows.push(cells);
+    if (this.rows.length === 2048) this.flush();
+  }
+
+  private flush(): void {
+    if (this.rows.length === 0) return;
+    const chunk = DuckDBDataChunk.create(this.types, this.rows.length);
+    for (let c = 0; c < this.types.length; c++) {
+      const big = this.bigint[c];
+      chunk.setColumnValues(c, this.rows.map((row) => (big && row[c] !== null ? BigInt(row[c] as number) : row[c]!)));
+    }
+    this.appender.appendDataChunk(chunk);
+    this.rows = [];
+  }
+
+  close(): void {
+    this.flush();
+    this.appender.closeSync();
+  }
 }
 
 const text = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
@@ -125,28 +148,24 @@ export async function runPersonaImport(options: PersonaImportOptions): Promise<P
   const db = await Database.open(':memory:', { threads: 2 });
   try {
     for (const [name, columns] of Object.entries(PERSONA_TABLES)) await db.run(`CREATE TABLE ${name} (${columns})`);
-    const usersAppender = await db.appender('users');
-    users.forEach((user, i) => append(usersAppender, [i + 1, user.user, user.posts.length], 'isi'));
-    usersAppender.closeSync();
-    const postsAppender = await db.appender('posts');
-    const commentsAppender = await db.appender('comments');
+    const usersAppender = new ChunkAppender(await db.appender('users'));
+    users.forEach((user, i) => usersAppender.push([i + 1, user.user, user.posts.length]));
+    usersAppender.close();
+    const postsAppender = new ChunkAppender(await db.appender('posts'));
+    const commentsAppender = new ChunkAppender(await db.appender('comments'));
     for (const post of posts) {
       const raw = post.raw;
-      append(
-        postsAppender,
+      postsAppender.push(
         [post.id, post.userNumber, post.postNumber, post.globalIndex, post.user, post.author, text(raw.title), text(raw.url), text(raw.content), text(raw.__sub__), isNumericScore(raw.score) ? scoreValue(raw.score) : null, post.timestamp, text(raw.timestamp), post.time, post.comments.length],
-        'siiissssssdssli',
       );
       for (const node of post.comments) {
-        append(
-          commentsAppender,
+        commentsAppender.push(
           [node.id, post.id, node.parentId, node.topLevelId, node.depth, node.order, node.author, node.author !== null && node.author === post.author, text(node.body), cleanText(node.body), isNumericScore(node.score) ? scoreValue(node.score) : null, isNumericScore(node.score), node.timestamp, text(node.timestampRaw), node.time, isDeletedLoose(node.body), isDeletedStrict(node.body)],
-          'ssssiisbssdbssl' + 'bb',
         );
       }
     }
-    postsAppender.closeSync();
-    commentsAppender.closeSync();
+    postsAppender.close();
+    commentsAppender.close();
     await replaceDirectoryAtomic(options.out, async (staging) => {
       for (const name of Object.keys(PERSONA_TABLES)) {
         const file = join(staging, `${name}.parquet`);

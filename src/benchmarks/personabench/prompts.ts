@@ -40,12 +40,12 @@ const NON_CONV_IMPACT_EXAMPLE = {
   answer: 18,
 };
 
-const truncate = (text: string, n: number, alwaysEllipsis = false): string => {
+export const truncate = (text: string, n: number, alwaysEllipsis = false): string => {
   const chars = Array.from(text);
   return chars.length > n ? chars.slice(0, n).join('') + '...' : alwaysEllipsis ? text + '...' : text;
 };
 
-const show = (value: unknown): string => (value === null || value === undefined ? 'None' : String(value));
+export const show = (value: unknown): string => (value === null || value === undefined ? 'None' : String(value));
 
 interface PostView {
   id: string;
@@ -87,9 +87,9 @@ function replyBlock(parent: { id: string; author: string; body: string }, reply:
   ].join('\n');
 }
 
-const SIGN_QUESTION = "Will the community score of this reply end up positive or negative? Answer with just 'positive' or 'negative'.";
+export const SIGN_QUESTION = "Will the community score of this reply end up positive or negative? Answer with just 'positive' or 'negative'.";
 
-function impactRules(): string {
+export function impactRules(): string {
   return [
     'How to answer:',
     '- Work out internally whether the score is positive or negative; do not state it.',

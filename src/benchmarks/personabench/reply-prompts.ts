@@ -36,7 +36,7 @@ function commentJson(node: CommentNode, children: unknown[]): Record<string, unk
 const byTime = (a: CommentNode, b: CommentNode): number => (a.time ?? -Infinity) - (b.time ?? -Infinity) || a.order - b.order;
 
 /** The whole post as JSON data, without `removed` and its subtree, and (fixed) without anything later than `cutoff`. */
-function postJson(post: FlatPost, removed: CommentNode | null, cutoff: number | null, withComments: boolean): Record<string, unknown> {
+export function postJson(post: FlatPost, removed: CommentNode | null, cutoff: number | null, withComments: boolean): Record<string, unknown> {
   const keep = (node: CommentNode): boolean => node !== removed && (cutoff === null || (node.time !== null && node.time < cutoff));
   const tree = (node: CommentNode): Record<string, unknown> => commentJson(node, node.children.filter(keep).map(tree));
   const out: Record<string, unknown> = {};
@@ -60,7 +60,7 @@ function postJson(post: FlatPost, removed: CommentNode | null, cutoff: number | 
  * later sibling go). A top-level few-shot reply is its own whole subtree, answer included, as
  * in the original (spec §2.3.2).
  */
-function truncatedBranch(post: FlatPost, reply: CommentNode, cutoff: number | null): Record<string, unknown> {
+export function truncatedBranch(post: FlatPost, reply: CommentNode, cutoff: number | null): Record<string, unknown> {
   const path = new Set<string>();
   for (let id: string | undefined = reply.id; id && id !== post.id; id = post.byId.get(id)?.parentId) path.add(id);
   const top = post.byId.get(reply.topLevelId)!;

@@ -10,8 +10,9 @@
 import { PythonRandom } from '../../stats/python-random.js';
 import {
   cleanText,
-  flattenCorpus,
+  flatCorpusOf,
   flattenPost,
+  renameId,
   isDeletedLoose,
   isDeletedStrict,
   isNumericScore,
@@ -85,8 +86,23 @@ function parentText(post: FlatPost, node: CommentNode): { exists: boolean; text:
   return parent ? { exists: true, text: parent.body } : { exists: false, text: null };
 }
 
+/**
+ * Per-post results every selection asks for again (3.1 and 3.2 share targets; NP-Conv asks
+ * for every post): computed once per flattened post. Posts are never changed after flattening.
+ */
+function memo<T>(compute: (post: FlatPost) => T): (post: FlatPost) => T {
+  const cache = new WeakMap<FlatPost, { value: T }>();
+  return (post) => {
+    let hit = cache.get(post);
+    if (!hit) cache.set(post, (hit = { value: compute(post) }));
+    return hit.value;
+  };
+}
+
 /** Eligible author replies sorted by (|score|, time) descending, ties in pre-order. */
-export function eligibleReplies(post: FlatPost): EligibleReply[] {
+export const eligibleReplies = memo(eligibleRepliesOf);
+
+function eligibleRepliesOf(post: FlatPost): EligibleReply[] {
   const replies: EligibleReply[] = [];
   for (const node of post.comments) {
     if (node.author === null || node.author !== post.author) continue;
@@ -104,21 +120,24 @@ export function eligibleReplies(post: FlatPost): EligibleReply[] {
     .map(({ reply }) => reply);
 }
 
-function distinctAuthors(post: FlatPost): number {
+const distinctAuthors = memo(distinctAuthorsOf);
+function distinctAuthorsOf(post: FlatPost): number {
   const authors = new Set<string>();
   if (post.author !== null) authors.add(post.author);
   for (const node of post.comments) if (node.author !== null) authors.add(node.author);
   return authors.size;
 }
 
-function authorLiveComments(post: FlatPost): number {
+const authorLiveComments = memo(authorLiveCommentsOf);
+function authorLiveCommentsOf(post: FlatPost): number {
   let count = 0;
   for (const node of post.comments) if (node.author !== null && node.author === post.author && !isDeletedLoose(node.body)) count++;
   return count;
 }
 
 /** The 2.0 filters; returns the sorted eligible replies when the post qualifies. */
-export function scoreTaskReplies(post: FlatPost): EligibleReply[] | null {
+export const scoreTaskReplies = memo(scoreTaskRepliesOf);
+function scoreTaskRepliesOf(post: FlatPost): EligibleReply[] | null {
   if (distinctAuthors(post) <= 3) return null;
   if (authorLiveComments(post) <= 2) return null;
   const replies = eligibleReplies(post);
@@ -154,7 +173,7 @@ function pythonShuffle<T>(items: T[], rng: PythonRandom): T[] {
 /** 3.1 / 3.2, P-Conv and P-NonConv (same targets, same order; only P-Conv has a few-shot). */
 export function selectScoreSamples(users: readonly UserPosts[], task: '3.1' | '3.2', setting: 'P-Conv' | 'P-NonConv', options: SelectionOptions): ScoreSample[] {
   const samples: ScoreSample[] = [];
-  for (const post of flattenCorpus(users)) {
+  for (const post of flatCorpusOf(users)) {
     const replies = scoreTaskReplies(post);
     if (replies === null) continue;
     const target = replies[0]!;
@@ -185,22 +204,21 @@ export function selectScoreSamples(users: readonly UserPosts[], task: '3.1' | '3
 
 /** 3.1 NP-Conv (3.1_RandPrompt.py). */
 export function selectSignNpConv(users: readonly UserPosts[], options: SelectionOptions): ScoreSample[] {
-  const flat = flattenCorpus(users);
+  const flat = flatCorpusOf(users);
   // Pass 1: the few-shot pool, looser filters, ids internal_p{n} (n = 1-based global post counter).
-  const pool: Array<{ postId: string; user: string; reply: EligibleReply; globalIndex: number }> = [];
+  // Selection runs on the u{i}p{j} copy; only the ids written out are renamed (same tree, same order).
+  const pool: Array<{ postId: string; user: string; replyId: string; score: number; globalIndex: number }> = [];
   for (const post of flat) {
     const postId = `internal_p${post.globalIndex + 1}`;
-    const renamed = withPrefix(post, postId);
-    if (distinctAuthors(renamed) <= 2 || authorLiveComments(renamed) < 1) continue;
-    const replies = eligibleReplies(renamed);
+    if (distinctAuthors(post) <= 2 || authorLiveComments(post) < 1) continue;
+    const replies = eligibleReplies(post);
     if (replies.length === 0 || Math.abs(replies[0]!.score) <= 1) continue;
-    pool.push({ postId, user: post.user, reply: replies[0]!, globalIndex: post.globalIndex });
+    pool.push({ postId, user: post.user, replyId: renameId(replies[0]!.node.id, post.id, postId), score: replies[0]!.score, globalIndex: post.globalIndex });
   }
   const samples: ScoreSample[] = [];
   for (const post of flat) {
     const postId = `task_u${post.userNumber}p${post.postNumber}`;
-    const renamed = withPrefix(post, postId);
-    const replies = scoreTaskReplies(renamed);
+    const replies = scoreTaskReplies(post);
     if (replies === null) continue;
     const target = replies[0]!;
     let fewShot: ScoreSample['fewShot'] = null;
@@ -216,7 +234,7 @@ export function selectSignNpConv(users: readonly UserPosts[], options: Selection
       }
       const example = k >= 0 ? pool[k]! : undefined;
       fewShot = example
-        ? { type: 'pseudo_random_context', postId: example.postId, replyId: example.reply.node.id, label: signOf(example.reply.score) }
+        ? { type: 'pseudo_random_context', postId: example.postId, replyId: example.replyId, label: signOf(example.score) }
         : { type: 'default', postId: null, replyId: null, label: 'positive' };
     }
     samples.push({
@@ -224,7 +242,7 @@ export function selectSignNpConv(users: readonly UserPosts[], options: Selection
       setting: 'NP-Conv',
       position: 0,
       targetPostId: postId,
-      targetReplyId: target.node.id,
+      targetReplyId: renameId(target.node.id, post.id, postId),
       trueLabel: signOf(target.score),
       score: target.score,
       subreddit: subredditOf(post, ''),
@@ -276,7 +294,8 @@ interface ReplyCandidates {
   candidates: CommentNode[];
 }
 
-function replyCandidates(post: FlatPost): ReplyCandidates {
+const replyCandidates = memo(replyCandidatesOf);
+function replyCandidatesOf(post: FlatPost): ReplyCandidates {
   const candidates = post.comments
     .filter((node) => node.author !== null && node.author === post.author && node.body !== null && node.time !== null)
     .map((node, i) => ({ node, i }))
@@ -286,7 +305,8 @@ function replyCandidates(post: FlatPost): ReplyCandidates {
 }
 
 /** Top-level subtrees with a message by the post author (the TLC counts) and a direct reply to the TLC. */
-export function qualifyingTreeCount(post: FlatPost): number {
+export const qualifyingTreeCount = memo(qualifyingTreeCountOf);
+function qualifyingTreeCountOf(post: FlatPost): number {
   let count = 0;
   for (const node of post.comments) {
     if (node.depth !== 1 || node.children.length === 0) continue;
@@ -310,7 +330,7 @@ function deletedShare(post: FlatPost, node: CommentNode, deleted: (v: unknown) =
 export function selectReplySamples(users: readonly UserPosts[], setting: 'P-Conv' | 'P-NonConv', options: SelectionOptions): ReplySample[] {
   const deleted = options.fidelity === 'fixed' ? isDeletedLoose : isDeletedStrict;
   const samples: ReplySample[] = [];
-  for (const post of flattenCorpus(users)) {
+  for (const post of flatCorpusOf(users)) {
     const { candidates } = replyCandidates(post);
     if (candidates.length < 2) continue;
     const target = candidates[0]!;
@@ -338,50 +358,71 @@ export function selectReplySamples(users: readonly UserPosts[], setting: 'P-Conv
 
 /** 3.3 NP-Conv (3.3_RandPrompt.py): the conversation of the post 200 places on, looser target filter. */
 export function selectReplyNpConv(users: readonly UserPosts[], options: SelectionOptions): ReplySample[] {
-  const flat = flattenCorpus(users);
+  const flat = flatCorpusOf(users);
   const total = flat.length;
   const deleted = options.fidelity === 'fixed' ? isDeletedLoose : isDeletedStrict;
   const emptyOrDeleted = (v: unknown): boolean => cleanText(v) === '' || deleted(v);
-  const tasks = flat.map((post) => withPrefix(post, `orig_idx${post.globalIndex}`, true));
-  const contexts = flat.map((post) => withPrefix(post, `ctx_idx${post.globalIndex}`, true));
-  const contextUsable = (ctx: FlatPost): CommentNode | null => {
+  // 3.3_RandPrompt alone falls back to created_utc: only posts that need it are re-flattened.
+  // Ids stay u{i}p{j} while selecting and are renamed orig_idx{n} / ctx_idx{n} on the way out.
+  const views = new Map<number, FlatPost>();
+  const view = (post: FlatPost): FlatPost => {
+    if (!post.createdUtcOnly) return post;
+    let v = views.get(post.globalIndex);
+    if (!v) views.set(post.globalIndex, (v = withPrefix(post, post.id, true)));
+    return v;
+  };
+  const usable = new Map<number, CommentNode | null>();
+  const contextUsable = (index: number): CommentNode | null => {
+    if (usable.has(index)) return usable.get(index)!;
+    const ctx = view(flat[index]!);
+    let result: CommentNode | null = null;
     const { candidates } = replyCandidates(ctx);
-    if (candidates.length < 2) return null;
-    const [latest, fewShot] = [candidates[0]!, candidates[1]!];
-    if (emptyOrDeleted(fewShot.body) || emptyOrDeleted(latest.body)) return null;
-    if (qualifyingTreeCount(ctx) <= 1) return null;
-    if (deletedShare(ctx, fewShot, deleted) > 0.33 || deletedShare(ctx, latest, deleted) > 0.33) return null;
-    return fewShot;
+    if (candidates.length >= 2) {
+      const [latest, fewShot] = [candidates[0]!, candidates[1]!];
+      if (
+        !emptyOrDeleted(fewShot.body) &&
+        !emptyOrDeleted(latest.body) &&
+        qualifyingTreeCount(ctx) > 1 &&
+        deletedShare(ctx, fewShot, deleted) <= 0.33 &&
+        deletedShare(ctx, latest, deleted) <= 0.33
+      )
+        result = fewShot;
+    }
+    usable.set(index, result);
+    return result;
   };
   const samples: ReplySample[] = [];
-  for (const post of tasks) {
+  for (const base of flat) {
+    const post = view(base);
     const { candidates } = replyCandidates(post);
     if (candidates.length < 1) continue;
     const target = candidates[0]!;
     if (emptyOrDeleted(target.body)) continue;
     let c = (post.globalIndex + NP_CONV_OFFSET) % total;
-    let fewShot = contextUsable(contexts[c]!);
+    let fewShot = contextUsable(c);
     if (options.fidelity === 'fixed') {
       let steps = 0;
-      while ((fewShot === null || contexts[c]!.user === post.user) && steps < total) {
+      while ((fewShot === null || flat[c]!.user === post.user) && steps < total) {
         c = (c + 1) % total;
-        fewShot = contextUsable(contexts[c]!);
+        fewShot = contextUsable(c);
         steps++;
       }
       if (steps === total) fewShot = null;
     }
     if (fewShot === null) continue;
-    const context = contexts[c]!;
+    const context = flat[c]!;
+    const postId = `orig_idx${post.globalIndex}`;
+    const contextId = `ctx_idx${c}`;
     samples.push({
       task: '3.3',
       setting: 'NP-Conv',
       position: samples.length,
-      targetPostId: post.id,
-      targetReplyId: target.id,
+      targetPostId: postId,
+      targetReplyId: renameId(target.id, post.id, postId),
       trueLabel: cleanText(target.body),
       subreddit: subredditOf(post, ''),
       user: post.user,
-      fewShot: { postId: context.id, replyId: fewShot.id, label: cleanText(fewShot.body) },
+      fewShot: { postId: contextId, replyId: renameId(fewShot.id, context.id, contextId), label: cleanText(fewShot.body) },
       contextPostIndex: c,
       currentPostIndex: post.globalIndex,
     });

@@ -1,0 +1,68 @@
+/**
+ * Prompt building for every task x setting: the selected samples (selection.ts) with the
+ * prompt text each original maker would write for them, as one record per sample. These
+ * records are what the predictions stage sends; `import-prompts` writes the same shape.
+ */
+import type { UserPosts } from './corpus.js';
+import { impactNpConvPrompt, replyNpConvExtras, replyNpConvPrompt, signNpConvPrompt } from './np-conv-prompts.js';
+import { PromptCorpus } from './prompt-corpus.js';
+import { scorePrompt } from './prompts.js';
+import { replyPrompt } from './reply-prompts.js';
+import { selectAll, type Fidelity, type ReplySample, type ScoreSample, type SelectionOptions, type Setting, type Task } from './selection.js';
+
+export interface PromptRecord {
+  /** `<task>/<setting>/<position>`, unique within one run. */
+  sampleId: string;
+  task: Task;
+  setting: Setting;
+  position: number;
+  targetPostId: string | null;
+  targetReplyId: string | null;
+  trueLabel: string | number;
+  subreddit: string;
+  user: string | null;
+  fewShot: unknown;
+  prompt: string;
+  /** Fields the original maker writes beside the prompt (3.3 NP-Conv parent and context fields). */
+  extra: Record<string, unknown> | null;
+  /** `plens` when built here; the file and line when read by import-prompts. */
+  source: 'plens' | { file: string; line: number };
+}
+
+export function sampleId(task: Task, setting: Setting, position: number): string {
+  return `${task}/${setting}/${position}`;
+}
+
+/** The prompt text of one selected sample. */
+export function buildPrompt(sample: ScoreSample | ReplySample, corpus: PromptCorpus, fidelity: Fidelity): string {
+  if (sample.task === '3.3') {
+    return sample.setting === 'NP-Conv' ? replyNpConvPrompt(sample, corpus, fidelity) : replyPrompt(sample, corpus.index, fidelity);
+  }
+  if (sample.setting !== 'NP-Conv') return scorePrompt(sample, corpus.index, fidelity);
+  return sample.task === '3.1' ? signNpConvPrompt(sample, corpus) : impactNpConvPrompt(sample, corpus, fidelity);
+}
+
+export function promptRecord(sample: ScoreSample | ReplySample, corpus: PromptCorpus, fidelity: Fidelity): PromptRecord {
+  return {
+    sampleId: sampleId(sample.task, sample.setting, sample.position),
+    task: sample.task,
+    setting: sample.setting,
+    position: sample.position,
+    targetPostId: sample.targetPostId,
+    targetReplyId: sample.targetReplyId,
+    trueLabel: sample.trueLabel,
+    subreddit: sample.subreddit,
+    user: sample.user,
+    fewShot: sample.fewShot,
+    prompt: buildPrompt(sample, corpus, fidelity),
+    extra: sample.task === '3.3' && sample.setting === 'NP-Conv' ? replyNpConvExtras(sample, corpus, fidelity) : null,
+    source: 'plens',
+  };
+}
+
+/** Selects every task x setting and builds each sample's prompt, in selectAll's order. */
+export function buildAllPrompts(users: readonly UserPosts[], options: SelectionOptions): PromptRecord[] {
+  const corpus = new PromptCorpus(users);
+  const { score, reply } = selectAll(users, options);
+  return [...score, ...reply].map((sample) => promptRecord(sample, corpus, options.fidelity));
+}

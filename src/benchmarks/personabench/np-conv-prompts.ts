@@ -1,0 +1,217 @@
+/**
+ * NP-Conv prompts (the "pseudo-random context" makers 3.1_RandPrompt, 3.2_RandPrompt and
+ * 3.3_RandPrompt; spec §2.1.3, §2.2.3, §2.3.4): the example comes from another post, the one
+ * 200 places on, and the task reply is shown with its parent in full. Our wording, the
+ * original's structure, truncation lengths and order; section markers and cue lines exact.
+ *
+ * `original` keeps the makers' bugs: 3.2's `ID: N/A`, its raw post timestamp and its sign
+ * hint; 3.3's literal `{post_author_name_fs}`, its ASCII-escaped JSON, the context post shown
+ * from the raw record with its own latest reply still in it, and an empty parent body when
+ * the target answers the post itself. `fixed` corrects each (FIXED_NP_CONV_PROMPTS).
+ */
+import { cleanText, type CommentNode, type FlatPost } from './corpus.js';
+import type { PromptCorpus } from './prompt-corpus.js';
+import { impactRules, show, SCORE_CUE, SIGN_CUE, SIGN_QUESTION, truncate } from './prompts.js';
+import { postJson, pythonJson, truncatedBranch } from './reply-prompts.js';
+import type { Fidelity, ReplySample, ScoreSample } from './selection.js';
+
+export const NO_EXAMPLE_HEADER = '### NO SUITABLE FEW-SHOT EXAMPLE FOUND ###';
+export const npReplyCue = (user: string): string => `Predicted reply body from '${user}':`;
+/** The 3.3 NP-Conv few-shot's answer line; `original` prints the placeholder braces. */
+export const npExampleAnswerLine = (author: string): string => `The actual reply body from '${author}' was:`;
+
+export const FIXED_NP_CONV_PROMPTS = [
+  'np-conv-3.2-id-and-time: 3.2 NP-Conv summaries show the post id (not "ID: N/A") and the normalised post timestamp (the original prints it raw)',
+  'np-conv-3.2-no-sign-hint: 3.2 NP-Conv asks for the score without the hint that gives its true sign away',
+  'np-conv-3.3-name: the 3.3 NP-Conv example names its author (the original prints the literal {post_author_name_fs})',
+  'np-conv-3.3-context-without-answer: the 3.3 NP-Conv context post is shown with ids and without its own latest author reply (the original removes it by id from a copy that has no ids, a no-op)',
+  'np-conv-3.3-parent-post-text: a 3.3 NP-Conv target that answers the post itself shows the post text as its parent (the original shows "")',
+  'np-conv-3.3-no-later-messages: the 3.3 NP-Conv example branch drops messages posted after the example reply (the original keeps later messages under its ancestors)',
+] as const;
+
+interface Parent {
+  id: string;
+  author: unknown;
+  score: unknown;
+  timestamp: string | null;
+  timestampRaw: unknown;
+  body: unknown;
+  isPost: boolean;
+}
+
+function parentOf(post: FlatPost, node: CommentNode): Parent | null {
+  if (node.parentId === post.id) {
+    return { id: post.id, author: post.author, score: post.score, timestamp: post.timestamp, timestampRaw: post.raw.timestamp, body: post.content, isPost: true };
+  }
+  const parent = post.byId.get(node.parentId);
+  if (!parent) return null;
+  return { id: parent.id, author: parent.author, score: parent.score, timestamp: parent.timestamp, timestampRaw: parent.timestampRaw, body: parent.body, isPost: false };
+}
+
+const na = (value: unknown): string => (value === null || value === undefined ? 'N/A' : String(value));
+
+// ---------------------------------------------------------------------------------------
+// 3.1 NP-Conv
+
+function signExample(sample: ScoreSample, corpus: PromptCorpus): string {
+  const fs = sample.fewShot;
+  if (!fs || fs.postId === null || fs.replyId === null) return `${NO_EXAMPLE_HEADER}\n${SIGN_CUE}\npositive`;
+  const { post, node: reply } = corpus.node(fs.postId, fs.replyId);
+  const parent = parentOf(post, reply)!;
+  return [
+    `### FEW-SHOT EXAMPLE (Context from a DIFFERENT, unrelated post ID: ${fs.postId}) ###`,
+    `- Community: r/${show(post.subreddit ?? '')}; posted by u/${show(post.author)} at ${post.timestamp ?? 'N/A'}; post score ${show(post.score)}`,
+    `- Title: "${cleanText(post.raw.title)}"`,
+    `- Opening of the post (up to 150 characters): ${truncate(cleanText(post.content), 150)}`,
+    `The post author answered u/${show(parent.author)}, whose message opens with: "${truncate(cleanText(parent.body), 100, true)}"`,
+    `Their reply (posted ${reply.timestamp ?? 'N/A'}): "${cleanText(reply.body)}"`,
+    SIGN_QUESTION,
+    `${SIGN_CUE}\n${fs.label}`,
+  ].join('\n');
+}
+
+/** The prompt of a 3.1 NP-Conv sample (3.1_RandPrompt.py). */
+export function signNpConvPrompt(sample: ScoreSample, corpus: PromptCorpus): string {
+  const { post, node: target } = corpus.node(sample.targetPostId, sample.targetReplyId);
+  const parent = parentOf(post, target)!;
+  const disclaimer =
+    'IMPORTANT NOTE: the example above comes from a COMPLETELY UNRELATED post by someone else. It only shows the answer format; do not carry its content, people or outcome over to the task below.';
+  const task = [
+    `### CURRENT TASK (Post ID: ${sample.targetPostId}) ###`,
+    `- Community: r/${show(post.subreddit ?? '')}; posted by u/${show(post.author)} at ${post.timestamp ?? 'N/A'}; post score ${show(post.score)}`,
+    `- Title: "${cleanText(post.raw.title)}"`,
+    `- Opening of the post (up to 150 characters): ${truncate(cleanText(post.content), 150)}`,
+    `The post author answered a message by u/${show(parent.author)} (score ${show(parent.score)}, posted ${parent.timestamp ?? 'N/A'}), which reads in full: "${cleanText(parent.body)}"`,
+    `Their reply (posted ${target.timestamp ?? 'N/A'}): "${cleanText(target.body)}"`,
+    SIGN_QUESTION,
+    SIGN_CUE,
+  ].join('\n');
+  return `${signExample(sample, corpus)}\n\n${disclaimer}\n\n${task}`;
+}
+
+// ---------------------------------------------------------------------------------------
+// 3.2 NP-Conv
+
+function impactPostLines(post: FlatPost, fidelity: Fidelity, alwaysEllipsis: boolean): string[] {
+  // The original prints the post timestamp as stored (spec §4.2b.3) and the id as N/A (§2.2.1).
+  const time = fidelity === 'original' ? na(post.raw.timestamp) : (post.timestamp ?? 'N/A');
+  return [
+    `Referenced Post (ID: ${fidelity === 'original' ? 'N/A' : post.id}):`,
+    `- Community: r/${na(post.subreddit)}; posted by u/${na(post.author)} at ${time}; post score ${na(post.score)}`,
+    `- Title: "${post.raw.title === undefined || post.raw.title === null ? 'N/A' : cleanText(post.raw.title)}"`,
+    `- Opening of the post (up to 300 characters): ${truncate(cleanText(post.content), 300, alwaysEllipsis)}`,
+  ];
+}
+
+/** The prompt of a 3.2 NP-Conv sample (3.2_RandPrompt.py). */
+export function impactNpConvPrompt(sample: ScoreSample, corpus: PromptCorpus, fidelity: Fidelity): string {
+  const post = corpus.get(sample.targetPostId);
+  const target = post.byId.get(sample.targetReplyId)!;
+  const parent = parentOf(post, target)!;
+  const intro =
+    'You will predict the community score of a Reddit reply. The worked example below is taken from a distant, unrelated post; it shows the format of the answer, not anything about the task.';
+  const fs = sample.fewShot;
+  let example: string;
+  if (fs && fs.postId !== null && fs.replyId !== null) {
+    const provider = corpus.get(fs.postId);
+    const reply = provider.byId.get(fs.replyId)!;
+    const pParent = parentOf(provider, reply)!;
+    example = [
+      '### FEW-SHOT EXAMPLE (Using Pseudo-Random Context from a Distant Post) ###',
+      ...impactPostLines(provider, fidelity, false),
+      `The post author answered u/${na(pParent.author)} (score ${na(pParent.score)}, posted ${pParent.timestamp ?? 'N/A'}), whose message opens with: "${truncate(cleanText(pParent.body), 100, true)}"`,
+      `Their reply (posted ${reply.timestamp ?? 'N/A'}): "${cleanText(reply.body)}"`,
+      impactRules(),
+      `${SCORE_CUE}\n${fs.label}`,
+    ].join('\n');
+  } else {
+    example = NO_EXAMPLE_HEADER;
+  }
+  const hint = fidelity === 'original' ? ` Hint: expect a ${sample.score > 0 ? 'positive' : 'negative'} score.` : '';
+  const task = [
+    '### ACTUAL TASK (Predict Score for a Reply in a *Different* Post) ###',
+    'Remember: the post below has nothing to do with the example above.',
+    ...impactPostLines(post, fidelity, true),
+    `The post author answered a message by u/${na(parent.author)} (score ${na(parent.score)}, posted ${parent.timestamp ?? 'N/A'}), which reads in full: "${cleanText(parent.body)}"`,
+    `Their reply (posted ${target.timestamp ?? 'N/A'}): "${cleanText(target.body)}"`,
+    `Predict the exact score this reply received.${hint}`,
+    impactRules(),
+    SCORE_CUE,
+  ].join('\n');
+  return `${intro}\n\n${example}\n\n${task}`;
+}
+
+// ---------------------------------------------------------------------------------------
+// 3.3 NP-Conv
+
+/** Newest author candidate of a post (the context post's own "target"), as the selection orders them. */
+function latestAuthorReply(post: FlatPost): CommentNode | null {
+  let best: CommentNode | null = null;
+  for (const node of post.comments) {
+    if (node.author === null || node.author !== post.author || node.body === null || node.time === null) continue;
+    if (best === null || node.time > best.time!) best = node;
+  }
+  return best;
+}
+
+function parentFields(parent: Parent | null, postAsEmpty: boolean): { id: string; author: string; score: unknown; body: string } {
+  if (!parent) return { id: '', author: '', score: null, body: '' };
+  return { id: parent.id, author: show(parent.author ?? ''), score: parent.score ?? null, body: parent.isPost && postAsEmpty ? '' : cleanText(parent.body) };
+}
+
+/** The extra record fields 3.3_RandPrompt writes next to the prompt (spec §2.3.4). */
+export function replyNpConvExtras(sample: ReplySample, corpus: PromptCorpus, fidelity: Fidelity): Record<string, unknown> {
+  const post = corpus.get(sample.targetPostId);
+  const target = post.byId.get(sample.targetReplyId)!;
+  const context = corpus.get(sample.fewShot!.postId);
+  const latest = latestAuthorReply(context);
+  const parent = parentFields(parentOf(post, target), fidelity === 'original');
+  // The context post's own target is its latest author reply (the one the original fails to remove).
+  const ctxParent = parentFields(latest && parentOf(context, latest), fidelity === 'original');
+  return {
+    target_reply_parent_author: parent.author,
+    target_reply_parent_body: parent.body,
+    target_reply_parent_id: parent.id,
+    target_reply_parent_score: parent.score,
+    context_post_author_for_prompt: show(context.author ?? ''),
+    context_post_target_parent_author: ctxParent.author,
+    context_post_target_parent_body: ctxParent.body,
+    context_post_target_parent_id: ctxParent.id,
+    context_post_target_parent_score: ctxParent.score,
+    context_post_used_idx_global: sample.contextPostIndex,
+    current_post_idx_global: sample.currentPostIndex,
+  };
+}
+
+/** The prompt of a 3.3 NP-Conv sample (3.3_RandPrompt.py). */
+export function replyNpConvPrompt(sample: ReplySample, corpus: PromptCorpus, fidelity: Fidelity): string {
+  const original = fidelity === 'original';
+  const post = corpus.get(sample.targetPostId);
+  const target = post.byId.get(sample.targetReplyId)!;
+  const context = corpus.get(sample.fewShot!.postId);
+  const example = context.byId.get(sample.fewShot!.replyId)!;
+  const exampleParent = parentFields(parentOf(context, example), false);
+  const contextAuthor = show(context.author ?? '');
+  const exampleBlock = [
+    '### FEW-SHOT EXAMPLE ###',
+    `From a previous post: a conversation branch in which the post author '${contextAuthor}' replied; the reply is left out, and so is everything after it in that branch:`,
+    pythonJson([truncatedBranch(context, example, original ? null : example.time)], original),
+    `The reply (ID ${example.id}) answers a message by '${exampleParent.author}' (ID ${exampleParent.id}, score ${show(exampleParent.score)}), which reads: "${exampleParent.body}"`,
+    `${npExampleAnswerLine(original ? '{post_author_name_fs}' : contextAuthor)}\n${cleanText(example.body)}`,
+  ].join('\n');
+  // The original dumps the raw record (no ids) and "removes" the latest reply by id: nothing goes.
+  const contextJson = original ? pythonJson(context.raw, true) : pythonJson(postJson(context, latestAuthorReply(context), null, true), false);
+  const contextBlock = [
+    '### CONTEXT FOR PREDICTION TASK ###',
+    'The conversation below comes from a different, unrelated post. Use it only as an impression of how threads unfold, not as information about the task:',
+    contextJson,
+  ].join('\n');
+  const parent = parentFields(parentOf(post, target), original);
+  const taskBlock = [
+    '### PREDICTION TASK ###',
+    `'${sample.user}' is replying to a message by '${parent.author}' (ID ${parent.id}, score ${show(parent.score)}), which reads: "${parent.body}"`,
+    `Write the reply '${sample.user}' posts. Respond ONLY with the predicted text content of the body.`,
+    npReplyCue(sample.user),
+  ].join('\n');
+  return `${exampleBlock}\n\n${contextBlock}\n\n${taskBlock}`;
+}
