@@ -1,6 +1,7 @@
 /**
  * Synthetic (reference, candidate) reply pairs for the PERSONA-bench metrics bench and the
- * larger reference test: Reddit-like replies of 3-60 words from a Zipf-weighted English
+ * larger reference test: a Reddit-like reference reply of 3-123 words (mean about 50) and a
+ * model reply of 10-180 words (mean about 95, as 256 tokens allow), from a Zipf-weighted English
  * vocabulary (function words, inflected content words that exercise Porter stemming and
  * WordNet's morphy, numbers, contractions, punctuation, several sentences). The candidate
  * reuses part of the reference, inflects some words differently and adds its own, so all
@@ -54,19 +55,22 @@ function word(random: () => number): string {
 }
 
 function sentences(words: string[], random: () => number): string {
-  let text = '';
+  // Parts joined once: `+=` would leave a rope of small strings behind every text.
+  const parts: string[] = [];
   let sinceBreak = 0;
   for (let i = 0; i < words.length; i++) {
     let w = words[i]!;
     if (sinceBreak === 0 && random() < 0.5) w = w.charAt(0).toUpperCase() + w.slice(1);
-    text += (i === 0 ? '' : random() < 0.06 ? ', ' : ' ') + w;
+    if (i > 0) parts.push(random() < 0.06 ? ', ' : ' ');
+    parts.push(w);
     sinceBreak++;
     if (sinceBreak > 4 && random() < 0.15 && i < words.length - 1) {
-      text += ENDINGS[Math.floor(random() * (ENDINGS.length - 1))]!;
+      parts.push(ENDINGS[Math.floor(random() * (ENDINGS.length - 1))]!);
       sinceBreak = 0;
     }
   }
-  return text + ENDINGS[Math.floor(random() * ENDINGS.length)]!;
+  parts.push(ENDINGS[Math.floor(random() * ENDINGS.length)]!);
+  return parts.join('');
 }
 
 /** `count` pairs from `seed`; pair i depends only on (seed, i), so ranges can be made apart. */
@@ -74,10 +78,10 @@ export function syntheticPairs(count: number, seed = 1, start = 0): ReplyPair[] 
   const pairs: ReplyPair[] = [];
   for (let i = start; i < start + count; i++) {
     const random = mulberry32(seed * 1_000_003 + i);
-    const length = 3 + Math.floor(random() ** 1.5 * 58);
+    const length = 3 + Math.floor(random() ** 1.5 * 121);
     const reference = Array.from({ length }, () => word(random));
     const candidate: string[] = [];
-    const candidateLength = Math.max(1, Math.round(length * (0.4 + random() * 1.2)));
+    const candidateLength = 10 + Math.floor(random() * 171);
     for (let k = 0; k < candidateLength; k++) {
       const r = random();
       const from = reference[Math.min(reference.length - 1, Math.floor((k / candidateLength) * reference.length + (random() - 0.5) * 4))] ?? reference[0]!;

@@ -3,6 +3,7 @@ import { packageRoot } from '../core/paths.js';
 import { benchDataset } from './dataset.js';
 import { benchDialogues } from './dialogues.js';
 import { benchLexical } from './lexical.js';
+import { benchPersonaMetrics } from './persona-metrics.js';
 import { benchResults } from './results.js';
 import { benchWarehouse } from './warehouse.js';
 import { formatBench, type BenchResult } from './report.js';
@@ -17,6 +18,7 @@ const BENCHES: Record<string, () => Promise<BenchResult>> = {
   dialogues: () => benchDialogues(dataDir),
   results: () => benchResults(),
   lexical: () => benchLexical(),
+  'persona-metrics': () => benchPersonaMetrics(),
   warehouse: () => benchWarehouse(dataDir),
 };
 

@@ -8,13 +8,8 @@
 import { porterStem } from './porter.js';
 import { loadWordNet, synonymSet, type WordNetData } from './wordnet.js';
 
-/**
- * One alignment stage over the words still unmatched (`alive`): NLTK walks the candidate
- * from its end and, for each word, the reference from its end, taking the first equal word
- * and removing both. The last alive reference position holding a word is the top of that
- * word's stack of positions, so a map of stacks gives the same pairs without the nested walk.
- */
-function matchEqual(hyp: string[], hypAlive: Uint8Array, ref: string[], refAlive: Uint8Array, matches: number[]): void {
+/** Alive reference positions of each word, ascending: the last is the one NLTK's walk from the end meets first. */
+function positionsOf(ref: string[], refAlive: Uint8Array): Map<string, number[]> {
   const positions = new Map<string, number[]>();
   for (let j = 0; j < ref.length; j++) {
     if (!refAlive[j]) continue;
@@ -22,6 +17,17 @@ function matchEqual(hyp: string[], hypAlive: Uint8Array, ref: string[], refAlive
     if (stack === undefined) positions.set(ref[j]!, [j]);
     else stack.push(j);
   }
+  return positions;
+}
+
+/**
+ * The exact and stem stages over the words still unmatched (`alive`): NLTK walks the
+ * candidate from its end and, for each word, the reference from its end, taking the first
+ * equal word and removing both. That word is the top of the word's stack of positions, so
+ * the stacks give the same pairs without the nested walk.
+ */
+function matchEqual(hyp: string[], hypAlive: Uint8Array, ref: string[], refAlive: Uint8Array, matches: number[]): void {
+  const positions = positionsOf(ref, refAlive);
   for (let i = hyp.length - 1; i >= 0; i--) {
     if (!hypAlive[i]) continue;
     const stack = positions.get(hyp[i]!);
@@ -69,17 +75,28 @@ export class Meteor {
     for (let i = 0; i < hyp.length; i++) if (hypAlive[i]) hyp[i] = this.stem(hyp[i]!);
     for (let j = 0; j < ref.length; j++) if (refAlive[j]) ref[j] = this.stem(ref[j]!);
     matchEqual(hyp, hypAlive, ref, refAlive, found);
+    // Synonym stage: NLTK takes the last alive reference word in the synonym set; that is the
+    // highest top among the stacks of the set's words, found from whichever side is smaller.
+    const positions = positionsOf(ref, refAlive);
     for (let i = hyp.length - 1; i >= 0; i--) {
       if (!hypAlive[i]) continue;
       const syns = this.synonyms(hyp[i]!);
-      for (let j = ref.length - 1; j >= 0; j--) {
-        if (refAlive[j] && syns.has(ref[j]!)) {
-          found.push(i, j);
-          hypAlive[i] = 0;
-          refAlive[j] = 0;
-          break;
+      let best: number[] | undefined;
+      if (syns.size <= positions.size) {
+        for (const name of syns) {
+          const stack = positions.get(name);
+          if (stack !== undefined && stack.length > 0 && (best === undefined || stack[stack.length - 1]! > best[best.length - 1]!)) best = stack;
+        }
+      } else {
+        for (const [word, stack] of positions) {
+          if (stack.length > 0 && (best === undefined || stack[stack.length - 1]! > best[best.length - 1]!) && syns.has(word)) best = stack;
         }
       }
+      if (best === undefined) continue;
+      const j = best.pop()!;
+      found.push(i, j);
+      hypAlive[i] = 0;
+      refAlive[j] = 0;
     }
     const translationLength = hyp.length;
     const referenceLength = ref.length;
