@@ -18,7 +18,7 @@ export interface ReplyPair {
 export type PairScores = Record<GenerationMetric, Float64Array>;
 
 export interface ScorePairsOptions {
-  /** Threads; default: the machine's parallelism, at most 8. 1 scores on the calling thread. */
+  /** Threads; default: the machine's parallelism, at most 8, and one per 2,000 pairs. 1 scores on the calling thread. */
   workers?: number;
   /** Pairs per message to a worker. */
   chunkSize?: number;
@@ -53,7 +53,8 @@ export async function scorePairs(pairs: readonly ReplyPair[], options: ScorePair
   const n = pairs.length;
   const result = Object.fromEntries(GENERATION_METRICS.map((metric) => [metric, new Float64Array(n)])) as PairScores;
   const chunkSize = options.chunkSize ?? 1_000;
-  const workers = Math.max(1, Math.min(options.workers ?? Math.min(availableParallelism(), 8), Math.ceil(n / MIN_PAIRS_PER_WORKER)));
+  // An explicit count is honoured; the default leaves small inputs to fewer threads.
+  const workers = Math.max(1, options.workers ?? Math.min(availableParallelism(), 8, Math.ceil(n / MIN_PAIRS_PER_WORKER)));
   const place = (start: number, count: number, scores: Float64Array) => {
     GENERATION_METRICS.forEach((metric, m) => result[metric].set(scores.subarray(m * count, (m + 1) * count), start));
   };
