@@ -35,13 +35,61 @@ function ngramKey(tokens: Int32Array, at: number, n: number, base: number): numb
   return key;
 }
 
-function ngramCounts(tokens: Int32Array, n: number, base: number): Map<number, number> {
-  const counts = new Map<number, number>();
-  for (let i = 0; i + n <= tokens.length; i++) {
-    const gram = ngramKey(tokens, i, n, base);
-    counts.set(gram, (counts.get(gram) ?? 0) + 1);
+/**
+ * An open-addressing table of reference n-gram counts, reused by every call (one thread, one
+ * table): slots are valid only when stamped with the current call's epoch, so nothing is cleared.
+ */
+let slotKeys = new Float64Array(1 << 10);
+let slotCounts = new Int32Array(1 << 10);
+let slotEpochs = new Int32Array(1 << 10);
+let epoch = 0;
+
+function slotOf(key: number, mask: number): number {
+  // Keys are integers below 2^53: mix the low and high 32 bits.
+  let h = Math.imul(key >>> 0, 0x9e3779b1) ^ Math.imul(Math.floor(key / 4294967296), 0x85ebca77);
+  h ^= h >>> 15;
+  let slot = h & mask;
+  while (slotEpochs[slot] === epoch && slotKeys[slot] !== key) slot = (slot + 1) & mask;
+  return slot;
+}
+
+/** Sum over candidate n-grams of min(count, reference count): each candidate n-gram takes one reference occurrence while any is left. */
+function clippedMatches(reference: Int32Array, candidate: Int32Array, n: number, base: number): number {
+  const referenceGrams = reference.length - n + 1;
+  if (referenceGrams <= 0 || candidate.length < n) return 0;
+  let size = 1 << 10;
+  while (size < 2 * referenceGrams) size <<= 1;
+  if (size > slotKeys.length) {
+    slotKeys = new Float64Array(size);
+    slotCounts = new Int32Array(size);
+    slotEpochs = new Int32Array(size);
+    epoch = 0;
   }
-  return counts;
+  if (epoch === 0x7fffffff) {
+    slotEpochs.fill(0);
+    epoch = 0;
+  }
+  epoch++;
+  const mask = size - 1;
+  for (let i = 0; i < referenceGrams; i++) {
+    const key = ngramKey(reference, i, n, base);
+    const slot = slotOf(key, mask);
+    if (slotEpochs[slot] === epoch) slotCounts[slot]!++;
+    else {
+      slotEpochs[slot] = epoch;
+      slotKeys[slot] = key;
+      slotCounts[slot] = 1;
+    }
+  }
+  let clipped = 0;
+  for (let i = 0; i + n <= candidate.length; i++) {
+    const slot = slotOf(ngramKey(candidate, i, n, base), mask);
+    if (slotEpochs[slot] === epoch && slotCounts[slot]! > 0) {
+      slotCounts[slot]!--;
+      clipped++;
+    }
+  }
+  return clipped;
 }
 
 const SEPARATOR = '\u0000';
@@ -63,8 +111,13 @@ function modifiedPrecisions(reference: readonly string[], candidate: readonly st
   // Numeric keys are exact while base^maxOrder < 2^53; beyond that (never for real replies), strings.
   const numeric = encoded.base ** maxOrder < Number.MAX_SAFE_INTEGER;
   for (let n = 1; n <= maxOrder; n++) {
-    const counts: Map<number | string, number> = numeric ? ngramCounts(encoded.candidate, n, encoded.base) : stringNgramCounts(candidate, n);
-    const referenceCounts: Map<number | string, number> = numeric ? ngramCounts(encoded.reference, n, encoded.base) : stringNgramCounts(reference, n);
+    if (numeric) {
+      numerators.push(clippedMatches(encoded.reference, encoded.candidate, n, encoded.base));
+      denominators.push(Math.max(1, candidate.length - n + 1));
+      continue;
+    }
+    const counts = stringNgramCounts(candidate, n);
+    const referenceCounts = stringNgramCounts(reference, n);
     let clipped = 0;
     let total = 0;
     for (const [gram, count] of counts) {

@@ -21,16 +21,23 @@ export class GenerationScorer {
 
   /** All four lexical metrics of one candidate against its reference (raw strings). */
   score(reference: string, candidate: string): GenerationScores {
+    return this.scoreCandidates(reference, [candidate])[0]!;
+  }
+
+  /** The metrics of several candidates against one reference, which is tokenised once. */
+  scoreCandidates(reference: string, candidates: readonly string[]): GenerationScores[] {
     const referenceRouge = rougeTokens(reference);
-    const candidateRouge = rougeTokens(candidate);
     const referenceTokens = evaluationTokens(reference);
-    const candidateTokens = evaluationTokens(candidate);
-    return {
-      rouge1: rougeN(referenceRouge, candidateRouge, 1).fmeasure,
-      rougeL: rougeL(referenceRouge, candidateRouge).fmeasure,
-      bleu: sentenceBleu(referenceTokens, candidateTokens),
-      meteor: this.meteor.score(referenceTokens, candidateTokens),
-    };
+    return candidates.map((candidate) => {
+      const candidateRouge = rougeTokens(candidate);
+      const candidateTokens = evaluationTokens(candidate);
+      return {
+        rouge1: rougeN(referenceRouge, candidateRouge, 1).fmeasure,
+        rougeL: rougeL(referenceRouge, candidateRouge).fmeasure,
+        bleu: sentenceBleu(referenceTokens, candidateTokens),
+        meteor: this.meteor.score(referenceTokens, candidateTokens),
+      };
+    });
   }
 }
 
@@ -68,7 +75,7 @@ export function oracleBestOfN(prompts: readonly PromptCandidates[], scorer = new
     const candidates = prompt.candidates.filter((candidate) => candidate !== '');
     const best = { rouge1: null, rougeL: null, bleu: null, meteor: null } as Record<GenerationMetric, number | null>;
     if (candidates.length === 0) return best;
-    const scores = candidates.map((candidate) => scorer.score(prompt.reference, candidate));
+    const scores = scorer.scoreCandidates(prompt.reference, candidates);
     for (const metric of GENERATION_METRICS) {
       const maximum = Math.max(...scores.map((s) => s[metric]));
       best[metric] = maximum === 0 ? null : maximum;
