@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sentenceBleu } from '../../../src/benchmarks/personabench/metrics/bleu.js';
 import { GENERATION_METRICS, GenerationScorer } from '../../../src/benchmarks/personabench/metrics/generation.js';
 import { scorePairs } from '../../../src/benchmarks/personabench/metrics/parallel.js';
 
@@ -36,5 +37,20 @@ describe('3.3 lexical metrics on generated long replies match NLTK / rouge_score
       for (const metric of GENERATION_METRICS) if (!(Math.abs(scores[metric][i]! - pair[metric]) < TOLERANCE)) off.push(`${i} ${metric}`);
     });
     expect(off).toEqual([]);
+  });
+});
+
+describe('BLEU n-gram keys: numeric for usual pairs, strings beyond 9,741 distinct tokens', () => {
+  // Reversed distinct tokens: every unigram matches, no longer n-gram does, so with method1
+  // BLEU = exp((log 1 + log(0.1/(N-1)) + log(0.1/(N-2)) + log(0.1/(N-3))) / 4); NLTK 3.8 gives
+  // the literals below (and 1.0 for the pair with itself).
+  const tokens = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`);
+  it('50 distinct tokens (numeric keys)', () => {
+    expect(sentenceBleu(tokens(50), [...tokens(50)].reverse())).toBeCloseTo(0.009752505550693367, 15);
+    expect(sentenceBleu(tokens(50), tokens(50))).toBe(1);
+  });
+  it('10,000 distinct tokens (string keys)', () => {
+    expect(sentenceBleu(tokens(10_000), [...tokens(10_000)].reverse())).toBeCloseTo(0.0001778546203086966, 15);
+    expect(sentenceBleu(tokens(10_000), tokens(10_000))).toBe(1);
   });
 });
