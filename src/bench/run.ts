@@ -4,6 +4,7 @@ import { benchDataset } from './dataset.js';
 import { benchDialogues } from './dialogues.js';
 import { benchLexical } from './lexical.js';
 import { benchPersonaCorpus } from './persona-corpus.js';
+import { benchPersonaMetrics } from './persona-metrics.js';
 import { benchResults } from './results.js';
 import { benchWarehouse } from './warehouse.js';
 import { formatBench, type BenchResult } from './report.js';
@@ -18,14 +19,20 @@ const BENCHES: Record<string, () => Promise<BenchResult>> = {
   dialogues: () => benchDialogues(dataDir),
   results: () => benchResults(),
   lexical: () => benchLexical(),
+  'persona-metrics': () => benchPersonaMetrics(),
   warehouse: () => benchWarehouse(dataDir),
   'persona-corpus': () => benchPersonaCorpus(),
 };
+/** Names that stand for several benches (`npm run bench -- persona`). */
+const GROUPS: Record<string, string[]> = { persona: ['persona-corpus', 'persona-metrics'] };
 
-const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const wanted = process.argv
+  .slice(2)
+  .filter((a) => !a.startsWith('-'))
+  .flatMap((a) => GROUPS[a] ?? [a]);
 const unknown = wanted.filter((w) => !(w in BENCHES));
 if (unknown.length) {
-  process.stderr.write(`unknown bench(es): ${unknown.join(', ')}; available: ${Object.keys(BENCHES).join(', ')}\n`);
+  process.stderr.write(`unknown bench(es): ${unknown.join(', ')}; available: ${[...Object.keys(BENCHES), ...Object.keys(GROUPS)].join(', ')}\n`);
   process.exitCode = 2;
 } else {
   let allPassed = true;

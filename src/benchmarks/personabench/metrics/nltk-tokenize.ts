@@ -21,9 +21,11 @@ const WORD_BEFORE = `(?<!${W})`;
 const WORD_AFTER = `(?!${W})`;
 const PY_SPACE = new RegExp(`^${S}$`, 'u');
 
+const PY_SPACE_RUN = new RegExp(`${S}+`, 'u');
+
 /** Python str.split() with no arguments. */
 function pySplit(text: string): string[] {
-  return text.split(new RegExp(`${S}+`, 'u')).filter((part) => part !== '');
+  return text.split(PY_SPACE_RUN).filter((part) => part !== '');
 }
 
 function pyRstrip(text: string): string {
@@ -253,38 +255,44 @@ export function punktSentences(text: string): string[] {
 // ---------------------------------------------------------------------------------------
 // NLTKWordTokenizer (the improved Treebank tokenizer)
 
-type Substitution = [RegExp, string];
+/**
+ * A substitution and, where it helps, the characters one of which must be in the text for
+ * the pattern to match at all: checking them is far cheaper than running the regex, and
+ * most sentences hold none of the rarer ones. They are checked on the text as it stands
+ * before the substitution, so skipping changes nothing.
+ */
+type Substitution = [RegExp, string, string?];
 const u = (pattern: string, flags = ''): RegExp => new RegExp(pattern, `gu${flags}`);
 
 const STARTING_QUOTES: Substitution[] = [
-  [u('([«“‘„]|[`]+)'), ' $1 '],
-  [u('^"'), '``'],
-  [u('(``)'), ' $1 '],
-  [u('([ (\\[{<])("|\'{2})'), '$1 `` '],
-  [u(`(')(?!re|ve|ll|m|t|s|d|n)(${W})${WORD_AFTER}`, 'i'), '$1 $2'],
+  [u('([«“‘„]|[`]+)'), ' $1 ', '«“‘„`'],
+  [u('^"'), '``', '"'],
+  [u('(``)'), ' $1 ', '`'],
+  [u('([ (\\[{<])("|\'{2})'), '$1 `` ', `"'`],
+  [u(`(')(?!re|ve|ll|m|t|s|d|n)(${W})${WORD_AFTER}`, 'i'), '$1 $2', "'"],
 ];
 
 const PUNCTUATION: Substitution[] = [
-  [u(`([^.])(\\.)([\\])}>"'»”’ ]*)${S}*$`), '$1 $2 $3 '],
-  [u('([:,])([^\\p{Nd}])'), ' $1 $2'],
-  [u('([:,])(?=\\n?$)'), ' $1 '],
-  [u('\\.{2,}'), ' $& '],
-  [u('[;@#$%&]'), ' $& '],
-  [u(`([^.])(\\.)([\\])}>"']*)${S}*$`), '$1 $2$3 '],
-  [u('[?!]'), ' $& '],
-  [u("([^'])' "), "$1 ' "],
-  [u('[*]'), ' $& '],
+  [u(`([^.])(\\.)([\\])}>"'»”’ ]*)${S}*$`), '$1 $2 $3 ', '.'],
+  [u('([:,])([^\\p{Nd}])'), ' $1 $2', ':,'],
+  [u('([:,])(?=\\n?$)'), ' $1 ', ':,'],
+  [u('\\.{2,}'), ' $& ', '.'],
+  [u('[;@#$%&]'), ' $& ', ';@#$%&'],
+  [u(`([^.])(\\.)([\\])}>"']*)${S}*$`), '$1 $2$3 ', '.'],
+  [u('[?!]'), ' $& ', '?!'],
+  [u("([^'])' "), "$1 ' ", "'"],
+  [u('[*]'), ' $& ', '*'],
 ];
 
-const PARENS_BRACKETS: Substitution = [u('[\\][(){}<>]'), ' $& '];
-const DOUBLE_DASHES: Substitution = [u('--'), ' -- '];
+const PARENS_BRACKETS: Substitution = [u('[\\][(){}<>]'), ' $& ', '[](){}<>'];
+const DOUBLE_DASHES: Substitution = [u('--'), ' -- ', '-'];
 
 const ENDING_QUOTES: Substitution[] = [
-  [u('([»”’])'), ' $1 '],
-  [u("''"), " '' "],
-  [u('"'), " '' "],
-  [u("([^' ])('[sS]|'[mM]|'[dD]|') "), '$1 $2 '],
-  [u("([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), '$1 $2 '],
+  [u('([»”’])'), ' $1 ', '»”’'],
+  [u("''"), " '' ", "'"],
+  [u('"'), " '' ", '"'],
+  [u("([^' ])('[sS]|'[mM]|'[dD]|') "), '$1 $2 ', "'"],
+  [u("([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) "), '$1 $2 ', "'"],
 ];
 
 const CONTRACTIONS: Substitution[] = [
@@ -295,17 +303,28 @@ const CONTRACTIONS: Substitution[] = [
   [u(` ('t)(is)${WORD_AFTER}`, 'i'), ' $1 $2 '],
   [u(` ('t)(was)${WORD_AFTER}`, 'i'), ' $1 $2 '],
 ];
+/** Each contraction's letters in sequence, with the same flags: no match here, none above. */
+const ANY_CONTRACTION = /cannot|d'ye|gimme|gonna|gotta|lemme|more'n|wanna|'tis|'twas/iu;
+
+function substitute(text: string, [pattern, replacement, needs]: Substitution): string {
+  if (needs !== undefined) {
+    let present = false;
+    for (let i = 0; i < needs.length && !present; i++) present = text.includes(needs[i]!);
+    if (!present) return text;
+  }
+  return text.replace(pattern, replacement);
+}
 
 /** `NLTKWordTokenizer().tokenize(sentence)`. */
 export function treebankWordTokens(sentence: string): string[] {
   let text = sentence;
-  for (const [pattern, replacement] of STARTING_QUOTES) text = text.replace(pattern, replacement);
-  for (const [pattern, replacement] of PUNCTUATION) text = text.replace(pattern, replacement);
-  text = text.replace(PARENS_BRACKETS[0], PARENS_BRACKETS[1]);
-  text = text.replace(DOUBLE_DASHES[0], DOUBLE_DASHES[1]);
+  for (const substitution of STARTING_QUOTES) text = substitute(text, substitution);
+  for (const substitution of PUNCTUATION) text = substitute(text, substitution);
+  text = substitute(text, PARENS_BRACKETS);
+  text = substitute(text, DOUBLE_DASHES);
   text = ` ${text} `;
-  for (const [pattern, replacement] of ENDING_QUOTES) text = text.replace(pattern, replacement);
-  for (const [pattern, replacement] of CONTRACTIONS) text = text.replace(pattern, replacement);
+  for (const substitution of ENDING_QUOTES) text = substitute(text, substitution);
+  if (ANY_CONTRACTION.test(text)) for (const substitution of CONTRACTIONS) text = substitute(text, substitution);
   return pySplit(text);
 }
 

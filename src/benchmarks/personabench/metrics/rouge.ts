@@ -71,14 +71,27 @@ function ngramCounts(tokens: readonly string[], n: number): Map<string, number> 
   return counts;
 }
 
-/** Length of the longest common subsequence, one rolling row. */
+/** Length of the longest common subsequence, one rolling row, over token ids (integer compares). */
 function lcsLength(a: readonly string[], b: readonly string[]): number {
+  const ids = new Map<string, number>();
+  const encode = (tokens: readonly string[]): Int32Array => {
+    const out = new Int32Array(tokens.length);
+    for (let i = 0; i < tokens.length; i++) {
+      let id = ids.get(tokens[i]!);
+      if (id === undefined) ids.set(tokens[i]!, (id = ids.size));
+      out[i] = id;
+    }
+    return out;
+  };
+  const left = encode(a);
+  const right = encode(b);
   const row = new Uint32Array(b.length + 1);
-  for (let i = 1; i <= a.length; i++) {
+  for (let i = 1; i <= left.length; i++) {
     let diagonal = 0;
-    for (let j = 1; j <= b.length; j++) {
+    const token = left[i - 1]!;
+    for (let j = 1; j <= right.length; j++) {
       const above = row[j]!;
-      row[j] = a[i - 1] === b[j - 1] ? diagonal + 1 : Math.max(above, row[j - 1]!);
+      row[j] = token === right[j - 1] ? diagonal + 1 : Math.max(above, row[j - 1]!);
       diagonal = above;
     }
   }
