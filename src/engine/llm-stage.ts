@@ -9,12 +9,12 @@ import { CallCache, type CacheMode } from '../llm/call-cache.js';
 import { LlmClient, type CallOutcome } from '../llm/client.js';
 import { LlmCallError } from '../llm/errors.js';
 import type { HttpTimeouts } from '../llm/http-transport.js';
-import { isSimulator, parseModelSpec, unpriced, type ModelSpec } from '../llm/model-spec.js';
+import { isSimulator, unpriced, type ModelSpec } from '../llm/model-spec.js';
 import type { RetryPolicy } from '../llm/retry.js';
 import type { ChatRequest } from '../llm/types.js';
 import type { ColumnsOf, Partition, PartitionFormat } from './partition.js';
 import type { Shard } from './shard.js';
-import { runStage, zeroCost, type StageDefinition, type StageSummary, type WorkContext, type WorkCost } from './stage-runner.js';
+import { runStage, zeroCost, type StageDefinition, type StageOutput, type StageSummary, type WorkContext, type WorkCost } from './stage-runner.js';
 
 /** How any LLM stage runs: the same knobs on the same engine. */
 export interface LlmStageOptions {
@@ -165,10 +165,8 @@ export function partitionName(labels: readonly string[], identity: readonly unkn
 
 /** A unit of work of an LLM stage: what the engine needs, with a recorder in place of the raw context. */
 export interface LlmStageDefinition<I> extends Omit<StageDefinition<I>, 'run' | 'durable'> {
-  run(item: I, calls: CallRecorder): Promise<StageOutputOf>;
+  run(item: I, calls: CallRecorder): Promise<StageOutput>;
 }
-
-type StageOutputOf = Awaited<ReturnType<StageDefinition<unknown>['run']>>['record'];
 
 /**
  * What every LLM stage shares: the call cache and the clients (opened once, closed once), the
@@ -211,7 +209,7 @@ export class LlmStageKit {
     }
   }
 
-  /** A client for a model spec given by `flag`, sharing the stage's cache; closed with the kit. */
+  /** A client for a model spec, sharing the stage's cache; closed with the kit. */
   client(spec: ModelSpec): LlmClient {
     const o = this.options;
     const client = LlmClient.create(spec, {
@@ -226,11 +224,6 @@ export class LlmStageKit {
     this.clients.push(client);
     this.specs.push(spec);
     return client;
-  }
-
-  /** Parses a model spec given by `flag` and makes its client. */
-  model(text: string, flag: string): LlmClient {
-    return this.client(parseModelSpec(text, flag));
   }
 
   /** Something else the stage opened (its input source), closed after the clients and the cache. */
