@@ -1,10 +1,9 @@
 import { setMaxListeners } from 'node:events';
-import { mkdirSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import type { JsonlLog } from './jsonl-log.js';
+import type { WriterLock } from './lock.js';
+import type { KeyState, Partition } from './partition.js';
 import { createStageProgress } from './stage-progress.js';
-import { JsonlLog, readJsonl } from './jsonl-log.js';
-import { WriterLock } from './lock.js';
-import { inShard, shardSuffix, type Shard } from './shard.js';
+import { inShard, type Shard } from './shard.js';
 
 /**
  * What a unit of work produces: a result, or a failure (never a score), plus stage fields.
@@ -34,6 +33,8 @@ export interface WorkCost {
 
 export interface WorkContext {
   signal: AbortSignal;
+  /** The item's idempotent key. */
+  key: string;
   /** Appends an event (e.g. one LLM call) to the partition's event log. */
   event(record: unknown): void;
 }
@@ -45,8 +46,8 @@ export interface StageDefinition<I> {
    * items may skip their heavy context), then to run it (`forRun` true).
    */
   items: (forRun: boolean) => AsyncIterable<I>;
-  /** The item's idempotent key and the output partition (directory) it belongs to. */
-  keyOf(item: I): { key: string; dir: string };
+  /** The item's idempotent key and the output partition it belongs to. */
+  keyOf(item: I): { key: string; partition: Partition };
   run(item: I, ctx: WorkContext): Promise<{ record: StageOutput; cost: WorkCost }>;
   /** For --dry-run: the expected calls, tokens and cost of one item. */
   estimate?(item: I): WorkCost;
@@ -93,9 +94,6 @@ export interface StageSummary {
   shard?: Shard;
 }
 
-export const RECORDS_FILE = 'records';
-export const EVENTS_FILE = 'events';
-
 /**
  * The engine every LLM stage runs on: streams the input, skips keys already done, runs the rest
  * with bounded concurrency, and appends one record per key (a result or a failure) to
@@ -104,26 +102,16 @@ export const EVENTS_FILE = 'events';
  */
 export async function runStage<I>(def: StageDefinition<I>, options: EngineOptions): Promise<StageSummary> {
   const started = performance.now();
-  const states = new Map<string, { ok: boolean; tries: number }>();
-  const loadedDirs = new Set<string>();
+  const states = new Map<string, KeyState>();
+  const loaded = new Map<string, Partition>();
   const locks = new Map<string, WriterLock>();
-  const loadState = async (dir: string) => {
-    if (loadedDirs.has(dir)) return;
-    loadedDirs.add(dir);
+  const loadState = async (partition: Partition) => {
+    if (loaded.has(partition.dir)) return;
+    loaded.set(partition.dir, partition);
     // The writer's lock is taken before the state is read: what is done cannot change under us.
-    if (!options.dryRun) {
-      mkdirSync(dir, { recursive: true });
-      const suffix = shardSuffix(options.shard);
-      locks.set(dir, WriterLock.acquireLayout(dir, suffix, `${dir}${suffix ? ` (shard ${suffix.slice(7)})` : ''}`));
-    }
-    for (const file of listLogs(dir, RECORDS_FILE)) {
-      for await (const r of readJsonl<EngineRecord>(join(dir, file))) {
-        const s = states.get(r.key) ?? { ok: false, tries: 0 };
-        s.tries++;
-        s.ok ||= r.status === 'ok';
-        states.set(r.key, s);
-      }
-    }
+    if (!options.dryRun) locks.set(partition.dir, partition.lock(options.shard));
+    // Keys are hashes of everything that decides them, the partition included: no two partitions share one.
+    for (const [key, state] of await partition.keyStates()) states.set(key, state);
   };
   const summary: StageSummary = {
     stage: def.stage,
@@ -147,15 +135,15 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
   };
 
   // Pass 1: what is left to do, counted without holding the items.
-  const estimate: WorkCost = { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  const estimate = zeroCost();
   // The same key twice in one input (e.g. a setting given twice) is one unit of work.
   const seen = new Set<string>();
   try {
   for await (const item of def.items(false)) {
-    const { key, dir } = def.keyOf(item);
+    const { key, partition } = def.keyOf(item);
     if (!inShard(key, options.shard) || seen.has(key)) continue;
     seen.add(key);
-    await loadState(dir);
+    await loadState(partition);
     const state = states.get(key);
     if (state?.ok) summary.already_done++;
     else if (state && !options.retryFailed) summary.already_failed++;
@@ -169,7 +157,7 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
     throw error;
   }
   seen.clear();
-  summary.partitions = [...loadedDirs];
+  summary.partitions = [...loaded.keys()];
   if (options.dryRun) {
     summary.estimate = estimate;
     summary.elapsed_ms = Math.round(performance.now() - started);
@@ -178,12 +166,11 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
 
   // Pass 2: run it.
   const logs = new Map<string, { records: JsonlLog; events: JsonlLog }>();
-  const logsFor = (dir: string) => {
-    let l = logs.get(dir);
+  const logsFor = (partition: Partition) => {
+    let l = logs.get(partition.dir);
     if (!l) {
-      const suffix = shardSuffix(options.shard);
-      l = { records: JsonlLog.open(join(dir, `${RECORDS_FILE}${suffix}.jsonl`)), events: JsonlLog.open(join(dir, `${EVENTS_FILE}${suffix}.jsonl`)) };
-      logs.set(dir, l);
+      l = partition.openLogs(options.shard);
+      logs.set(partition.dir, l);
     }
     return l;
   };
@@ -198,14 +185,14 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
 
   const source = (async function* () {
     for await (const item of def.items(true)) {
-      const { key, dir } = def.keyOf(item);
+      const { key, partition } = def.keyOf(item);
       if (!inShard(key, options.shard)) continue;
       const state = states.get(key);
       if (state?.ok || (state && !options.retryFailed) || seen.has(key)) continue;
       seen.add(key);
       if (options.limit !== undefined && taken >= options.limit) return;
       taken++;
-      yield { item, key, dir, tries: state?.tries ?? 0 };
+      yield { item, key, partition, tries: state?.tries ?? 0 };
     }
   })();
 
@@ -214,9 +201,9 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
       try {
         const next = await source.next();
         if (next.done) return;
-        const { item, key, dir, tries } = next.value;
-        const l = logsFor(dir);
-        const { record, cost } = await def.run(item, { signal, event: (e) => l.events.append(e) });
+        const { item, key, partition, tries } = next.value;
+        const l = logsFor(partition);
+        const { record, cost } = await def.run(item, { signal, key, event: (e) => l.events.append(e) });
         await def.durable?.();
         // Work cut short by a stop is not a result and not a failure: a rerun does it again.
         if (signal.aborted) return;
@@ -227,11 +214,7 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
           const reason = record.error?.kind ?? 'unknown';
           summary.failure_reasons[reason] = (summary.failure_reasons[reason] ?? 0) + 1;
         }
-        summary.calls += cost.calls;
-        summary.cached_calls += cost.cachedCalls;
-        summary.input_tokens += cost.inputTokens;
-        summary.output_tokens += cost.outputTokens;
-        summary.cost_usd += cost.costUsd;
+        addToSummary(summary, cost);
         progress.tick(summary);
       } catch (error) {
         if (signal.aborted && !fatal) return;
@@ -266,19 +249,24 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
   return summary;
 }
 
-/** The log files of one kind in a partition: records.jsonl and records.shard-i-of-n.jsonl. */
-export function listLogs(dir: string, kind: string): string[] {
-  try {
-    return readdirSync(dir).filter((f) => f.startsWith(kind) && f.endsWith('.jsonl')).sort();
-  } catch {
-    return [];
-  }
+/** No calls yet. */
+export function zeroCost(): WorkCost {
+  return { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
 }
 
-function addCost(into: WorkCost, c: WorkCost): void {
+/** Adds one cost to another, in place. */
+export function addCost(into: WorkCost, c: WorkCost): void {
   into.calls += c.calls;
   into.cachedCalls += c.cachedCalls;
   into.inputTokens += c.inputTokens;
   into.outputTokens += c.outputTokens;
   into.costUsd += c.costUsd;
+}
+
+function addToSummary(s: StageSummary, c: WorkCost): void {
+  s.calls += c.calls;
+  s.cached_calls += c.cachedCalls;
+  s.input_tokens += c.inputTokens;
+  s.output_tokens += c.outputTokens;
+  s.cost_usd += c.costUsd;
 }

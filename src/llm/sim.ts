@@ -1,6 +1,22 @@
 import { createHash } from 'node:crypto';
 import { LlmCallError } from './errors.js';
-import type { ChatRequest, ChatResponse, Provider, SimulationFacts } from './types.js';
+import type { ChatRequest, ChatResponse, Provider } from './types.js';
+
+/** What the simulator plays from: the scenario's own facts, carried in a request's opaque `simulation` slot. */
+export interface SimulationFacts {
+  scenarioId: string;
+  /** SD or MD task: the simulator completes fewer multi-domain tasks. */
+  kind?: 'SD' | 'MD';
+  intent: string;
+  /** "type: value" lines the simulated user may bring up. */
+  preferences: string[];
+  location?: string;
+  timeOfDay?: string;
+  /** Context blocks the assistant was given in this setting. */
+  assistantContext?: { demographics: boolean; interactions: boolean; situation: boolean };
+  /** For judge calls: what is judged. */
+  judge?: { dimension: string; target: string; terminated: boolean; assistantText: string; conversation: string; assistantTurns?: string[]; prefixConversations?: string[] };
+}
 
 /** The simulator's rules; part of its cache key, so replies of older rules are never served. */
 export const SIM_VERSION = 'sim-2';
@@ -17,7 +33,7 @@ export const SIM_VERSION = 'sim-2';
  */
 export class SimProvider implements Provider {
   async complete(request: ChatRequest): Promise<ChatResponse> {
-    const facts = request.simulation;
+    const facts = simulationFacts(request.simulation);
     if (!facts) throw new LlmCallError('config', 'the sim provider needs scenario facts; it can only play PersonaLens agents', { retryable: false });
     const prompt = request.messages.at(-1)?.content ?? '';
     const turns = request.messages.length === 0 ? 0 : countAssistantTurns(prompt);
@@ -31,6 +47,13 @@ export class SimProvider implements Provider {
   }
 
   async close(): Promise<void> {}
+}
+
+/** The request's simulator facts, when it carries some (a scenario id and an intent at least). */
+function simulationFacts(value: unknown): SimulationFacts | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const f = value as Partial<SimulationFacts>;
+  return typeof f.scenarioId === 'string' && typeof f.intent === 'string' ? (f as SimulationFacts) : undefined;
 }
 
 /** The simulated assistant's closing lines: the judge reads the outcome from them. */

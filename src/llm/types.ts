@@ -21,25 +21,11 @@ export interface ChatRequest {
   /** 0 for the first sample; replicate k > 0 gets its own cache entries. */
   replicate: number;
   /**
-   * The scenario's own facts, for the offline simulator only: real providers ignore it,
-   * and it is not part of the cache key (the prompt already carries the same facts).
+   * Facts for an offline simulator provider, opaque here: a benchmark fills it and its simulator
+   * reads it; real providers ignore it, and it is not part of the cache key (the prompt already
+   * carries the same facts).
    */
-  simulation?: SimulationFacts;
-}
-
-export interface SimulationFacts {
-  scenarioId: string;
-  /** SD or MD task: the simulator completes fewer multi-domain tasks. */
-  kind?: 'SD' | 'MD';
-  intent: string;
-  /** "type: value" lines the simulated user may bring up. */
-  preferences: string[];
-  location?: string;
-  timeOfDay?: string;
-  /** Context blocks the assistant was given in this setting. */
-  assistantContext?: { demographics: boolean; interactions: boolean; situation: boolean };
-  /** For judge calls: what is judged. */
-  judge?: { dimension: string; target: string; terminated: boolean; assistantText: string; conversation: string; assistantTurns?: string[]; prefixConversations?: string[] };
+  simulation?: unknown;
 }
 
 export interface Usage {

@@ -5,7 +5,8 @@ import { writeFileAtomic } from '../core/atomic.js';
 import { Workspace } from '../core/workspace.js';
 import { plensVersion } from '../core/version.js';
 import { DATASET_FORMAT } from '../benchmarks/personalens/dataset/tables.js';
-import { EVENTS_FILE, listLogs, RECORDS_FILE } from '../engine/stage-runner.js';
+import { Partition } from '../engine/partition.js';
+import { DIALOGUES_FORMAT, JUDGMENTS_FORMAT } from '../benchmarks/personalens/records.js';
 import { defaultSqlDir } from '../warehouse/build.js';
 import type { Pipeline } from './pipeline.js';
 
@@ -97,10 +98,6 @@ export function warehouseInputs(p: Pipeline): string {
 }
 
 /** A partition whose logs are newer than its compacted Parquet (e.g. a run was killed before compaction). */
-export function needsCompaction(dir: string, output: string): boolean {
-  const logs = listLogs(dir, RECORDS_FILE).concat(listLogs(dir, EVENTS_FILE));
-  if (logs.length === 0) return false;
-  const parquet = statSync(join(dir, `${output}.parquet`), { throwIfNoEntry: false });
-  if (!parquet) return true;
-  return logs.some((f) => (statSync(join(dir, f), { throwIfNoEntry: false })?.mtimeMs ?? 0) > parquet.mtimeMs);
+export function needsCompaction(dir: string, output: 'dialogues' | 'judgments'): boolean {
+  return new Partition(dir, output === 'dialogues' ? DIALOGUES_FORMAT : JUDGMENTS_FORMAT).needsCompaction();
 }

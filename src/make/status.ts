@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { Workspace } from '../core/workspace.js';
-import { readJsonl } from '../engine/jsonl-log.js';
-import { EVENTS_FILE, listLogs, RECORDS_FILE } from '../engine/stage-runner.js';
+import type { Partition } from '../engine/partition.js';
+import { dialogueCell, judgeFolder } from '../benchmarks/personalens/records.js';
 import { runJudge } from '../benchmarks/personalens/judge-stage.js';
 import { planCells, stageOptions } from './cells.js';
 import type { Pipeline } from './pipeline.js';
@@ -69,9 +68,9 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
   if (scenariosDone && p.dialogues) {
     const plans = await planCells(p, ws, signal);
     const judgeDir = p.judge ? (await judgeDirOf(p, ws, signal, plans.map((c) => c.dir))) : null;
-    const judgeLogs = judgeDir ? await readPartition(judgeDir) : null;
+    const judgeLogs = judgeDir ? await readPartition(judgeFolder(judgeDir)) : null;
     for (const c of plans) {
-      const d = await readPartition(c.dir);
+      const d = await readPartition(dialogueCell(c.dir));
       const dialogues: WorkStatus = { done: c.dialogues.done, pending: c.dialogues.pending, failed: c.dialogues.failed, failure_reasons: d.reasons(), spent: d.spent() };
       let judge: WorkStatus | null = null;
       if (judgeLogs && c.judge) {
@@ -115,7 +114,7 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
 }
 
 async function judgeDirOf(p: Pipeline, ws: Workspace, signal: AbortSignal, dirs: string[]): Promise<string | null> {
-  const withDialogues = dirs.filter((d) => existsSync(join(d, 'dialogues.parquet')));
+  const withDialogues = dirs.filter((d) => dialogueCell(d).isCompacted());
   if (withDialogues.length === 0) return null;
   const base = stageOptions(p, ws, { signal, dryRun: true, progress: false, retryFailed: false, concurrency: 1 });
   const j = await runJudge({ ...base, judge: p.judge!.model, dimensions: p.judge!.dimensions, dialogueDirs: withDialogues });
@@ -123,17 +122,11 @@ async function judgeDirOf(p: Pipeline, ws: Workspace, signal: AbortSignal, dirs:
 }
 
 /** A partition's logs, read once: the latest state of every key and the calls' spend. */
-async function readPartition(dir: string) {
-  const latest = new Map<string, LogRecord>();
-  for (const f of listLogs(dir, RECORDS_FILE)) {
-    for await (const r of readJsonl<LogRecord>(join(dir, f))) {
-      const before = latest.get(r.key);
-      // A result beats any failure; among failures the latest try counts.
-      if (!before || before.status !== 'ok') latest.set(r.key, r);
-    }
-  }
+async function readPartition(partition: Partition) {
+  // A result beats any failure; among failures the latest try counts.
+  const latest = await partition.latest<LogRecord>();
   const events: LogEvent[] = [];
-  for (const f of listLogs(dir, EVENTS_FILE)) for await (const e of readJsonl<LogEvent>(join(dir, f))) events.push(e);
+  for await (const e of partition.read<LogEvent>('events')) events.push(e);
   const okKeys = new Set([...latest.values()].filter((r) => r.status === 'ok').map((r) => r.key));
   return {
     okKeys,

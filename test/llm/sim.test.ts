@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SimProvider } from '../../src/llm/sim.js';
-import type { ChatRequest, SimulationFacts } from '../../src/llm/types.js';
+import type { SimulationFacts } from '../../src/llm/sim.js';
+import type { ChatRequest } from '../../src/llm/types.js';
 
 /**
  * The offline simulator: deterministic (a hash of ids, never Math.random), and its behaviour depends on

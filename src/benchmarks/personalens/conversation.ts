@@ -1,7 +1,8 @@
-import { PlensError } from '../../core/errors.js';
-import type { LlmClient, CallOutcome } from '../../llm/client.js';
+import { failureOf, type CallRecorder } from '../../engine/llm-stage.js';
+import type { LlmClient } from '../../llm/client.js';
 import { LlmCallError } from '../../llm/errors.js';
-import type { ChatRequest, SimulationFacts } from '../../llm/types.js';
+import type { SimulationFacts } from '../../llm/sim.js';
+import type { ChatRequest } from '../../llm/types.js';
 import { defaultPromptStyle, type PromptSet, type PromptStyle } from './prompt-set.js';
 import type { ScenarioContext, ScenarioRow } from './scenario-context.js';
 import { PAPER_SAMPLING, ROUND_LIMITS, SETTINGS, TERMINATE, type Setting } from './settings.js';
@@ -13,14 +14,6 @@ export interface DialogueMessage {
   output_tokens: number;
   latency_ms: number;
   finish_reason: string | null;
-}
-
-export interface CallEvent {
-  turn: number;
-  role: 'user' | 'assistant';
-  model: string;
-  outcome: CallOutcome | undefined;
-  error: LlmCallError | undefined;
 }
 
 export interface ConversationResult {
@@ -107,8 +100,7 @@ export async function converse(
   setting: Setting,
   replicate: number,
   agents: ConversationAgents,
-  signal: AbortSignal,
-  onCall: (e: CallEvent) => void,
+  calls: CallRecorder,
 ): Promise<ConversationResult> {
   const { prompts } = agents;
   const conf = SETTINGS[setting];
@@ -142,15 +134,10 @@ export async function converse(
       replicate,
       simulation: facts,
     };
-    try {
-      const outcome = await client.call(request, signal);
-      onCall({ turn: messages.length, role, model: client.id, outcome, error: undefined });
-      const r = outcome.response;
-      return { role, content: storedReply(r.text, role === 'user' ? userStyle : style), input_tokens: r.usage.inputTokens, output_tokens: r.usage.outputTokens, latency_ms: outcome.latencyMs, finish_reason: r.finishReason };
-    } catch (error) {
-      if (error instanceof LlmCallError) onCall({ turn: messages.length, role, model: client.id, outcome: undefined, error });
-      throw error;
-    }
+    // The recorder writes the call's event and counts its cost; a replay miss stops the run.
+    const outcome = await calls.call(client, request, { turn: messages.length, role });
+    const r = outcome.response;
+    return { role, content: storedReply(r.text, role === 'user' ? userStyle : style), input_tokens: r.usage.inputTokens, output_tokens: r.usage.outputTokens, latency_ms: outcome.latencyMs, finish_reason: r.finishReason };
   };
   const assistantPrompt = () => prompts.render(assistantTurn, assistantTurnView(setting, context, messages));
   const userPrompt = () => prompts.render(prompts.userTemplate('user-turn', scenario.kind), userView(renderConversation(messages)));
@@ -174,14 +161,6 @@ export async function converse(
     }
   } catch (error) {
     if (!(error instanceof LlmCallError)) throw error;
-    // Replay exists to reproduce a finished run exactly: a miss stops the run rather than recording a failure.
-    if (error.kind === 'cache_miss') throw new PlensError('E_CACHE_MISS', error.message, { hint: 'run with --cache on to call the endpoint for what is missing' });
-    return {
-      status: 'failed',
-      end_reason: null,
-      rounds,
-      messages,
-      error: { kind: error.kind === 'http' ? `http_${error.status}` : error.kind, message: error.message, status: error.status ?? null, turn: messages.length },
-    };
+    return { status: 'failed', end_reason: null, rounds, messages, error: { ...failureOf(error), status: error.status ?? null, turn: messages.length } };
   }
 }

@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { hashParts, partitionName } from '../../engine/llm-stage.js';
+import { Partition } from '../../engine/partition.js';
 import type { LlmClient } from '../../llm/client.js';
 import type { SamplingParams } from '../../llm/types.js';
 import type { PromptStyle } from './prompt-set.js';
+import { DIALOGUES_FORMAT } from './records.js';
 import { PAPER_SAMPLING, type Setting } from './settings.js';
 
 /** One cell of the experiment grid: an assistant under one setting, talking to one user agent. */
@@ -35,13 +36,7 @@ function identity(cell: DialogueCell): unknown[] {
   return [...base, { assistant_endpoint: cell.assistant.endpoint ?? null, user_endpoint: cell.user.endpoint ?? null }];
 }
 
-/** A stable key from parts: sha256 of their JSON, hex, cut to `length`. */
-export function hashParts(parts: readonly unknown[], length = 32): string {
-  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, length);
-}
-
-/** A name safe in a folder name: runs of other characters become '_'. */
-export const slugName = (s: string): string => s.replace(/[^A-Za-z0-9.+-]+/g, '_');
+export { hashParts, slugName } from '../../engine/llm-stage.js';
 
 /** Hash of everything that decides a dialogue: the idempotent key of one output record. */
 export function dialogueKey(cell: DialogueCell, scenarioId: string, replicate: number): string {
@@ -50,5 +45,10 @@ export function dialogueKey(cell: DialogueCell, scenarioId: string, replicate: n
 
 /** The cell's folder under <workspace>/dialogues: readable, and unique per configuration. */
 export function cellDir(root: string, cell: DialogueCell): string {
-  return join(root, `${slugName(cell.setting)}__${slugName(cell.assistant.model)}__${hashParts(identity(cell), 8)}`);
+  return cellPartition(root, cell).dir;
+}
+
+/** The cell's partition under <workspace>/dialogues. */
+export function cellPartition(root: string, cell: DialogueCell): Partition {
+  return Partition.in(root, partitionName([cell.setting, cell.assistant.model], identity(cell)), DIALOGUES_FORMAT);
 }

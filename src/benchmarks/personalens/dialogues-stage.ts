@@ -1,17 +1,13 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { writeFileAtomic } from '../../core/atomic.js';
-import { assertOneImport, recordDataset } from '../../core/dataset-identity.js';
 import { usageError } from '../../core/errors.js';
-import { runStage, type StageSummary, type WorkCost } from '../../engine/stage-runner.js';
-import { CallCache } from '../../llm/call-cache.js';
-import { LlmClient } from '../../llm/client.js';
-import { isSimulator, parseModelSpec, unpriced } from '../../llm/model-spec.js';
-import { compactPartition, DIALOGUE_COLUMNS } from './compact.js';
+import { LlmStageKit, type LlmStageOptions } from '../../engine/llm-stage.js';
+import type { Partition } from '../../engine/partition.js';
+import type { StageSummary, WorkCost } from '../../engine/stage-runner.js';
+import type { LlmClient } from '../../llm/client.js';
+import { isSimulator, parseModelSpec } from '../../llm/model-spec.js';
 import { converse } from './conversation.js';
-import { cellDir, dialogueKey, makeCell, type DialogueCell } from './dialogue-cell.js';
-import { clientOptions, engineOptions, type LlmStageOptions } from './llm-stage-options.js';
+import { cellPartition, dialogueKey, makeCell, type DialogueCell } from './dialogue-cell.js';
 import { defaultPromptStyle, parsePromptStyle, PromptSet, type PromptStyle } from './prompt-set.js';
+import { dialogueRecord, dialoguesRoot } from './records.js';
 import { ScenarioContextSource, type ScenarioContext, type ScenarioHead, type ScenarioRow } from './scenario-context.js';
 import { ROUND_LIMITS, type Setting } from './settings.js';
 
@@ -35,7 +31,7 @@ interface Item {
   /** The whole row and its context: loaded only for the run pass. */
   full: { scenario: ScenarioRow; context: ScenarioContext } | undefined;
   cell: DialogueCell;
-  dir: string;
+  partition: Partition;
   replicate: number;
 }
 
@@ -47,137 +43,82 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
   const assistantSpecs = options.assistants.map((a) => parseModelSpec(a, '--assistant'));
   const userSpec = parseModelSpec(options.user ?? defaultUser(assistantSpecs.every(isSimulator)), '--user');
   const prompts = PromptSet.load(options.prompts);
-  assertOneImport(options.workspace, 'plens dialogues');
-  const source = await ScenarioContextSource.open(options.workspace);
-  // A dry run calls nothing: it neither opens nor creates the cache.
-  const cache = CallCache.open(join(options.workspace.root, 'cache', 'llm'), options.dryRun ? 'off' : options.cache);
-  const user = LlmClient.create(userSpec, clientOptions(options, cache));
-  const assistants = assistantSpecs.map((s) => LlmClient.create(s, clientOptions(options, cache)));
-  const root = join(options.workspace.root, 'dialogues');
-  const styleOf = (a: LlmClient): PromptStyle => (a.spec.promptStyle ? parsePromptStyle(a.spec.promptStyle, `--assistant ${a.id}: prompt_style`) : defaultPromptStyle(a.spec.model));
-  const cells = assistants.flatMap((a) => options.settings.map((setting) => ({ cell: makeCell(setting, a, user, prompts.dialogueVersion, styleOf(a)), client: a })));
-  const clientOf = new Map(cells.map((c) => [c.cell, c.client]));
-  const replicates = options.replicates ?? 1;
-  const runId = new Date().toISOString();
+  return LlmStageKit.with(options, 'plens dialogues', 'run with --cache on to call the endpoint for what is missing', async (kit) => {
+    const source = await ScenarioContextSource.open(options.workspace);
+    kit.onClose(() => source.close());
+    const user = kit.client(userSpec);
+    const assistants = assistantSpecs.map((s) => kit.client(s));
+    const root = dialoguesRoot(options.workspace);
+    const styleOf = (a: LlmClient): PromptStyle => (a.spec.promptStyle ? parsePromptStyle(a.spec.promptStyle, `--assistant ${a.id}: prompt_style`) : defaultPromptStyle(a.spec.model));
+    const cells = assistants.flatMap((a) =>
+      options.settings.map((setting) => {
+        const cell = makeCell(setting, a, user, prompts.dialogueVersion, styleOf(a));
+        return { cell, client: a, partition: cellPartition(root, cell) };
+      }),
+    );
+    const clientOf = new Map(cells.map((c) => [c.cell, c.client]));
+    const replicates = options.replicates ?? 1;
 
-  try {
-    if (!options.dryRun) {
-      for (const { cell } of cells) {
-        const file = join(cellDir(root, cell), 'cell.json');
-        if (!existsSync(file)) {
-          await writeFileAtomic(file, JSON.stringify({ ...cell, prompt_sources: prompts.sources }, null, 2) + '\n');
-          await recordDataset(cellDir(root, cell), options.workspace);
-        }
-      }
-    }
-    const summary = await runStage<Item>(
-      {
-        stage: 'dialogues',
-        items: async function* (forRun) {
-          for (const { cell } of cells) {
-            const dir = cellDir(root, cell);
-            if (forRun) {
-              for await (const full of source.scenariosWithContext()) {
-                for (let replicate = 0; replicate < replicates; replicate++) yield { scenario: full.scenario, full, cell, dir, replicate };
-              }
-            } else {
-              for await (const scenario of source.scenarioHeads()) {
-                for (let replicate = 0; replicate < replicates; replicate++) yield { scenario, full: undefined, cell, dir, replicate };
-              }
+    for (const { cell, partition } of cells) await kit.describe(partition, 'cell.json', { ...cell, prompt_sources: prompts.sources });
+    const summary = await kit.run<Item>({
+      stage: 'dialogues',
+      items: async function* (forRun) {
+        for (const { cell, partition } of cells) {
+          if (forRun) {
+            for await (const full of source.scenariosWithContext()) {
+              for (let replicate = 0; replicate < replicates; replicate++) yield { scenario: full.scenario, full, cell, partition, replicate };
+            }
+          } else {
+            for await (const scenario of source.scenarioHeads()) {
+              for (let replicate = 0; replicate < replicates; replicate++) yield { scenario, full: undefined, cell, partition, replicate };
             }
           }
-        },
-        keyOf: (item) => ({ key: dialogueKey(item.cell, item.scenario.scenario_id, item.replicate), dir: item.dir }),
-        run: async (item, ctx) => {
-          // The engine runs only items of its run pass, which carry their row and context.
-          const { scenario, context } = item.full!;
-          const cost: WorkCost = { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
-          const key = dialogueKey(item.cell, scenario.scenario_id, item.replicate);
-          const result = await converse(
-            scenario,
-            context,
-            item.cell.setting,
-            item.replicate,
-            { user, assistant: clientOf.get(item.cell)!, prompts, assistantStyle: item.cell.promptStyle },
-            ctx.signal,
-            (e) => {
-              const o = e.outcome;
-              cost.calls++;
-              if (o) {
-                cost.cachedCalls += o.cached ? 1 : 0;
-                cost.inputTokens += o.cached ? 0 : o.response.usage.inputTokens;
-                cost.outputTokens += o.cached ? 0 : o.response.usage.outputTokens;
-                cost.costUsd += o.cached ? 0 : o.costUsd;
-              }
-              ctx.event({
-                run_id: runId,
-                key,
-                turn: e.turn,
-                role: e.role,
-                model: e.model,
-                status: o ? 'ok' : 'failed',
-                error_kind: e.error ? e.error.reason : null,
-                cached: o?.cached ?? false,
-                attempts: o?.attempts ?? ((e.error as { attempts?: number } | undefined)?.attempts ?? 1),
-                latency_ms: o?.latencyMs ?? null,
-                input_tokens: o?.response.usage.inputTokens ?? null,
-                output_tokens: o?.response.usage.outputTokens ?? null,
-                // What this call cost now: nothing when the cache (or a shared identical call) answered it.
-                cost_usd: o ? (o.cached ? 0 : o.costUsd) : null,
-                at: new Date().toISOString(),
-              });
-            },
-          );
-          const c = item.cell;
-          const assistantClient = clientOf.get(c)!;
-          const inputTokens = result.messages.reduce((n, m) => n + m.input_tokens, 0);
-          const outputTokens = result.messages.reduce((n, m) => n + m.output_tokens, 0);
-          const dialogueCost = result.messages.reduce((n, m) => n + (m.role === 'user' ? user : assistantClient).costOf({ inputTokens: m.input_tokens, outputTokens: m.output_tokens }), 0);
-          return {
-            cost,
-            record: {
-              status: result.status,
-              error: result.error,
-              scenario_id: scenario.scenario_id,
-              user_id: scenario.user_id,
-              task_id: scenario.task_id,
-              kind: scenario.kind,
-              setting: c.setting,
-              replicate: item.replicate,
-              assistant_model: c.assistant.model,
-              assistant_temperature: c.assistant.params.temperature,
-              assistant_max_tokens: c.assistant.params.maxTokens,
-              user_model: c.user.model,
-              user_temperature: c.user.params.temperature,
-              user_max_tokens: c.user.params.maxTokens,
-              prompt_version: c.promptVersion,
-              simulated: c.simulated,
-              end_reason: result.end_reason,
-              rounds: result.rounds,
-              messages: result.messages,
-              input_tokens: inputTokens,
-              output_tokens: outputTokens,
-              cost_usd: dialogueCost,
-            },
-          };
-        },
-        durable: () => cache.committed(),
-        estimate: (item) => estimateDialogue(item, clientOf.get(item.cell)!, user),
+        }
       },
-      engineOptions(options),
-    );
+      keyOf: (item) => ({ key: dialogueKey(item.cell, item.scenario.scenario_id, item.replicate), partition: item.partition }),
+      run: async (item, calls) => {
+        // The engine runs only items of its run pass, which carry their row and context.
+        const { scenario, context } = item.full!;
+        const c = item.cell;
+        const assistant = clientOf.get(c)!;
+        const result = await converse(scenario, context, c.setting, item.replicate, { user, assistant, prompts, assistantStyle: c.promptStyle }, calls);
+        return dialogueRecord(
+          {
+            scenario_id: scenario.scenario_id,
+            user_id: scenario.user_id,
+            task_id: scenario.task_id,
+            kind: scenario.kind,
+            setting: c.setting,
+            replicate: item.replicate,
+            assistant_model: c.assistant.model,
+            assistant_temperature: c.assistant.params.temperature,
+            assistant_max_tokens: c.assistant.params.maxTokens,
+            user_model: c.user.model,
+            user_temperature: c.user.params.temperature,
+            user_max_tokens: c.user.params.maxTokens,
+            prompt_version: c.promptVersion,
+            simulated: c.simulated,
+          },
+          {
+            status: result.status,
+            error: result.error,
+            end_reason: result.end_reason,
+            rounds: result.rounds,
+            messages: result.messages,
+            input_tokens: result.messages.reduce((n, m) => n + m.input_tokens, 0),
+            output_tokens: result.messages.reduce((n, m) => n + m.output_tokens, 0),
+            cost_usd: result.messages.reduce((n, m) => n + (m.role === 'user' ? user : assistant).costOf({ inputTokens: m.input_tokens, outputTokens: m.output_tokens }), 0),
+          },
+        );
+      },
+      estimate: (item) => estimateDialogue(item, clientOf.get(item.cell)!, user),
+    });
     const cellRows: DialoguesSummary['cells'] = [];
-    for (const { cell } of cells) {
-      const dir = cellDir(root, cell);
-      const rows = options.dryRun || !existsSync(dir) ? null : (await compactPartition(dir, 'dialogues', DIALOGUE_COLUMNS)).rows;
-      cellRows.push({ dir, setting: cell.setting, assistant: cell.assistant.model, user: cell.user.model, rows });
+    for (const { cell, partition } of cells) {
+      cellRows.push({ dir: partition.dir, setting: cell.setting, assistant: cell.assistant.model, user: cell.user.model, rows: await kit.compact(partition) });
     }
-    return { ...summary, prompt_version: prompts.dialogueVersion, simulated: cells.some((c) => c.cell.simulated), price_unknown: unpriced([userSpec, ...assistantSpecs]), cells: cellRows };
-  } finally {
-    await Promise.all([user, ...assistants].map((c) => c.close()));
-    await cache.close();
-    await source.close();
-  }
+    return { ...summary, prompt_version: prompts.dialogueVersion, simulated: cells.some((c) => c.cell.simulated), price_unknown: kit.priceUnknown, cells: cellRows };
+  });
 }
 
 function defaultUser(allSimulated: boolean): string {

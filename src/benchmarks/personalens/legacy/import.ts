@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { tempSibling, writeFileAtomic } from '../../../core/atomic.js';
 import { PlensError } from '../../../core/errors.js';
 import type { Workspace } from '../../../core/workspace.js';
 import { Database, sqlString } from '../../../db/database.js';
-import { columnsLiteral, DIALOGUE_COLUMNS } from '../compact.js';
-import { hashParts, slugName } from '../dialogue-cell.js';
+import { hashParts, slugName } from '../../../engine/llm-stage.js';
+import { jsonlQuery, Partition, type Columns } from '../../../engine/partition.js';
 import { parseJudgment } from '../judge-parse.js';
-import { JUDGMENT_COLUMNS } from '../judge-stage.js';
+import { DIALOGUE_COLUMNS, dialogueRecord, type DialogueRecord, type JudgmentRecord, DIALOGUES_FORMAT, dialoguesRoot, judgeFolder, JUDGMENT_COLUMNS, judgmentRecord, JUDGMENTS_FORMAT, judgmentsRoot } from '../records.js';
 import { originalScore } from '../original-scoring.js';
 import { SETTING_NAMES, type Setting } from '../settings.js';
 import { describeSuffixes, settingSuffixes, walkLayout, type LegacyDialogueFile, type LegacyJudgmentFile } from './layout.js';
@@ -310,7 +310,7 @@ function summarise(
         model: `${LEGACY_PREFIX}${c.model}`,
         setting: c.setting,
         folders: [...c.folders].sort(),
-        dir: join(options.workspace.root, 'dialogues', cell),
+        dir: Partition.in(dialoguesRoot(options.workspace), cell, DIALOGUES_FORMAT).dir,
         dialogues: ds.length,
         sd: ds.filter((d) => d.scenario.kind === 'SD').length,
         md: ds.filter((d) => d.scenario.kind === 'MD').length,
@@ -327,7 +327,7 @@ function summarise(
   }
   const judges = [...new Set(judgments.map((j) => j.source.judge))].sort().map((judge) => {
     const mine = judgments.filter((j) => j.source.judge === judge);
-    return { judge: `${LEGACY_PREFIX}${judge}`, dir: join(options.workspace.root, 'judgments', legacyJudgeDir(judge)), judgments: mine.length, parse_errors: mine.filter((j) => j.status === 'parse_error').length, kept_rows: 0 };
+    return { judge: `${LEGACY_PREFIX}${judge}`, dir: Partition.in(judgmentsRoot(options.workspace), legacyJudgeDir(judge), JUDGMENTS_FORMAT).dir, judgments: mine.length, parse_errors: mine.filter((j) => j.status === 'parse_error').length, kept_rows: 0 };
   });
   return {
     source: root,
@@ -393,12 +393,12 @@ async function writeAll(
   const notes: Array<[string, object]> = [];
   const db = await Database.open(':memory:', { threads: 1 });
   try {
-    const copy = async (records: object[], columns: Record<string, string>, out: string, keep?: string) => {
+    const copy = async (records: object[], columns: Columns, out: string, keep?: string) => {
       const jsonl = join(staging, `${renames.length}.jsonl`);
       await writeFile(jsonl, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
       await mkdir(join(out, '..'), { recursive: true });
       const tmp = tempSibling(out);
-      const fresh = `SELECT * FROM read_json(${sqlString(jsonl)}, format = 'newline_delimited', columns = ${columnsLiteral(columns)})`;
+      const fresh = jsonlQuery([jsonl], columns);
       await db.run(`COPY (SELECT * FROM (${fresh}${keep ? ` UNION ALL BY NAME ${keep}` : ''}) ORDER BY "key") TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
       renames.push([tmp, out]);
     };
@@ -406,10 +406,11 @@ async function writeAll(
     for (const [cell, c] of [...cellModels.entries()].sort(([a], [b]) => cmp(a, b))) {
       const records = dialogues
         .filter((d) => d.cell === cell)
-        .map((d) => dialogueRecord(d, userModel));
-      await copy(records, DIALOGUE_COLUMNS, join(workspace.root, 'dialogues', cell, 'dialogues.parquet'));
+        .map((d) => legacyDialogueRecord(d, userModel));
+      const partition = Partition.in(dialoguesRoot(workspace), cell, DIALOGUES_FORMAT);
+      await copy(records, DIALOGUE_COLUMNS, partition.outputFile);
       const about = { legacy: true, source: root, model: `${LEGACY_PREFIX}${c.model}`, setting: c.setting, folders: [...c.folders].sort(), user_model: userModel, prompt_version: LEGACY_PROMPT_VERSION };
-      notes.push([join(workspace.root, 'dialogues', cell, 'legacy.json'), about]);
+      notes.push([partition.file('legacy.json'), about]);
     }
 
     const cellsWritten = [...cellModels.values()].map((c) => `${LEGACY_PREFIX}${c.model} | ${c.setting}`);
@@ -417,23 +418,23 @@ async function writeAll(
     const stale = `list_contains([${cellsWritten.map(sqlString).join(', ')}], assistant_model || ' | ' || setting)`;
     for (const judge of summary.judges) {
       const name = judge.judge.slice(LEGACY_PREFIX.length);
-      const out = join(judge.dir, 'judgments.parquet');
+      const out = judgeFolder(judge.dir).outputFile;
       let keep: string | undefined;
       if (existsSync(out)) {
         // Rows of the cells written now are replaced; rows of other cells stay.
         keep = `SELECT * FROM read_parquet(${sqlString(out)}) WHERE NOT ${stale}`;
         judge.kept_rows = (await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM (${keep})`))[0]!.n;
       }
-      const records = judgments.filter((j) => j.source.judge === name).map((j) => judgmentRecord(j, userModel));
+      const records = judgments.filter((j) => j.source.judge === name).map((j) => legacyJudgmentRecord(j, userModel));
       await copy(records, JUDGMENT_COLUMNS, out, keep);
-      notes.push([join(judge.dir, 'legacy.json'), { legacy: true, judge: judge.judge, prompt_version: LEGACY_PROMPT_VERSION }]);
+      notes.push([judgeFolder(judge.dir).file('legacy.json'), { legacy: true, judge: judge.judge, prompt_version: LEGACY_PROMPT_VERSION }]);
     }
     // Another legacy judge's rows of the cells written now would outlive their replacement: drop them.
-    const judgeRoot = join(workspace.root, 'judgments');
     const mine = new Set(summary.judges.map((j) => j.dir));
-    const others = existsSync(judgeRoot) ? readdirSync(judgeRoot).filter((n) => n.startsWith('legacy-')).map((n) => join(judgeRoot, n)) : [];
-    for (const dir of others.filter((d) => !mine.has(d) && existsSync(join(d, 'legacy.json')) && existsSync(join(d, 'judgments.parquet'))).sort()) {
-      const out = join(dir, 'judgments.parquet');
+    const others = Partition.list(judgmentsRoot(workspace), JUDGMENTS_FORMAT, true).filter((p) => basename(p.dir).startsWith('legacy-') && !mine.has(p.dir) && existsSync(p.file('legacy.json')));
+    for (const other of others) {
+      const dir = other.dir;
+      const out = other.outputFile;
       const removed = (await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(out)}) WHERE ${stale}`))[0]!.n;
       if (removed === 0) continue;
       const tmp = tempSibling(out);
@@ -453,77 +454,83 @@ async function writeAll(
   }
 }
 
-function dialogueRecord(d: Dialogue, userModel: string): Record<string, unknown> {
+function legacyDialogueRecord(d: Dialogue, userModel: string): DialogueRecord {
   const s = d.source;
-  return {
-    key: d.key,
-    try: 1,
-    status: 'ok',
-    error: null,
-    scenario_id: d.scenario.scenario_id,
-    user_id: s.userId,
-    task_id: s.taskId,
-    kind: d.scenario.kind,
-    setting: s.setting,
-    replicate: 0,
-    assistant_model: `${LEGACY_PREFIX}${s.model}`,
-    assistant_temperature: null,
-    assistant_max_tokens: null,
-    user_model: userModel,
-    user_temperature: null,
-    user_max_tokens: null,
-    prompt_version: LEGACY_PROMPT_VERSION,
-    simulated: false,
-    // The files do not say how a dialogue ended, but the original loop does: the user's TERMINATE
-    // is always followed by one final assistant answer, and a dialogue that runs out of rounds ends
-    // on the user's message.
-    end_reason: d.messages.at(-1)!.role === 'assistant' ? 'terminated' : 'round_limit',
-    rounds: d.messages.filter((m) => m.role === 'assistant').length,
-    messages: d.messages.map((m) => ({ role: m.role, content: m.content, input_tokens: null, output_tokens: null, latency_ms: null, finish_reason: null })),
-    input_tokens: null,
-    output_tokens: null,
-    cost_usd: null,
-  };
+  const body = dialogueRecord(
+    {
+      scenario_id: d.scenario.scenario_id,
+      user_id: s.userId,
+      task_id: s.taskId,
+      kind: d.scenario.kind,
+      setting: s.setting,
+      replicate: 0,
+      assistant_model: `${LEGACY_PREFIX}${s.model}`,
+      assistant_temperature: null,
+      assistant_max_tokens: null,
+      user_model: userModel,
+      user_temperature: null,
+      user_max_tokens: null,
+      prompt_version: LEGACY_PROMPT_VERSION,
+      simulated: false,
+    },
+    {
+      status: 'ok',
+      error: null,
+      // The files do not say how a dialogue ended, but the original loop does: the user's TERMINATE
+      // is always followed by one final assistant answer, and a dialogue that runs out of rounds ends
+      // on the user's message.
+      end_reason: d.messages.at(-1)!.role === 'assistant' ? 'terminated' : 'round_limit',
+      rounds: d.messages.filter((m) => m.role === 'assistant').length,
+      messages: d.messages.map((m) => ({ role: m.role, content: m.content, input_tokens: null, output_tokens: null, latency_ms: null, finish_reason: null })),
+      input_tokens: null,
+      output_tokens: null,
+      cost_usd: null,
+    },
+  );
+  return { key: d.key, try: 1, ...body };
 }
 
-function judgmentRecord(j: Judgment, userModel: string): Record<string, unknown> {
+function legacyJudgmentRecord(j: Judgment, userModel: string): JudgmentRecord {
   const d = j.dialogue;
-  return {
-    key: j.key,
-    try: 1,
-    status: j.status,
-    error: j.error,
-    dialogue_id: d.key,
-    scenario_id: d.scenario.scenario_id,
-    user_id: d.source.userId,
-    task_id: d.source.taskId,
-    kind: d.scenario.kind,
-    setting: d.source.setting,
-    assistant_model: `${LEGACY_PREFIX}${d.source.model}`,
-    user_model: userModel,
-    dialogue_prompt_version: LEGACY_PROMPT_VERSION,
-    replicate: 0,
-    relevant_domains: d.scenario.relevant_domains,
-    dimension: j.source.dimension,
-    target: j.source.target,
-    turn: null,
-    judge_model: `${LEGACY_PREFIX}${j.source.judge}`,
-    judge_temperature: null,
-    judge_max_tokens: null,
-    judge_prompt_version: LEGACY_PROMPT_VERSION,
-    simulated: false,
-    verdict: j.verdict,
-    score: j.score,
-    original_score: j.original_score,
-    justification: j.justification,
-    raw: j.raw,
-    reasked: false,
-    input_tokens: null,
-    output_tokens: null,
-    cost_usd: null,
-  };
+  const body = judgmentRecord(
+    {
+      dialogue_id: d.key,
+      scenario_id: d.scenario.scenario_id,
+      user_id: d.source.userId,
+      task_id: d.source.taskId,
+      kind: d.scenario.kind,
+      setting: d.source.setting,
+      assistant_model: `${LEGACY_PREFIX}${d.source.model}`,
+      user_model: userModel,
+      dialogue_prompt_version: LEGACY_PROMPT_VERSION,
+      replicate: 0,
+      relevant_domains: d.scenario.relevant_domains,
+      dimension: j.source.dimension,
+      target: j.source.target,
+      turn: null,
+      judge_model: `${LEGACY_PREFIX}${j.source.judge}`,
+      judge_temperature: null,
+      judge_max_tokens: null,
+      judge_prompt_version: LEGACY_PROMPT_VERSION,
+      simulated: false,
+    },
+    {
+      status: j.status,
+      error: j.error,
+      verdict: j.verdict,
+      score: j.score,
+      turn_scores: null,
+      original_score: j.original_score,
+      justification: j.justification,
+      raw: j.raw,
+      reasked: false,
+      input_tokens: null,
+      output_tokens: null,
+      cost_usd: null,
+    },
+  );
+  return { key: j.key, try: 1, ...body };
 }
-
 
 async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);

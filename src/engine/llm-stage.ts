@@ -1,0 +1,289 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../core/atomic.js';
+import { assertOneImport, recordDataset } from '../core/dataset-identity.js';
+import { PlensError } from '../core/errors.js';
+import type { Workspace } from '../core/workspace.js';
+import { CallCache, type CacheMode } from '../llm/call-cache.js';
+import { LlmClient, type CallOutcome } from '../llm/client.js';
+import { LlmCallError } from '../llm/errors.js';
+import type { HttpTimeouts } from '../llm/http-transport.js';
+import { isSimulator, unpriced, type ModelSpec } from '../llm/model-spec.js';
+import type { RetryPolicy } from '../llm/retry.js';
+import type { ChatRequest } from '../llm/types.js';
+import type { ColumnsOf, Partition, PartitionFormat } from './partition.js';
+import type { Shard } from './shard.js';
+import { runStage, zeroCost, type StageDefinition, type StageOutput, type StageSummary, type WorkContext, type WorkCost } from './stage-runner.js';
+
+/** How any LLM stage runs: the same knobs on the same engine. */
+export interface LlmStageOptions {
+  workspace: Workspace;
+  prompts?: string;
+  cache: CacheMode;
+  concurrency: number;
+  limit?: number;
+  shard?: Shard;
+  retryFailed?: boolean;
+  dryRun?: boolean;
+  progress?: boolean;
+  signal: AbortSignal;
+  retry?: RetryPolicy;
+  timeouts?: HttpTimeouts;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** One LLM call as the events log records it (and calls.parquet holds it). */
+export interface CallEvent {
+  run_id: string;
+  key: string;
+  /** Where in the unit of work the call was (a dialogue's message index, a judged turn); null when it has none. */
+  turn: number | null;
+  /** What the call was for: user, assistant, judge:<dimension>, ... */
+  role: string;
+  model: string;
+  status: 'ok' | 'failed';
+  error_kind: string | null;
+  cached: boolean;
+  attempts: number;
+  latency_ms: number | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  /** What this call cost now: nothing when the cache (or a shared identical call) answered it. */
+  cost_usd: number | null;
+  at: string;
+}
+
+export const CALL_EVENT_COLUMNS: ColumnsOf<CallEvent> = {
+  run_id: 'VARCHAR',
+  key: 'VARCHAR',
+  turn: 'INTEGER',
+  role: 'VARCHAR',
+  model: 'VARCHAR',
+  status: 'VARCHAR',
+  error_kind: 'VARCHAR',
+  cached: 'BOOLEAN',
+  attempts: 'INTEGER',
+  latency_ms: 'INTEGER',
+  input_tokens: 'INTEGER',
+  output_tokens: 'INTEGER',
+  cost_usd: 'DOUBLE',
+  at: 'TIMESTAMP',
+};
+
+/** The format of an LLM stage's partitions: its records, and one call event per LLM call. */
+export function llmStageFormat(output: string, records: PartitionFormat['records']): PartitionFormat {
+  return { output, records, events: CALL_EVENT_COLUMNS };
+}
+
+/** A failure as a stage record stores it: http errors by status (http_429), the rest by kind. */
+export interface StageFailure {
+  kind: string;
+  message: string;
+}
+
+/**
+ * Records every call of one unit of work: appends its call event (a success or a failure) and
+ * adds what it cost, in this one place. A cache miss under --cache replay is not a failure: it
+ * stops the run (replay exists to reproduce a finished run exactly).
+ */
+export class CallRecorder {
+  readonly cost: WorkCost = zeroCost();
+
+  constructor(
+    private readonly runId: string,
+    readonly key: string,
+    private readonly ctx: WorkContext,
+    private readonly missHint: string,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.ctx.signal;
+  }
+
+  /** Calls `client`; `at` says where in the work the call is and what it is for. Throws what the client throws. */
+  async call(client: LlmClient, request: ChatRequest, at: { turn: number | null; role: string }): Promise<CallOutcome> {
+    let o: CallOutcome;
+    try {
+      o = await client.call(request, this.ctx.signal);
+    } catch (error) {
+      if (error instanceof LlmCallError) {
+        this.cost.calls++;
+        this.ctx.event(this.event(client, at, undefined, error));
+        if (error.kind === 'cache_miss') throw new PlensError('E_CACHE_MISS', error.message, { hint: this.missHint });
+      }
+      throw error;
+    }
+    this.cost.calls++;
+    if (o.cached) this.cost.cachedCalls++;
+    else {
+      this.cost.inputTokens += o.response.usage.inputTokens;
+      this.cost.outputTokens += o.response.usage.outputTokens;
+      this.cost.costUsd += o.costUsd;
+    }
+    this.ctx.event(this.event(client, at, o, undefined));
+    return o;
+  }
+
+  private event(client: LlmClient, at: { turn: number | null; role: string }, o: CallOutcome | undefined, error: LlmCallError | undefined): CallEvent {
+    return {
+      run_id: this.runId,
+      key: this.key,
+      turn: at.turn,
+      role: at.role,
+      model: client.id,
+      status: o ? 'ok' : 'failed',
+      error_kind: error ? error.reason : null,
+      cached: o?.cached ?? false,
+      attempts: o?.attempts ?? ((error as { attempts?: number } | undefined)?.attempts ?? 1),
+      latency_ms: o?.latencyMs ?? null,
+      input_tokens: o?.response.usage.inputTokens ?? null,
+      output_tokens: o?.response.usage.outputTokens ?? null,
+      cost_usd: o ? (o.cached ? 0 : o.costUsd) : null,
+      at: new Date().toISOString(),
+    };
+  }
+}
+
+/** How a failed call is stored: never a score, with a kind a summary can count. */
+export function failureOf(error: LlmCallError): StageFailure {
+  return { kind: error.kind === 'http' ? `http_${error.status}` : error.kind, message: error.message };
+}
+
+/** A stable key from the declared inputs: sha256 of their JSON, hex, cut to `length`. */
+export function hashParts(parts: readonly unknown[], length = 32): string {
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, length);
+}
+
+/** A name safe in a folder name: runs of other characters become '_'. */
+export const slugName = (s: string): string => s.replace(/[^A-Za-z0-9.+-]+/g, '_');
+
+/** A partition's folder name: readable labels, then a short hash of everything that decides its records. */
+export function partitionName(labels: readonly string[], identity: readonly unknown[]): string {
+  return [...labels.map(slugName), hashParts(identity, 8)].join('__');
+}
+
+/** A unit of work of an LLM stage: what the engine needs, with a recorder in place of the raw context. */
+export interface LlmStageDefinition<I> extends Omit<StageDefinition<I>, 'run' | 'durable'> {
+  run(item: I, calls: CallRecorder): Promise<StageOutput>;
+}
+
+/**
+ * What every LLM stage shares: the call cache and the clients (opened once, closed once), the
+ * run id, the call recorder, the partitions' description files and compaction. A stage is a
+ * declaration on it: its items, their keys, and what one item does.
+ */
+export class LlmStageKit {
+  readonly runId = new Date().toISOString();
+  private readonly clients: LlmClient[] = [];
+  private readonly specs: ModelSpec[] = [];
+  private readonly closers: Array<() => Promise<void>> = [];
+
+  private openedCache: CallCache | undefined;
+
+  private constructor(
+    readonly options: LlmStageOptions,
+    /** The hint a replay miss gives. */
+    private readonly missHint: string,
+  ) {}
+
+  /** Opens the kit for a stage (`doing` names it in errors): refuses a workspace that mixes imports. */
+  static open(options: LlmStageOptions, doing: string, missHint: string): LlmStageKit {
+    assertOneImport(options.workspace, doing);
+    return new LlmStageKit(options, missHint);
+  }
+
+  /** The workspace's call cache, opened with the first client (a dry run calls nothing: it neither opens nor creates it). */
+  get cache(): CallCache {
+    this.openedCache ??= CallCache.open(join(this.options.workspace.root, 'cache', 'llm'), this.options.dryRun ? 'off' : this.options.cache);
+    return this.openedCache;
+  }
+
+  /** Runs `body` with a kit and closes everything it opened, whatever happens. */
+  static async with<T>(options: LlmStageOptions, doing: string, missHint: string, body: (kit: LlmStageKit) => Promise<T>): Promise<T> {
+    const kit = LlmStageKit.open(options, doing, missHint);
+    try {
+      return await body(kit);
+    } finally {
+      await kit.close();
+    }
+  }
+
+  /** A client for a model spec, sharing the stage's cache; closed with the kit. */
+  client(spec: ModelSpec): LlmClient {
+    const o = this.options;
+    const client = LlmClient.create(spec, {
+      cache: this.cache,
+      connections: o.concurrency,
+      ...(o.retry ? { retry: o.retry } : {}),
+      ...(o.timeouts ? { timeouts: o.timeouts } : {}),
+      ...(o.env ? { env: o.env } : {}),
+      // A plan calls nothing: no key, no connection.
+      planOnly: Boolean(o.dryRun),
+    });
+    this.clients.push(client);
+    this.specs.push(spec);
+    return client;
+  }
+
+  /** Something else the stage opened (its input source), closed after the clients and the cache. */
+  onClose(close: () => Promise<void>): void {
+    this.closers.push(close);
+  }
+
+  /** Whether any model is the offline simulator. */
+  get simulated(): boolean {
+    return this.specs.some(isSimulator);
+  }
+
+  /** Models whose spec gives no price: an estimate leaves them out. */
+  get priceUnknown(): string[] {
+    return unpriced(this.specs);
+  }
+
+  /**
+   * Writes a partition's description file once (what made it), with the dataset it was made
+   * from. Nothing is written by a dry run.
+   */
+  async describe(partition: Partition, file: string, about: object): Promise<void> {
+    if (this.options.dryRun || existsSync(partition.file(file))) return;
+    await writeFileAtomic(partition.file(file), JSON.stringify(about, null, 2) + '\n');
+    await recordDataset(partition.dir, this.options.workspace);
+  }
+
+  /** Runs the stage on the engine: each item gets a recorder, and a result is recorded only once its calls are in the cache. */
+  async run<I>(def: LlmStageDefinition<I>): Promise<StageSummary> {
+    const o = this.options;
+    return runStage<I>(
+      {
+        ...def,
+        run: async (item, ctx) => {
+          const calls = new CallRecorder(this.runId, ctx.key, ctx, this.missHint);
+          const record = await def.run(item, calls);
+          return { record, cost: calls.cost };
+        },
+        durable: () => this.cache.committed(),
+      },
+      {
+        concurrency: o.concurrency,
+        signal: o.signal,
+        ...(o.limit !== undefined ? { limit: o.limit } : {}),
+        ...(o.shard ? { shard: o.shard } : {}),
+        retryFailed: Boolean(o.retryFailed),
+        dryRun: Boolean(o.dryRun),
+        progress: Boolean(o.progress),
+      },
+    );
+  }
+
+  /** Compacts a partition after the run: its row count, or null for a dry run or a partition never written. */
+  async compact(partition: Partition): Promise<number | null> {
+    return this.options.dryRun || !partition.exists() ? null : (await partition.compact()).rows;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.clients.map((c) => c.close()));
+    await this.openedCache?.close();
+    for (const close of this.closers) await close();
+  }
+}

@@ -1,0 +1,94 @@
+import type { CallOutcome, LlmClient } from '../llm/client.js';
+import { LlmCallError } from '../llm/errors.js';
+import type { ChatMessage, ChatRequest } from '../llm/types.js';
+import { failureOf, type CallRecorder, type LlmStageDefinition, type LlmStageKit, type StageFailure } from './llm-stage.js';
+import type { Partition } from './partition.js';
+import type { StageOutput, StageSummary, WorkCost } from './stage-runner.js';
+
+/** A reply read by a stage's parser: the value, or why it could not be read. */
+export type Parsed<V> = { ok: true; value: V } | { ok: false; error: string };
+
+/** How one request ended: a parsed reply, a reply that did not parse (kept as text), or a failed call. */
+export type Answer<V> =
+  | { status: 'ok'; value: V; text: string; reasked: boolean }
+  | { status: 'parse_error'; error: StageFailure; text: string; reasked: boolean }
+  | { status: 'failed'; error: StageFailure };
+
+export interface AskOptions<V> {
+  /** Where the call is in the work and what it is for (the call event's turn and role). */
+  at: { turn: number | null; role: string };
+  parse(text: string): Parsed<V>;
+  /**
+   * When set, a reply that does not parse is asked once more: the conversation so far plus this
+   * message (restating the format).
+   */
+  reask?: (error: string) => string;
+}
+
+/**
+ * One request, its reply parsed. A reply that ends unparsed is never served from the cache again
+ * (a rerun with --retry-failed asks anew), and never a value: the text is kept to be read. An LLM
+ * failure is a failure, never a value.
+ */
+export async function askAndParse<V>(calls: CallRecorder, client: LlmClient, request: ChatRequest, o: AskOptions<V>): Promise<Answer<V>> {
+  const outcomes: CallOutcome[] = [];
+  try {
+    const first = await calls.call(client, request, o.at);
+    outcomes.push(first);
+    let text = first.response.text;
+    let parsed = o.parse(text);
+    let reasked = false;
+    if (!parsed.ok && o.reask) {
+      reasked = true;
+      const messages: ChatMessage[] = [...request.messages, { role: 'assistant', content: text }, { role: 'user', content: o.reask(parsed.error) }];
+      const again = await calls.call(client, { ...request, messages }, o.at);
+      outcomes.push(again);
+      text = again.response.text;
+      parsed = o.parse(text);
+    }
+    if (parsed.ok) return { status: 'ok', value: parsed.value, text, reasked };
+    for (const outcome of outcomes) client.reject(outcome);
+    return { status: 'parse_error', error: { kind: 'parse_error', message: parsed.error }, text, reasked };
+  } catch (error) {
+    if (!(error instanceof LlmCallError)) throw error;
+    return { status: 'failed', error: failureOf(error) };
+  }
+}
+
+/**
+ * A stage of one request per input record: build the request, parse the reply, write a record
+ * (a value, an unreadable reply, or a failure). Keys, partitions, the cache, call events, cost,
+ * shards and resumption come from the kit and the engine.
+ */
+export interface SingleCallStage<I, V> {
+  stage: string;
+  items: (forRun: boolean) => AsyncIterable<I>;
+  keyOf(item: I): { key: string; partition: Partition };
+  client(item: I): LlmClient;
+  request(item: I): ChatRequest | Promise<ChatRequest>;
+  /** The call event's turn and role for an item. */
+  at(item: I): { turn: number | null; role: string };
+  parse(text: string, item: I): Parsed<V>;
+  reask?: (error: string) => string;
+  /** The record written for an item, from how its request ended and what its calls cost. */
+  record(item: I, answer: Answer<V>, cost: WorkCost): StageOutput;
+  estimate?(item: I): WorkCost;
+}
+
+export function runSingleCall<I, V>(kit: LlmStageKit, def: SingleCallStage<I, V>): Promise<StageSummary> {
+  const stage: LlmStageDefinition<I> = {
+    stage: def.stage,
+    items: def.items,
+    keyOf: def.keyOf,
+    ...(def.estimate ? { estimate: def.estimate } : {}),
+    run: async (item, calls) => {
+      const answer = await askAndParse(calls, def.client(item), await def.request(item), {
+        at: def.at(item),
+        parse: (text) => def.parse(text, item),
+        ...(def.reask ? { reask: def.reask } : {}),
+      });
+      return def.record(item, answer, calls.cost);
+    },
+  };
+  return kit.run(stage);
+}
