@@ -15,7 +15,8 @@ import { formatEstimatedCost } from '../engine/stage-summary.js';
 import { planCells, stageOptions, sumWork, type CellPlan, type CellWork } from './cells.js';
 import { buildGraph, type Step } from './graph.js';
 import type { Pipeline } from './pipeline.js';
-import { fileStamp, hash, importInputs, manifestStamp, needsCompaction, readState, scenariosInputs, warehouseInputs, writeState, type MakeState } from './state.js';
+import { fileStamp, manifestStamp, needsCompaction, readState, writeState } from './state.js';
+import { isCurrent, reportFileOf, stepInputs, tableStateKey } from './steps.js';
 
 export interface MakeOptions {
   targets: string[];
@@ -70,7 +71,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
   let scratch: string | undefined;
   let planWs = ws;
   let cells: CellPlan[] | undefined;
-  let reportFile: string | null = state['report']?.output && existsSync(state['report'].output) ? state['report'].output : null;
+  let reportFile = reportFileOf(state);
 
   const finish = (r: StepResult) => {
     steps.push(r);
@@ -96,9 +97,8 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
       try {
         switch (step) {
           case 'import': {
-            const inputs = importInputs(p);
-            const current = state['import']?.inputs === inputs && state['import']?.output === manifestStamp(ws.datasetDir) && manifestStamp(ws.datasetDir) !== null;
-            if (current) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.data.from})` });
+            const inputs = stepInputs('import', p);
+            if (isCurrent('import', p, state, { inputs })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.data.from})` });
             else if (o.dryRun) {
               // The plan needs the scenarios to count the dialogues: import into a scratch folder.
               scratch = mkdtempSync(join(tmpdir(), 'plens-plan-'));
@@ -113,9 +113,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
             break;
           }
           case 'scenarios': {
-            const inputs = scenariosInputs(p);
-            const current = !upstreamChanged(step) && state['scenarios']?.inputs === inputs && state['scenarios']?.output === manifestStamp(ws.scenariosDir) && manifestStamp(ws.scenariosDir) !== null;
-            if (current) finish({ step, status: 'up-to-date', work: 0, detail: 'up to date' });
+            if (!upstreamChanged(step) && isCurrent('scenarios', p, state)) finish({ step, status: 'up-to-date', work: 0, detail: 'up to date' });
             else if (o.dryRun) {
               if (!scratch) {
                 scratch = mkdtempSync(join(tmpdir(), 'plens-plan-'));
@@ -126,7 +124,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
               finish({ step, status: 'would-run', work: 1, detail: `would select ${r.scenarios.total} scenarios (${r.scenarios.sd} SD + ${r.scenarios.md} MD)`, reason: 'the selection or the import changed' });
             } else {
               const r = await runScenarios(ws, p.selection);
-              await save('scenarios', scenariosInputs(p), manifestStamp(ws.scenariosDir)!);
+              await save('scenarios', stepInputs('scenarios', p), manifestStamp(ws.scenariosDir)!);
               finish({ step, status: 'ran', work: 1, detail: `selected ${r.scenarios.total} scenarios (${r.scenarios.sd} SD + ${r.scenarios.md} MD)` });
             }
             break;
@@ -146,9 +144,8 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
             break;
           }
           case 'warehouse': {
-            const inputs = warehouseInputs(p);
-            const current = !upstreamChanged(step) && state['warehouse']?.inputs === inputs && state['warehouse']?.output === fileStamp(p.warehouse) && fileStamp(p.warehouse) !== null;
-            if (current) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.warehouse})` });
+            const inputs = stepInputs('warehouse', p);
+            if (!upstreamChanged(step) && isCurrent('warehouse', p, state, { inputs })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.warehouse})` });
             else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would build ${p.warehouse}` });
             else {
               const r = await buildWarehouse({ workspace: ws, dbPath: p.warehouse, lexical: p.lexical });
@@ -159,9 +156,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
             break;
           }
           case 'tables': {
-            const inputs = hash(['tables', fileStamp(p.warehouse), p.tables.formats, p.tables.outDir]);
-            const stale = graph.tables.filter((t) => state[`table:${t}`]?.inputs !== inputs);
-            if (!upstreamChanged(step) && stale.length === 0) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.tables.outDir})` });
+            if (!upstreamChanged(step) && isCurrent('tables', p, state, { tables: graph.tables })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.tables.outDir})` });
             else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would render ${graph.tables.length} table(s) as ${p.tables.formats.join(', ')} in ${p.tables.outDir}` });
             else {
               let files = 0;
@@ -171,8 +166,8 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
                 files += r.files.length;
                 for (const m of r.missing) missing.add(m.name);
               }
-              const now = hash(['tables', fileStamp(p.warehouse), p.tables.formats, p.tables.outDir]);
-              for (const t of graph.tables) state[`table:${t}`] = { inputs: now };
+              const now = stepInputs('tables', p);
+              for (const t of graph.tables) state[tableStateKey(t)] = { inputs: now };
               await writeState(p, state);
               finish({ step, status: 'ran', work: 1, detail: `wrote ${files} file(s) to ${p.tables.outDir}${missing.size ? ` (not in the warehouse: ${[...missing].join(', ')})` : ''}` });
             }
@@ -180,8 +175,8 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
           }
           case 'report': {
             const r = p.report!;
-            const inputs = hash(['report', fileStamp(p.warehouse), r.title, r.out]);
-            if (!upstreamChanged(step) && state['report']?.inputs === inputs && reportFile) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${reportFile})` });
+            const inputs = stepInputs('report', p);
+            if (!upstreamChanged(step) && isCurrent('report', p, state, { inputs })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${reportFile})` });
             else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would write the report to ${r.out}` });
             else {
               // Imported only when a report is written: it is the heaviest module and most targets need none.
