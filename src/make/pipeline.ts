@@ -8,7 +8,7 @@ import { parseModelSpec } from '../llm/model-spec.js';
 import { DEFAULT_DIMENSIONS, type JudgeDimensionName } from '../benchmarks/personalens/judge-stage.js';
 import type { Setting } from '../benchmarks/personalens/settings.js';
 import type { ScenarioSelection } from '../benchmarks/personalens/scenarios/selection.js';
-import { resolveLimits, type RunLimits } from './run-settings.js';
+import { resolveLimits, STAGE_DEFAULTS, type RunLimits } from './run-settings.js';
 import { scenarioSelectionOf } from './scenario-settings.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
 import { PAPER_TABLES } from '../tables/catalog.js';
@@ -185,12 +185,12 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
             ...(p.dialogues.user ? { user: p.dialogues.user } : {}),
             assistants: p.dialogues.assistants,
             settings: p.dialogues.settings,
-            replicates: p.dialogues.replicates ?? 1,
+            replicates: p.dialogues.replicates ?? STAGE_DEFAULTS.replicates,
             ...(p.dialogues.prompts ? { prompts: userPath(p.dialogues.prompts) } : {}),
           },
         }
       : {}),
-    ...(p.judge ? { judge: { model: p.judge.model, dimensions: p.judge.dimensions ?? DEFAULT_DIMENSIONS, reask: p.judge.reask ?? false } } : {}),
+    ...(p.judge ? { judge: { model: p.judge.model, dimensions: p.judge.dimensions ?? DEFAULT_DIMENSIONS, reask: p.judge.reask ?? STAGE_DEFAULTS.reask } } : {}),
     limits: resolveLimits({ ...(overrides.limits ? { flags: overrides.limits } : {}), pipeline: { ...(p.limits ? { limits: p.limits } : {}), locate } }),
     lexical: p.statistics?.lexical ?? ['laps', 'full'],
     tables: {
