@@ -1,14 +1,12 @@
 import { usageError } from '../core/errors.js';
-import { AnthropicProvider } from './anthropic.js';
 import { callKey, type CallCache } from './call-cache.js';
 import { LlmCallError } from './errors.js';
 import { DEFAULT_TIMEOUTS, type HttpTimeouts, type HttpTransport, type TransportKind } from './http-transport.js';
 import { InlineTransport } from './inline-transport.js';
 import { checkBaseUrl, endpointIdentity, modelId, type ModelSpec } from './model-spec.js';
-import { redact, registerSecretsFromEnv } from '../core/redact.js';
-import { OpenAiProvider } from './openai.js';
+import { redact, registerSecret, registerSecretsFromEnv } from '../core/redact.js';
+import { providerEntry, type ProviderEntry, type ProviderInit } from './providers.js';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.js';
-import { SimProvider } from './sim.js';
 import { WorkerTransport } from './worker-transport.js';
 import { RateLimiter } from './token-bucket.js';
 import type { ChatRequest, ChatResponse, Provider, SamplingParams } from './types.js';
@@ -45,6 +43,8 @@ export class LlmClient {
   readonly id: string;
   /** The endpoint when it is not the vendor's default (see endpointIdentity): part of every key. */
   readonly endpoint: string | undefined;
+  /** An offline provider (the simulator): never cached, no latency recorded. */
+  private readonly offline: boolean;
   private readonly limiter: RateLimiter;
   private readonly inFlight = new Map<string, Promise<CallOutcome>>();
 
@@ -56,6 +56,7 @@ export class LlmClient {
     endpoint?: string,
   ) {
     this.id = modelId(spec);
+    this.offline = Boolean(providerEntry(spec.provider).offline);
     this.endpoint = endpoint;
     this.limiter = new RateLimiter({ ...(spec.rpm ? { rpm: spec.rpm } : {}), ...(spec.tpm ? { tpm: spec.tpm } : {}) });
   }
@@ -63,27 +64,26 @@ export class LlmClient {
   static create(spec: ModelSpec, options: ClientOptions): LlmClient {
     const env = options.env ?? process.env;
     registerSecretsFromEnv(env, spec.keyEnv ? [spec.keyEnv] : []);
-    const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
-    if (spec.provider === 'sim') return new LlmClient(spec, new SimProvider(), undefined, options);
-    if (options.planOnly) return new LlmClient(spec, new PlanOnlyProvider(modelId(spec)), undefined, options, planEndpoint(spec, env));
-    const connect = () => {
-      const connections = options.connections ?? 64;
-      return options.transport === 'inline' ? new InlineTransport(timeouts, connections) : new WorkerTransport(timeouts, connections);
-    };
-    if (spec.provider === 'openai') {
-      const baseUrl = spec.baseUrl ?? (env['OPENAI_BASE_URL'] || OPENAI_URL);
-      if (!spec.baseUrl) checkBaseUrl(baseUrl, 'OPENAI_BASE_URL');
-      const key = env[spec.keyEnv ?? 'OPENAI_API_KEY'];
-      requireKey(spec, baseUrl, key, 'api.openai.com', spec.keyEnv ?? 'OPENAI_API_KEY');
-      const transport = connect();
-      return new LlmClient(spec, new OpenAiProvider(spec.model, baseUrl, key, transport), transport, options, endpointIdentity(baseUrl, OPENAI_URL));
+    const entry = providerEntry(spec.provider);
+    const http = entry.endpoint;
+    if (!http) return new LlmClient(spec, new LazyProvider(entry, { model: spec.model }), undefined, options);
+    const baseUrl = spec.baseUrl ?? (env[http.baseUrlEnv] || http.defaultBaseUrl);
+    // The endpoint a real client would have, so a plan finds the same cells and keys.
+    const endpoint = endpointIdentity(baseUrl, http.defaultBaseUrl);
+    // A plan never reads a key, so it needs none by construction.
+    if (options.planOnly) return new LlmClient(spec, new PlanOnlyProvider(modelId(spec)), undefined, options, endpoint);
+    if (!spec.baseUrl) checkBaseUrl(baseUrl, http.baseUrlEnv);
+    const keyEnv = spec.keyEnv ?? http.keyEnv;
+    const apiKey = env[keyEnv];
+    if (!apiKey && baseUrl.includes(http.vendorHost)) {
+      throw usageError(`${modelId(spec)}: no API key; set ${keyEnv} (or key_env=VAR in the model spec)`, `for a local or self-hosted endpoint, set base_url=... in the spec or ${http.baseUrlEnv}`);
     }
-    const baseUrl = spec.baseUrl ?? (env['ANTHROPIC_BASE_URL'] || ANTHROPIC_URL);
-    if (!spec.baseUrl) checkBaseUrl(baseUrl, 'ANTHROPIC_BASE_URL');
-    const key = env[spec.keyEnv ?? 'ANTHROPIC_API_KEY'];
-    requireKey(spec, baseUrl, key, 'api.anthropic.com', spec.keyEnv ?? 'ANTHROPIC_API_KEY');
-    const transport = connect();
-    return new LlmClient(spec, new AnthropicProvider(spec.model, baseUrl, key, transport), transport, options, endpointIdentity(baseUrl, ANTHROPIC_URL));
+    // Whatever a server echoes back, this key is cut from every message and record.
+    registerSecret(apiKey);
+    const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
+    const connections = options.connections ?? 64;
+    const transport = options.transport === 'inline' ? new InlineTransport(timeouts, connections) : new WorkerTransport(timeouts, connections);
+    return new LlmClient(spec, new LazyProvider(entry, { model: spec.model, http: { baseUrl, apiKey, transport } }), transport, options, endpoint);
   }
 
   /** The agent's defaults (the paper's), overridden by what the model spec sets. */
@@ -97,7 +97,7 @@ export class LlmClient {
 
   async call(request: ChatRequest, signal: AbortSignal): Promise<CallOutcome> {
     // The simulator is instant and deterministic: caching it would only cost disk.
-    const cache = this.spec.provider === 'sim' ? undefined : this.options.cache;
+    const cache = this.offline ? undefined : this.options.cache;
     if (!cache || cache.mode === 'off' || cache.mode === 'write') return this.callOnce(request, signal, cache, '');
     const key = this.keyOf(request);
     // Identical calls in flight share one HTTP request: it saves a call, and every sharer records
@@ -139,7 +139,7 @@ export class LlmClient {
           const t0 = performance.now();
           const r = await this.provider.complete(request, signal);
           // The simulator has no latency worth recording; 0 keeps its dialogues byte-stable.
-          latencyMs = this.spec.provider === 'sim' ? 0 : Math.round(performance.now() - t0);
+          latencyMs = this.offline ? 0 : Math.round(performance.now() - t0);
           used = r.usage.inputTokens + r.usage.outputTokens;
           // A 200 with nothing in it is an unusable answer like a broken body: retried, then a
           // failure; never a turn or a judgment, and never cached.
@@ -185,16 +185,6 @@ export class LlmClient {
   }
 }
 
-const OPENAI_URL = 'https://api.openai.com/v1';
-const ANTHROPIC_URL = 'https://api.anthropic.com';
-
-/** The endpoint identity a real client of this spec would have, so a plan finds the same cells and keys. */
-function planEndpoint(spec: ModelSpec, env: NodeJS.ProcessEnv): string | undefined {
-  if (spec.provider === 'openai') return endpointIdentity(spec.baseUrl ?? (env['OPENAI_BASE_URL'] || OPENAI_URL), OPENAI_URL);
-  if (spec.provider === 'anthropic') return endpointIdentity(spec.baseUrl ?? (env['ANTHROPIC_BASE_URL'] || ANTHROPIC_URL), ANTHROPIC_URL);
-  return undefined;
-}
-
 /** Stands in for a provider while planning: nothing is ever sent. */
 class PlanOnlyProvider implements Provider {
   constructor(private readonly id: string) {}
@@ -204,8 +194,22 @@ class PlanOnlyProvider implements Provider {
   async close(): Promise<void> {}
 }
 
-function requireKey(spec: ModelSpec, baseUrl: string, key: string | undefined, officialHost: string, envName: string): void {
-  if (!key && baseUrl.includes(officialHost)) {
-    throw usageError(`${modelId(spec)}: no API key; set ${envName} (or key_env=VAR in the model spec)`, 'for a local or self-hosted endpoint, set base_url=... in the spec or OPENAI_BASE_URL / ANTHROPIC_BASE_URL');
+/** Imports the provider's code at the first call, so a run loads only the providers it uses. */
+class LazyProvider implements Provider {
+  private ready: Provider | undefined;
+  private loading: Promise<Provider> | undefined;
+  constructor(
+    private readonly entry: ProviderEntry,
+    private readonly init: ProviderInit,
+  ) {}
+
+  complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
+    if (this.ready) return this.ready.complete(request, signal);
+    this.loading ??= this.entry.load().then((make) => (this.ready = make(this.init)));
+    return this.loading.then((p) => p.complete(request, signal));
+  }
+
+  async close(): Promise<void> {
+    if (this.loading) await (await this.loading).close();
   }
 }

@@ -1,7 +1,7 @@
 import { usageError } from '../core/errors.js';
+import { isProviderName, pricesOf, PROVIDER_REGISTRY, PROVIDERS, type ProviderEntry, type ProviderName } from './providers.js';
 
-export const PROVIDERS = ['openai', 'anthropic', 'sim'] as const;
-export type ProviderName = (typeof PROVIDERS)[number];
+export { PROVIDERS, type ProviderName };
 
 /**
  * A model and how to call it, from a spec string such as
@@ -33,8 +33,8 @@ const TEXT = { base_url: 'baseUrl', key_env: 'keyEnv', prompt_style: 'promptStyl
 export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
   const m = /^([a-z]+):([^?]+)(?:\?(.*))?$/.exec(spec.trim());
   if (!m) throw usageError(`${what} "${spec}": expected provider:model, e.g. openai:gpt-4o-mini, anthropic:claude-3-5-sonnet-20241022 or sim:default`);
-  const provider = m[1] as ProviderName;
-  if (!PROVIDERS.includes(provider)) throw usageError(`${what} "${spec}": unknown provider "${m[1]}"; use one of ${PROVIDERS.join(', ')}`);
+  const provider = m[1]!;
+  if (!isProviderName(provider)) throw usageError(`${what} "${spec}": unknown provider "${m[1]}"; use one of ${PROVIDERS.join(', ')}`);
   const out: ModelSpec = { provider, model: m[2]! };
   const seen = new Set<string>();
   for (const [key, value] of new URLSearchParams(m[3] ?? '')) {
@@ -104,13 +104,14 @@ export function modelId(spec: ModelSpec): string {
   return `${spec.provider}:${spec.model}`;
 }
 
+/** True for an offline provider (the simulator): no network, no key, nothing cached. */
 export function isSimulator(spec: ModelSpec): boolean {
-  return spec.provider === 'sim';
+  return Boolean((PROVIDER_REGISTRY[spec.provider] as ProviderEntry).offline);
 }
 
-/** Whether a cost can be estimated: the spec names both prices (the simulator costs nothing). */
+/** Whether a cost can be estimated: the provider's prices hook knows a price (the simulator costs nothing). */
 export function hasPrice(spec: ModelSpec): boolean {
-  return isSimulator(spec) || (spec.priceIn !== undefined && spec.priceOut !== undefined);
+  return pricesOf(spec) !== undefined;
 }
 
 /** The models of these specs whose price is unknown, once each: a cost estimate leaves them out. */

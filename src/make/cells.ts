@@ -8,6 +8,7 @@ import { runJudge } from '../benchmarks/personalens/judge-stage.js';
 import type { LlmStageOptions } from '../benchmarks/personalens/llm-stage-options.js';
 import type { Setting } from '../benchmarks/personalens/settings.js';
 import type { Pipeline } from './pipeline.js';
+import { llmStageOptionsOf } from './run-settings.js';
 
 /** Work of one stage in one cell: what is done, what is left, what failed, and the estimate for what is left. */
 export interface CellWork {
@@ -35,20 +36,11 @@ const ZERO: WorkCost = { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens:
 
 /** The stage options a pipeline implies (limits, prompts, retries), for a real run or a dry run. */
 export function stageOptions(p: Pipeline, workspace: Workspace, o: { signal: AbortSignal; dryRun: boolean; progress: boolean; retryFailed: boolean; concurrency: number }): LlmStageOptions {
-  const callMs = p.limits.callTimeoutS * 1000;
-  return {
-    workspace,
-    ...(p.dialogues?.prompts ? { prompts: p.dialogues.prompts } : {}),
+  return llmStageOptionsOf(
     // A dry run calls nothing, so it need not open the cache.
-    cache: o.dryRun ? 'off' : p.limits.cache,
-    concurrency: o.concurrency,
-    retryFailed: o.retryFailed,
-    dryRun: o.dryRun,
-    progress: o.progress,
-    signal: o.signal,
-    retry: { retries: p.limits.retries, minDelayMs: p.limits.retryDelayMs, maxDelayMs: 60_000, factor: 2, maxTotalMs: p.limits.retryWindowS * 1000, maxRetryAfterMs: 5 * 60_000 },
-    timeouts: { connectMs: p.limits.connectTimeoutS * 1000, headersMs: callMs, bodyMs: callMs, deadlineMs: callMs },
-  };
+    { ...p.limits, cache: o.dryRun ? 'off' : p.limits.cache, concurrency: o.concurrency },
+    { workspace, ...(p.dialogues?.prompts ? { prompts: p.dialogues.prompts } : {}), signal: o.signal, dryRun: o.dryRun, progress: o.progress, retryFailed: o.retryFailed },
+  );
 }
 
 export function gridOf(p: Pipeline): Array<{ assistant: string; setting: Setting }> {

@@ -1,31 +1,16 @@
 import { usageError } from '../core/errors.js';
 import { PAPER_TABLES } from '../tables/catalog.js';
 import type { Pipeline } from './pipeline.js';
+import { STEP_TABLE, STEPS, type Step } from './steps.js';
 
-/** The stages `plens make` knows, in the one order that respects every dependency. */
-export const STEPS = ['import', 'scenarios', 'dialogues', 'judge', 'warehouse', 'tables', 'report'] as const;
-export type Step = (typeof STEPS)[number];
+export { STEPS, type Step };
 
 export const TABLE_TARGETS = PAPER_TABLES.map((t) => t.name);
 export const TARGETS = [...STEPS, ...TABLE_TARGETS, 'all'];
 
-/** What one step needs before it; a step a pipeline leaves out (no dialogues, no judge) is passed over. */
+/** What one step needs before it, from the one step table. */
 function dependencies(step: Step, p: Pipeline): Step[] {
-  switch (step) {
-    case 'import':
-      return [];
-    case 'scenarios':
-      return ['import'];
-    case 'dialogues':
-      return ['scenarios'];
-    case 'judge':
-      return ['dialogues'];
-    case 'warehouse':
-      return p.judge ? ['scenarios', 'judge'] : p.dialogues ? ['scenarios', 'dialogues'] : ['scenarios'];
-    case 'tables':
-    case 'report':
-      return ['warehouse'];
-  }
+  return STEP_TABLE[step].needs(p);
 }
 
 export interface MakePlanGraph {
@@ -67,8 +52,5 @@ export function buildGraph(targets: string[], p: Pipeline): MakePlanGraph {
 }
 
 function available(step: Step, p: Pipeline): boolean {
-  if (step === 'dialogues') return Boolean(p.dialogues);
-  if (step === 'judge') return Boolean(p.judge);
-  if (step === 'report') return Boolean(p.report);
-  return true;
+  return STEP_TABLE[step].available(p);
 }

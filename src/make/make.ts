@@ -15,7 +15,8 @@ import { formatEstimatedCost } from '../engine/stage-summary.js';
 import { planCells, stageOptions, sumWork, type CellPlan, type CellWork } from './cells.js';
 import { buildGraph, type Step } from './graph.js';
 import type { Pipeline } from './pipeline.js';
-import { fileStamp, hash, importInputs, manifestStamp, needsCompaction, readState, scenariosInputs, warehouseInputs, writeState, type MakeState } from './state.js';
+import { fileStamp, manifestStamp, needsCompaction, readState, writeState } from './state.js';
+import { isCurrent, reportFileOf, stepInputs, tableStateKey } from './steps.js';
 
 export interface MakeOptions {
   targets: string[];
@@ -58,10 +59,6 @@ export interface MakeResult {
   elapsed_ms: number;
 }
 
-// The report module is written separately; importing it by a computed name keeps this file compiling without it.
-const REPORT_MODULE = '../report/report.js';
-type WriteReport = (o: { dbPath: string; out: string; title?: string; metadata?: Record<string, unknown> }) => Promise<{ file: string; charts: number; tables: number }>;
-
 /** `plens make`: the steps the targets need, each only when it is missing or out of date, in dependency order. */
 export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
   const started = performance.now();
@@ -74,7 +71,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
   let scratch: string | undefined;
   let planWs = ws;
   let cells: CellPlan[] | undefined;
-  let reportFile: string | null = state['report']?.output && existsSync(state['report'].output) ? state['report'].output : null;
+  let reportFile = reportFileOf(state);
 
   const finish = (r: StepResult) => {
     steps.push(r);
@@ -100,9 +97,8 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
       try {
         switch (step) {
           case 'import': {
-            const inputs = importInputs(p);
-            const current = state['import']?.inputs === inputs && state['import']?.output === manifestStamp(ws.datasetDir) && manifestStamp(ws.datasetDir) !== null;
-            if (current) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.data.from})` });
+            const inputs = stepInputs('import', p);
+            if (isCurrent('import', p, state, { inputs })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.data.from})` });
             else if (o.dryRun) {
               // The plan needs the scenarios to count the dialogues: import into a scratch folder.
               scratch = mkdtempSync(join(tmpdir(), 'plens-plan-'));
@@ -117,9 +113,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
             break;
           }
           case 'scenarios': {
-            const inputs = scenariosInputs(p);
-            const current = !upstreamChanged(step) && state['scenarios']?.inputs === inputs && state['scenarios']?.output === manifestStamp(ws.scenariosDir) && manifestStamp(ws.scenariosDir) !== null;
-            if (current) finish({ step, status: 'up-to-date', work: 0, detail: 'up to date' });
+            if (!upstreamChanged(step) && isCurrent('scenarios', p, state)) finish({ step, status: 'up-to-date', work: 0, detail: 'up to date' });
             else if (o.dryRun) {
               if (!scratch) {
                 scratch = mkdtempSync(join(tmpdir(), 'plens-plan-'));
@@ -130,7 +124,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
               finish({ step, status: 'would-run', work: 1, detail: `would select ${r.scenarios.total} scenarios (${r.scenarios.sd} SD + ${r.scenarios.md} MD)`, reason: 'the selection or the import changed' });
             } else {
               const r = await runScenarios(ws, p.selection);
-              await save('scenarios', scenariosInputs(p), manifestStamp(ws.scenariosDir)!);
+              await save('scenarios', stepInputs('scenarios', p), manifestStamp(ws.scenariosDir)!);
               finish({ step, status: 'ran', work: 1, detail: `selected ${r.scenarios.total} scenarios (${r.scenarios.sd} SD + ${r.scenarios.md} MD)` });
             }
             break;
@@ -150,9 +144,8 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
             break;
           }
           case 'warehouse': {
-            const inputs = warehouseInputs(p);
-            const current = !upstreamChanged(step) && state['warehouse']?.inputs === inputs && state['warehouse']?.output === fileStamp(p.warehouse) && fileStamp(p.warehouse) !== null;
-            if (current) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.warehouse})` });
+            const inputs = stepInputs('warehouse', p);
+            if (!upstreamChanged(step) && isCurrent('warehouse', p, state, { inputs })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.warehouse})` });
             else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would build ${p.warehouse}` });
             else {
               const r = await buildWarehouse({ workspace: ws, dbPath: p.warehouse, lexical: p.lexical });
@@ -163,17 +156,15 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
             break;
           }
           case 'tables': {
-            const inputs = hash(['tables', fileStamp(p.warehouse), p.tables.formats, p.tables.outDir]);
-            const stale = graph.tables.filter((t) => state[`table:${t}`]?.inputs !== inputs);
-            if (!upstreamChanged(step) && stale.length === 0) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.tables.outDir})` });
+            if (!upstreamChanged(step) && isCurrent('tables', p, state, { tables: graph.tables })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.tables.outDir})` });
             else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would render ${graph.tables.length} table(s) as ${p.tables.formats.join(', ')} in ${p.tables.outDir}` });
             else {
               // One pass over the views for every format (each result view is computed once).
               const r = await collectTables({ dbPath: p.warehouse, format: p.tables.formats[0] ?? 'md', formats: p.tables.formats, outDir: p.tables.outDir, only: graph.tables });
               const files = r.files.length;
               const missing = new Set(r.missing.map((m) => m.name));
-              const now = hash(['tables', fileStamp(p.warehouse), p.tables.formats, p.tables.outDir]);
-              for (const t of graph.tables) state[`table:${t}`] = { inputs: now };
+              const now = stepInputs('tables', p);
+              for (const t of graph.tables) state[tableStateKey(t)] = { inputs: now };
               await writeState(p, state);
               finish({ step, status: 'ran', work: 1, detail: `wrote ${files} file(s) to ${p.tables.outDir}${missing.size ? ` (not in the warehouse: ${[...missing].join(', ')})` : ''}` });
             }
@@ -181,11 +172,12 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
           }
           case 'report': {
             const r = p.report!;
-            const inputs = hash(['report', fileStamp(p.warehouse), r.title, r.out]);
-            if (!upstreamChanged(step) && state['report']?.inputs === inputs && reportFile) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${reportFile})` });
+            const inputs = stepInputs('report', p);
+            if (!upstreamChanged(step) && isCurrent('report', p, state, { inputs })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${reportFile})` });
             else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would write the report to ${r.out}` });
             else {
-              const writeReport = await loadReportWriter();
+              // Imported only when a report is written: it is the heaviest module and most targets need none.
+              const { writeReport } = await import('../report/report.js');
               const w = await writeReport({ dbPath: p.warehouse, out: r.out, title: r.title, metadata: reportMetadata(p) });
               reportFile = w.file;
               await save('report', inputs, w.file);
@@ -217,15 +209,6 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
     report: reportFile,
     elapsed_ms: Math.round(performance.now() - started),
   };
-}
-
-async function loadReportWriter(): Promise<WriteReport> {
-  try {
-    const mod = (await import(REPORT_MODULE)) as { writeReport: WriteReport };
-    return mod.writeReport;
-  } catch (error) {
-    throw new PlensError('E_PREREQUISITE', `the report writer (src/report/report.ts) is not available: ${(error as Error).message}`, { hint: 'run `npm run build`, or make other targets, e.g. `plens make tables`' });
-  }
 }
 
 function reportMetadata(p: Pipeline): Record<string, unknown> {

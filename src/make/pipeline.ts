@@ -7,8 +7,9 @@ import { sampleDataDir, userPath } from '../core/paths.js';
 import { parseModelSpec } from '../llm/model-spec.js';
 import { DEFAULT_DIMENSIONS, type JudgeDimensionName } from '../benchmarks/personalens/judge-stage.js';
 import type { Setting } from '../benchmarks/personalens/settings.js';
-import { parseUserList, type ScenarioSelection } from '../benchmarks/personalens/scenarios/selection.js';
-import type { SampleSize } from '../benchmarks/personalens/scenarios/samples.js';
+import type { ScenarioSelection } from '../benchmarks/personalens/scenarios/selection.js';
+import { resolveLimits, STAGE_DEFAULTS, type RunLimits } from './run-settings.js';
+import { scenarioSelectionOf } from './scenario-settings.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
 import { PAPER_TABLES } from '../tables/catalog.js';
 import type { TableFormat } from '../tables/render.js';
@@ -24,7 +25,7 @@ interface PipelineFile {
   scenarios: { kind: 'sd' | 'md' | 'all'; sample?: number | string; users?: string | number[]; domains?: string[]; random?: number; seed?: string };
   dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates?: number; prompts?: string };
   judge?: { model: string; dimensions?: JudgeDimensionName[]; reask?: boolean };
-  limits?: Partial<Record<'cells' | 'concurrency' | 'retries' | 'retry_delay_ms' | 'retry_window_s' | 'call_timeout_s' | 'connect_timeout_s', number>> & { cache?: string };
+  limits?: Record<string, unknown>;
   statistics?: { lexical?: LexicalProtocol[] };
   tables?: { only?: string[]; formats?: Array<Exclude<TableFormat, 'table'>>; out_dir?: string };
   report?: boolean | { title?: string; out?: string };
@@ -41,16 +42,8 @@ export interface Pipeline {
   selection: ScenarioSelection;
   dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates: number; prompts?: string };
   judge?: { model: string; dimensions: JudgeDimensionName[]; reask: boolean };
-  limits: {
-    cells: number;
-    concurrency: number;
-    cache: 'on' | 'off' | 'read' | 'write' | 'replay';
-    retries: number;
-    retryDelayMs: number;
-    retryWindowS: number;
-    callTimeoutS: number;
-    connectTimeoutS: number;
-  };
+  /** The run limits in force: flags over the file's `limits:` over the defaults (make/run-settings.ts). */
+  limits: RunLimits;
   lexical: LexicalProtocol[];
   tables: { only: string[]; formats: Array<Exclude<TableFormat, 'table'>>; outDir: string };
   report?: { title: string; out: string };
@@ -58,8 +51,13 @@ export interface Pipeline {
 
 const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
+/** What the command line overrides in a pipeline: flag values by flag name (absent = the file's). */
+export interface PipelineOverrides {
+  limits?: Record<string, unknown>;
+}
+
 /** Reads, validates and resolves a pipeline file. Errors name the file, the line and the JSON pointer. */
-export function loadPipeline(path: string, env: NodeJS.ProcessEnv = process.env): Pipeline {
+export function loadPipeline(path: string, env: NodeJS.ProcessEnv = process.env, overrides: PipelineOverrides = {}): Pipeline {
   const file = userPath(path);
   let text: string;
   try {
@@ -99,7 +97,7 @@ export function loadPipeline(path: string, env: NodeJS.ProcessEnv = process.env)
     }
     throw error;
   }
-  return resolvePipeline(raw, file, locate);
+  return resolvePipeline(raw, file, locate, overrides);
 }
 
 /**
@@ -148,7 +146,7 @@ function substitute(value: unknown, pointer: string, env: NodeJS.ProcessEnv, loc
   return value;
 }
 
-function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string) => InputLocation): Pipeline {
+function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string) => InputLocation, overrides: PipelineOverrides): Pipeline {
   // A model spec is checked now, so a typo fails before any stage runs, at its line in the file.
   const checkSpec = (spec: string, pointer: string) => {
     try {
@@ -162,29 +160,15 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
   if (p.dialogues?.user) checkSpec(p.dialogues.user, '/dialogues/user');
   if (p.judge) checkSpec(p.judge.model, '/judge/model');
   if (p.judge && !p.dialogues) throw new PlensError('E_INPUT_SCHEMA', 'a judge needs dialogues to judge', { location: locate('/judge') });
-  if (p.scenarios.seed !== undefined && p.scenarios.random === undefined) throw new PlensError('E_INPUT_SCHEMA', 'seed only applies with random', { location: locate('/scenarios/seed') });
 
   const known = new Set(PAPER_TABLES.map((t) => t.name));
   p.tables?.only?.forEach((t, i) => {
     if (!known.has(t)) throw new PlensError('E_INPUT_SCHEMA', `unknown table "${t}"; known: ${[...known].join(', ')}`, { location: locate(`/tables/only/${i}`) });
   });
 
-  const s = p.scenarios;
-  const selection: ScenarioSelection = { kind: s.kind };
-  if (s.sample !== undefined) selection.sample = Number(String(s.sample).replace('sample_', '')) as SampleSize;
-  if (s.users !== undefined) {
-    try {
-      selection.users = typeof s.users === 'string' ? parseUserList(s.users) : [...new Set(s.users)].sort((a, b) => a - b);
-    } catch (error) {
-      throw new PlensError('E_INPUT_SCHEMA', (error as Error).message.replace('--users', 'users'), { location: locate('/scenarios/users') });
-    }
-  }
-  if (s.domains) selection.domains = s.domains;
-  if (s.random !== undefined) selection.random = s.random;
-  if (s.seed !== undefined) selection.seed = s.seed;
+  const selection = scenarioSelectionOf(p.scenarios, locate);
 
   const workspace = resolve(userPath(p.workspace ?? `out/${p.name}`));
-  const l = p.limits ?? {};
   // The report is on unless the pipeline says `report: false`.
   const report = p.report === false ? undefined : p.report === true || p.report === undefined ? {} : p.report;
   return {
@@ -201,22 +185,13 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
             ...(p.dialogues.user ? { user: p.dialogues.user } : {}),
             assistants: p.dialogues.assistants,
             settings: p.dialogues.settings,
-            replicates: p.dialogues.replicates ?? 1,
+            replicates: p.dialogues.replicates ?? STAGE_DEFAULTS.replicates,
             ...(p.dialogues.prompts ? { prompts: userPath(p.dialogues.prompts) } : {}),
           },
         }
       : {}),
-    ...(p.judge ? { judge: { model: p.judge.model, dimensions: p.judge.dimensions ?? DEFAULT_DIMENSIONS, reask: p.judge.reask ?? false } } : {}),
-    limits: {
-      cells: l.cells ?? 2,
-      concurrency: l.concurrency ?? 16,
-      cache: (l.cache ?? 'on') as Pipeline['limits']['cache'],
-      retries: l.retries ?? 6,
-      retryDelayMs: l.retry_delay_ms ?? 1000,
-      retryWindowS: l.retry_window_s ?? 600,
-      callTimeoutS: l.call_timeout_s ?? 180,
-      connectTimeoutS: l.connect_timeout_s ?? 10,
-    },
+    ...(p.judge ? { judge: { model: p.judge.model, dimensions: p.judge.dimensions ?? DEFAULT_DIMENSIONS, reask: p.judge.reask ?? STAGE_DEFAULTS.reask } } : {}),
+    limits: resolveLimits({ ...(overrides.limits ? { flags: overrides.limits } : {}), pipeline: { ...(p.limits ? { limits: p.limits } : {}), locate } }),
     lexical: p.statistics?.lexical ?? ['laps', 'full'],
     tables: {
       only: p.tables?.only ?? PAPER_TABLES.map((t) => t.name),

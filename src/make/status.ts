@@ -5,7 +5,8 @@ import { dialogueCell, judgeFolder } from '../benchmarks/personalens/records.js'
 import { runJudge } from '../benchmarks/personalens/judge-stage.js';
 import { planCells, stageOptions } from './cells.js';
 import type { Pipeline } from './pipeline.js';
-import { fileStamp, hash, importInputs, manifestStamp, readManifest, readState, scenariosInputs, warehouseInputs } from './state.js';
+import { readManifest, readState } from './state.js';
+import { doneSteps, outputExists, reportFileOf, type FileStep } from './steps.js';
 
 export interface Spent {
   calls: number;
@@ -58,10 +59,9 @@ interface LogEvent {
 export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<StatusResult> {
   const ws = new Workspace(p.workspace);
   const state = readState(p);
-  const imported = manifestStamp(ws.datasetDir);
-  const selected = manifestStamp(ws.scenariosDir);
-  const importDone = imported !== null && state['import']?.output === imported && state['import']?.inputs === importInputs(p);
-  const scenariosDone = importDone && selected !== null && state['scenarios']?.output === selected && state['scenarios']?.inputs === scenariosInputs(p);
+  // Done: current by the step table's fingerprint, and so is every file step before it.
+  const done = doneSteps(p, state);
+  const scenariosDone = done.scenarios;
   const stage = (known: boolean, current: boolean) => (current ? 'done' : known ? 'out-of-date' : 'pending') as 'done' | 'out-of-date' | 'pending';
 
   const cells: StatusResult['cells'] = [];
@@ -89,22 +89,19 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
     }
   }
 
-  const warehouseCurrent = scenariosDone && fileStamp(p.warehouse) !== null && state['warehouse']?.output === fileStamp(p.warehouse) && state['warehouse']?.inputs === warehouseInputs(p);
-  const tablesHash = hash(['tables', fileStamp(p.warehouse), p.tables.formats, p.tables.outDir]);
-  const tablesCurrent = warehouseCurrent && p.tables.only.every((t) => state[`table:${t}`]?.inputs === tablesHash);
-  const report = state['report']?.output && existsSync(state['report'].output) ? state['report'].output : null;
-  const reportCurrent = warehouseCurrent && report !== null && p.report !== undefined && state['report']?.inputs === hash(['report', fileStamp(p.warehouse), p.report.title, p.report.out]);
+  const report = reportFileOf(state);
+  const of = (step: FileStep) => stage(outputExists(step, p, state), done[step]);
   return {
     pipeline: p.name,
     file: p.file,
     workspace: p.workspace,
     warehouse: p.warehouse,
     stages: {
-      import: stage(imported !== null, importDone),
-      scenarios: stage(selected !== null, scenariosDone),
-      warehouse: stage(fileStamp(p.warehouse) !== null, warehouseCurrent),
-      tables: stage(Boolean(state['table:' + p.tables.only[0]]), tablesCurrent),
-      report: p.report ? stage(report !== null, reportCurrent) : 'off',
+      import: of('import'),
+      scenarios: of('scenarios'),
+      warehouse: of('warehouse'),
+      tables: of('tables'),
+      report: p.report ? of('report') : 'off',
     },
     scenarios: scenariosDone ? scenarioCount(ws) : null,
     cells,

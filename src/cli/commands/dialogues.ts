@@ -3,6 +3,7 @@ import { usageError } from '../../core/errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { llmStageOptions, llmStageRunOptions, type LlmStageArgs } from '../llm-stage-args.js';
 import { printResult, type GlobalArgs } from '../options.js';
+import { STAGE_DEFAULTS } from '../../make/run-settings.js';
 
 interface DialoguesArgs extends LlmStageArgs {
   assistant: string[];
@@ -25,7 +26,7 @@ export const dialoguesCommand: CommandModule<GlobalArgs, DialoguesArgs> = {
         })
         .option('setting', { type: 'string', array: true, default: ['base'], describe: 'Setting(s): vanilla, base, base+d, base+i, base+s, base+all' })
         .option('user', { type: 'string', describe: 'User-agent model spec (required unless every assistant is sim)' })
-        .option('replicates', { type: 'number', default: 1, describe: 'Dialogues per scenario and cell (each its own key and cache entries)' }),
+        .option('replicates', { type: 'number', default: STAGE_DEFAULTS.replicates, describe: 'Dialogues per scenario and cell (each its own key and cache entries)' }),
       'Dialogues',
     )
       .example('$0 dialogues --assistant sim:default --setting base+all', 'offline, on the selected scenarios')

@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import { interruptSignal } from '../interrupt.js';
 import { llmStageOptions, llmStageRunOptions, type LlmStageArgs } from '../llm-stage-args.js';
 import { printResult, type GlobalArgs } from '../options.js';
+import { STAGE_DEFAULTS } from '../../make/run-settings.js';
 
 interface JudgeArgs extends LlmStageArgs {
   judge: string;
@@ -22,7 +23,7 @@ export const judgeCommand: CommandModule<GlobalArgs, JudgeArgs> = {
           default: ['task_completion', 'personalization', 'naturalness', 'coherence'],
           describe: 'task_completion, personalization, naturalness, coherence (the last two for user and assistant), personalization_turns (Figure 5 per prefix: one call for each prefix ending with an assistant turn), personalization_chain (Figure 5 as the original "chain of turn" prompt: one call per dialogue, one score per assistant turn in one reply)',
         })
-        .option('reask', { type: 'boolean', default: false, describe: 'When a reply does not parse, ask once more, restating the required format' }),
+        .option('reask', { type: 'boolean', default: STAGE_DEFAULTS.reask, describe: 'When a reply does not parse, ask once more, restating the required format' }),
       'Judgments',
     )
       .example('$0 judge --judge sim:default', 'offline')

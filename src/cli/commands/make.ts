@@ -1,8 +1,9 @@
 import type { CommandModule } from 'yargs';
 import { interruptSignal } from '../interrupt.js';
 import { printResult, showProgress, type GlobalArgs } from '../options.js';
+import { LIMIT_KEYS, limitFlags, type LimitFlagValues } from '../../make/run-settings.js';
 
-interface MakeArgs extends GlobalArgs {
+interface MakeArgs extends GlobalArgs, Partial<LimitFlagValues> {
   targets: string[];
   pipeline: string;
   'dry-run': boolean;
@@ -14,19 +15,24 @@ export const makeCommand: CommandModule<GlobalArgs, MakeArgs> = {
   command: 'make [targets..]',
   describe: 'Build a pipeline\'s targets, running only what is missing or out of date (pipelines/*.yaml)',
   builder: (y) =>
-    y
-      .positional('targets', { type: 'string', array: true, default: ['all'], describe: 'import, scenarios, dialogues, judge, warehouse, tables, a table (table3, ...), report or all' })
-      .option('pipeline', { alias: 'p', type: 'string', demandOption: true, describe: 'The pipeline file (YAML); it names the workspace and the warehouse' })
-      .option('dry-run', { type: 'boolean', default: false, describe: 'Print the plan: per stage and cell the work left, calls, tokens and cost; run nothing' })
-      .option('keep-going', { alias: 'k', type: 'boolean', default: false, describe: 'Go on past a failing cell or step; exit 1 at the end if anything failed' })
-      .option('retry-failed', { type: 'boolean', default: false, describe: 'Run again dialogues and judgments recorded as failed' })
-      .example('$0 make all -p pipelines/demo.yaml', 'the demo: every stage on the bundled sample, offline')
-      .example('$0 make table3 -p pipelines/paper-table3.yaml --dry-run', 'what Table 3 would still cost')
-      .example('$0 make dialogues -p pipelines/paper-ablation.yaml --keep-going', ''),
+    limitFlags(
+      y
+        .positional('targets', { type: 'string', array: true, default: ['all'], describe: 'import, scenarios, dialogues, judge, warehouse, tables, a table (table3, ...), report or all' })
+        .option('pipeline', { alias: 'p', type: 'string', demandOption: true, describe: 'The pipeline file (YAML); it names the workspace and the warehouse' })
+        .option('dry-run', { type: 'boolean', default: false, describe: 'Print the plan: per stage and cell the work left, calls, tokens and cost; run nothing' })
+        .option('keep-going', { alias: 'k', type: 'boolean', default: false, describe: 'Go on past a failing cell or step; exit 1 at the end if anything failed' })
+        .option('retry-failed', { type: 'boolean', default: false, describe: 'Run again dialogues and judgments recorded as failed' })
+        .example('$0 make all -p pipelines/demo.yaml', 'the demo: every stage on the bundled sample, offline')
+        .example('$0 make table3 -p pipelines/paper-table3.yaml --dry-run', 'what Table 3 would still cost')
+        .example('$0 make dialogues -p pipelines/paper-ablation.yaml --keep-going', '')
+        .example('$0 make -p pipelines/paper-table3.yaml --cache replay --concurrency 4', "the pipeline's run with other limits (keys and results unchanged)"),
+      { what: 'Dialogues per cell (the judge gets cells x concurrency)', keys: LIMIT_KEYS, defaults: false },
+    ),
   handler: async (args) => {
     const { loadPipeline } = await import('../../make/pipeline.js');
     const { make, formatMake } = await import('../../make/make.js');
-    const pipeline = loadPipeline(args.pipeline);
+    // A limit given as a flag beats the pipeline's limits:, which beat the defaults.
+    const pipeline = loadPipeline(args.pipeline, process.env, { limits: args as unknown as Record<string, unknown> });
     const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished work is kept, rerun to resume\n'));
     try {
       const quiet = args.json || args.quiet;

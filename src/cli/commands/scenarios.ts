@@ -28,15 +28,15 @@ export const scenariosCommand: CommandModule<GlobalArgs, ScenariosArgs> = {
       .example('$0 scenarios --kind sd --domains Hotels,Flights --random 200 --seed 7', 'a seeded random subset'),
   handler: async (args) => {
     const { runScenarios, formatScenariosSummary } = await import('../../benchmarks/personalens/scenarios/stage.js');
-    const { parseUserList } = await import('../../benchmarks/personalens/scenarios/selection.js');
-    const selection = {
+    const { scenarioSelectionOf } = await import('../../make/scenario-settings.js');
+    const selection = scenarioSelectionOf({
       kind: args.kind,
-      ...(args.sample !== undefined ? { sample: args.sample as 20 | 30 | 50 | 100 } : {}),
-      ...(args.users !== undefined ? { users: parseUserList(args.users) } : {}),
-      ...(args.domains !== undefined ? { domains: args.domains.split(',').map((d) => d.trim()).filter(Boolean) } : {}),
+      ...(args.sample !== undefined ? { sample: args.sample } : {}),
+      ...(args.users !== undefined ? { users: args.users } : {}),
+      ...(args.domains !== undefined ? { domains: args.domains } : {}),
       ...(args.random !== undefined ? { random: args.random } : {}),
       ...(args.seed !== undefined ? { seed: args.seed } : {}),
-    };
+    });
     const summary = await runScenarios(workspaceOf(args), selection, { dryRun: args['dry-run'] });
     printResult(args, summary, () => formatScenariosSummary(summary));
   },

@@ -1,0 +1,98 @@
+import { PlensError, usageError } from '../core/errors.js';
+import type { HttpTransport } from './http-transport.js';
+import type { Provider } from './types.js';
+
+/**
+ * What a provider's code is given to make one: the model and, for an HTTP provider, the endpoint
+ * and key the client resolved from the entry's facts, and the client's transport.
+ */
+export interface ProviderInit {
+  model: string;
+  http?: { baseUrl: string; apiKey: string | undefined; transport: HttpTransport };
+}
+
+/** The HTTP side of a provider: where its vendor lives and which variables configure it. */
+export interface ProviderEndpoint {
+  /** The vendor's own endpoint; runs against it keep keys without an endpoint part. */
+  defaultBaseUrl: string;
+  /** The variable that overrides the default endpoint (a gateway, a local server). */
+  baseUrlEnv: string;
+  /** The variable holding the key when the spec names none with key_env. */
+  keyEnv: string;
+  /** A key is required only when the endpoint is the vendor's (a local server needs none). */
+  vendorHost: string;
+}
+
+/**
+ * One provider: its facts, known without loading it (planning, key checks and cache identity use
+ * only these), and its code, imported the first time a call is made.
+ */
+export interface ProviderEntry {
+  describe: string;
+  /** Absent for a provider that calls nothing over the network (the simulator). */
+  endpoint?: ProviderEndpoint;
+  /** Offline and deterministic: never cached, no latency recorded, costs nothing without a price. */
+  offline?: boolean;
+  /**
+   * Prices (USD per 1M tokens) for a spec, or undefined when unknown: an estimate then leaves the
+   * model out. The default reads price_in and price_out from the spec.
+   */
+  prices?: (spec: { priceIn?: number; priceOut?: number }) => { in: number; out: number } | undefined;
+  /** The provider's code, loaded lazily. */
+  load: () => Promise<(init: ProviderInit) => Provider>;
+}
+
+/** Every provider plens knows. Adding one (Bedrock, Gemini, ...) is adding an entry here. */
+export const PROVIDER_REGISTRY = {
+  openai: {
+    describe: 'any OpenAI-compatible /v1/chat/completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM, gateways)',
+    endpoint: { defaultBaseUrl: 'https://api.openai.com/v1', baseUrlEnv: 'OPENAI_BASE_URL', keyEnv: 'OPENAI_API_KEY', vendorHost: 'api.openai.com' },
+    load: async () => {
+      const { OpenAiProvider } = await import('./openai.js');
+      return (i) => new OpenAiProvider(i.model, ...httpOf(i));
+    },
+  },
+  anthropic: {
+    describe: 'the Anthropic Messages API',
+    endpoint: { defaultBaseUrl: 'https://api.anthropic.com', baseUrlEnv: 'ANTHROPIC_BASE_URL', keyEnv: 'ANTHROPIC_API_KEY', vendorHost: 'api.anthropic.com' },
+    load: async () => {
+      const { AnthropicProvider } = await import('./anthropic.js');
+      return (i) => new AnthropicProvider(i.model, ...httpOf(i));
+    },
+  },
+  sim: {
+    describe: 'the offline simulator: deterministic, no network, no key',
+    offline: true,
+    // It costs nothing unless the spec gives it a price (tests and demos estimate with one).
+    prices: (spec) => ({ in: spec.priceIn ?? 0, out: spec.priceOut ?? 0 }),
+    load: async () => {
+      const { SimProvider } = await import('./sim.js');
+      return () => new SimProvider();
+    },
+  },
+} as const satisfies Record<string, ProviderEntry>;
+
+function httpOf(init: ProviderInit): [string, string | undefined, HttpTransport] {
+  if (!init.http) throw new PlensError('E_INTERNAL', `an HTTP provider for ${init.model} was made without an endpoint`);
+  return [init.http.baseUrl, init.http.apiKey, init.http.transport];
+}
+
+export type ProviderName = keyof typeof PROVIDER_REGISTRY;
+export const PROVIDERS = Object.keys(PROVIDER_REGISTRY) as ProviderName[];
+
+export function isProviderName(name: string): name is ProviderName {
+  return Object.hasOwn(PROVIDER_REGISTRY, name);
+}
+
+/** The registry entry of a provider; an unknown name is a usage error naming the known ones. */
+export function providerEntry(name: string, what = 'model'): ProviderEntry {
+  if (!isProviderName(name)) throw usageError(`${what}: unknown provider "${name}"; use one of ${PROVIDERS.join(', ')}`);
+  return PROVIDER_REGISTRY[name];
+}
+
+/** The prices of a spec through its provider's hook: undefined when unknown. */
+export function pricesOf(spec: { provider: string; priceIn?: number; priceOut?: number }): { in: number; out: number } | undefined {
+  const entry = providerEntry(spec.provider);
+  if (entry.prices) return entry.prices(spec);
+  return spec.priceIn !== undefined && spec.priceOut !== undefined ? { in: spec.priceIn, out: spec.priceOut } : undefined;
+}
