@@ -1,5 +1,6 @@
 import { usageError } from '../core/errors.js';
 import { AnthropicProvider } from './anthropic.js';
+import { BedrockProvider } from './bedrock.js';
 import { callKey, type CallCache } from './call-cache.js';
 import { LlmCallError } from './errors.js';
 import { DEFAULT_TIMEOUTS, type HttpTimeouts, type HttpTransport, type TransportKind } from './http-transport.js';
@@ -66,6 +67,19 @@ export class LlmClient {
     const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
     if (spec.provider === 'sim') return new LlmClient(spec, new SimProvider(), undefined, options);
     if (options.planOnly) return new LlmClient(spec, new PlanOnlyProvider(modelId(spec)), undefined, options, planEndpoint(spec, env));
+    // --- bedrock (issue 17): the AWS SDK signs and sends (no plens transport); the cache, limits
+    // and retry layer below apply as for every provider.
+    if (spec.provider === 'bedrock') {
+      registerSecretsFromEnv(env, ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']);
+      const provider = new BedrockProvider({
+        model: spec.model,
+        ...(spec.region ? { region: spec.region } : {}),
+        ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}),
+        timeouts,
+        connections: options.connections ?? 64,
+      });
+      return new LlmClient(spec, provider, undefined, options, planEndpoint(spec, env));
+    }
     const connect = () => {
       const connections = options.connections ?? 64;
       return options.transport === 'inline' ? new InlineTransport(timeouts, connections) : new WorkerTransport(timeouts, connections);
@@ -192,6 +206,8 @@ const ANTHROPIC_URL = 'https://api.anthropic.com';
 function planEndpoint(spec: ModelSpec, env: NodeJS.ProcessEnv): string | undefined {
   if (spec.provider === 'openai') return endpointIdentity(spec.baseUrl ?? (env['OPENAI_BASE_URL'] || OPENAI_URL), OPENAI_URL);
   if (spec.provider === 'anthropic') return endpointIdentity(spec.baseUrl ?? (env['ANTHROPIC_BASE_URL'] || ANTHROPIC_URL), ANTHROPIC_URL);
+  // Bedrock: only an endpoint override is part of the identity; the regional endpoints serve one model.
+  if (spec.provider === 'bedrock') return spec.baseUrl === undefined ? undefined : endpointIdentity(spec.baseUrl, '');
   return undefined;
 }
 

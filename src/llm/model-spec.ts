@@ -1,6 +1,7 @@
 import { usageError } from '../core/errors.js';
+import { bedrockPrice } from './bedrock-models.js';
 
-export const PROVIDERS = ['openai', 'anthropic', 'sim'] as const;
+export const PROVIDERS = ['openai', 'anthropic', 'bedrock', 'sim'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
 /**
@@ -8,6 +9,7 @@ export type ProviderName = (typeof PROVIDERS)[number];
  *   openai:gpt-4o-mini
  *   anthropic:claude-3-5-sonnet-20241022?temperature=0&max_tokens=800
  *   openai:llama3?base_url=http://localhost:8000/v1&key_env=VLLM_KEY&price_in=0&price_out=0&rpm=600
+ *   bedrock:claude-3-sonnet-v1?region=us-west-2
  *   sim:default
  * Keys are never part of a spec: `key_env` names the environment variable that holds one.
  */
@@ -25,10 +27,12 @@ export interface ModelSpec {
   tpm?: number;
   /** PersonaLens assistant prompt layout (`xml` or `markdown`); default from the model name. */
   promptStyle?: string;
+  /** Bedrock only: the AWS region (else AWS_REGION or the profile's). */
+  region?: string;
 }
 
 const NUMERIC = { temperature: 'temperature', max_tokens: 'maxTokens', price_in: 'priceIn', price_out: 'priceOut', rpm: 'rpm', tpm: 'tpm' } as const;
-const TEXT = { base_url: 'baseUrl', key_env: 'keyEnv', prompt_style: 'promptStyle' } as const;
+const TEXT = { base_url: 'baseUrl', key_env: 'keyEnv', prompt_style: 'promptStyle', region: 'region' } as const;
 
 export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
   const m = /^([a-z]+):([^?]+)(?:\?(.*))?$/.exec(spec.trim());
@@ -57,6 +61,18 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
     }
   }
   if (out.maxTokens !== undefined && !Number.isInteger(out.maxTokens)) throw usageError(`${what}: max_tokens must be a whole number`);
+  if (out.provider === 'bedrock') return bedrockSpec(out, what);
+  if (out.region !== undefined) throw usageError(`${what} "${spec}": region is a bedrock parameter`);
+  return out;
+}
+
+// --- bedrock (issue 17): AWS credentials come from the SDK's chain, never a key_env; listed
+// models get their on-demand price unless the spec gives one.
+function bedrockSpec(out: ModelSpec, what: string): ModelSpec {
+  if (out.keyEnv !== undefined) throw usageError(`${what}: bedrock takes no key_env; it uses the AWS credential chain (AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, SSO)`);
+  if (out.region !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d+$/.test(out.region)) throw usageError(`${what}: region "${out.region}" is not an AWS region name such as us-west-2`);
+  const price = bedrockPrice(out.model);
+  if (price && out.priceIn === undefined && out.priceOut === undefined) return { ...out, priceIn: price.in, priceOut: price.out };
   return out;
 }
 
