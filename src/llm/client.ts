@@ -1,4 +1,5 @@
 import { usageError } from '../core/errors.js';
+import { AimdController, isOverloadStatus, type AimdStats, type CallOutcomeSignal } from './aimd.js';
 import { AnthropicProvider } from './anthropic.js';
 import { BedrockProvider } from './bedrock.js';
 import { callKey, type CallCache } from './call-cache.js';
@@ -28,6 +29,13 @@ export interface ClientOptions {
    * connection, and any call is an error. A plan must never need a key.
    */
   planOnly?: boolean;
+  /**
+   * Adaptive concurrency (aimd.ts): overload answers cut the calls in flight, successes win them
+   * back, up to `connections`. On by default; off leaves only the RPM/TPM buckets.
+   */
+  adaptive?: boolean;
+  /** The run's shard count: each shard takes 1/shards of the spec's rpm and tpm, so n machines together keep to the limit. */
+  shards?: number;
 }
 
 export interface CallOutcome {
@@ -47,6 +55,7 @@ export class LlmClient {
   /** The endpoint when it is not the vendor's default (see endpointIdentity): part of every key. */
   readonly endpoint: string | undefined;
   private readonly limiter: RateLimiter;
+  private readonly aimd: AimdController | undefined;
   private readonly inFlight = new Map<string, Promise<CallOutcome>>();
 
   private constructor(
@@ -58,7 +67,10 @@ export class LlmClient {
   ) {
     this.id = modelId(spec);
     this.endpoint = endpoint;
-    this.limiter = new RateLimiter({ ...(spec.rpm ? { rpm: spec.rpm } : {}), ...(spec.tpm ? { tpm: spec.tpm } : {}) });
+    const shards = Math.max(1, options.shards ?? 1);
+    this.limiter = new RateLimiter({ ...(spec.rpm ? { rpm: spec.rpm / shards } : {}), ...(spec.tpm ? { tpm: spec.tpm / shards } : {}) });
+    // The simulator is never overloaded: its calls skip the controller, as they skip the cache.
+    this.aimd = spec.provider === 'sim' || options.adaptive === false ? undefined : new AimdController({ max: options.connections ?? 64 });
   }
 
   static create(spec: ModelSpec, options: ClientOptions): LlmClient {
@@ -98,6 +110,11 @@ export class LlmClient {
     requireKey(spec, baseUrl, key, 'api.anthropic.com', spec.keyEnv ?? 'ANTHROPIC_API_KEY');
     const transport = connect();
     return new LlmClient(spec, new AnthropicProvider(spec.model, baseUrl, key, transport), transport, options, endpointIdentity(baseUrl, ANTHROPIC_URL));
+  }
+
+  /** The adaptive concurrency controller's state (undefined when off, and for the simulator). */
+  get concurrency(): AimdStats | undefined {
+    return this.aimd?.stats;
   }
 
   /** The agent's defaults (the paper's), overridden by what the model spec sets. */
@@ -145,9 +162,19 @@ export class LlmClient {
     let latencyMs = 0;
     const { value: response, attempts } = await withRetry(
       async () => {
+        // A slot first (adaptive concurrency), then the buckets: a token is never taken by a call
+        // that then waits for a slot. The slot is given back before the retry layer's back-off.
+        const slot = await this.aimd?.acquire(signal);
+        let outcome: CallOutcomeSignal = 'other';
         // Every attempt is a request the endpoint counts: each one takes from the RPM and TPM
         // buckets, so a burst of retries cannot overrun the limits that caused the 429s.
-        const reserved = await this.limiter.acquire(estimate, signal);
+        let reserved: number;
+        try {
+          reserved = await this.limiter.acquire(estimate, signal);
+        } catch (error) {
+          slot?.release('other');
+          throw error;
+        }
         let used: number | undefined;
         try {
           const t0 = performance.now();
@@ -160,11 +187,16 @@ export class LlmClient {
           if (r.text.trim() === '') {
             throw new LlmCallError('empty_response', `${this.id} returned an empty ${r.text === '' ? '' : 'whitespace-only '}completion (finish reason ${r.finishReason ?? 'none'})`, { retryable: true });
           }
+          outcome = 'ok';
           // A server may echo a key in an answer too.
           return { ...r, text: redact(r.text) };
+        } catch (error) {
+          if (error instanceof LlmCallError && error.kind === 'http' && isOverloadStatus(error.status)) outcome = 'overload';
+          throw error;
         } finally {
           // A failed attempt keeps its reservation: the endpoint may have spent the tokens.
           this.limiter.settle(reserved, used);
+          slot?.release(outcome);
         }
       },
       this.options.retry ?? DEFAULT_RETRY,

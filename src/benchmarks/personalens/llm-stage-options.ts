@@ -39,6 +39,8 @@ export function clientOptions<C>(o: LlmStageOptions, cache: C) {
   return {
     cache,
     connections: o.concurrency,
+    // Each shard takes its share of the spec's rpm/tpm (issue 17), so n machines do not send n times the limit.
+    ...(o.shard ? { shards: o.shard.count } : {}),
     ...(o.retry ? { retry: o.retry } : {}),
     ...(o.timeouts ? { timeouts: o.timeouts } : {}),
     ...(o.env ? { env: o.env } : {}),
