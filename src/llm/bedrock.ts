@@ -32,6 +32,12 @@ export interface BedrockOptions {
   connections?: number;
   /** Credentials to use instead of the SDK's default chain (tests; a caller with its own session). */
   credentials?: () => Promise<AwsCredentials>;
+  /**
+   * The run's environment (default process.env): its AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
+   * (/ AWS_SESSION_TOKEN) and AWS_REGION come first, as in the SDK's chain, which itself reads
+   * process.env for the rest (profiles, SSO, roles).
+   */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -87,9 +93,10 @@ export class BedrockProvider implements Provider {
     this.ConverseCommand = sdk.ConverseCommand;
     const timeouts = this.options.timeouts ?? DEFAULT_TIMEOUTS;
     const connections = this.options.connections ?? 64;
-    const region = this.options.region ?? bedrockArnRegion(this.options.model);
+    const env = this.options.env ?? process.env;
+    const region = this.options.region ?? bedrockArnRegion(this.options.model) ?? (env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || undefined);
     const { NodeHttpHandler } = await import('@smithy/node-http-handler');
-    const chain = this.options.credentials ?? (await import('@aws-sdk/credential-provider-node')).defaultProvider();
+    const chain = this.options.credentials ?? envCredentials(env) ?? (await import('@aws-sdk/credential-provider-node')).defaultProvider();
     return new sdk.BedrockRuntimeClient({
       ...(region ? { region } : {}),
       ...(this.options.baseUrl ? { endpoint: this.options.baseUrl } : {}),
@@ -119,6 +126,16 @@ export class BedrockProvider implements Provider {
     this.client = undefined;
     if (client) (await client.catch(() => undefined))?.destroy();
   }
+}
+
+/** Static keys from the run's environment, the first link of the standard chain. */
+function envCredentials(env: NodeJS.ProcessEnv): (() => Promise<AwsCredentials>) | undefined {
+  const accessKeyId = env['AWS_ACCESS_KEY_ID'];
+  const secretAccessKey = env['AWS_SECRET_ACCESS_KEY'];
+  if (!accessKeyId || !secretAccessKey) return undefined;
+  const sessionToken = env['AWS_SESSION_TOKEN'] || undefined;
+  const credentials: AwsCredentials = { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+  return () => Promise.resolve(credentials);
 }
 
 interface SdkError {

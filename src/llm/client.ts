@@ -89,6 +89,7 @@ export class LlmClient {
         ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}),
         timeouts,
         connections: options.connections ?? 64,
+        env,
       });
       return new LlmClient(spec, provider, undefined, options, planEndpoint(spec, env));
     }
