@@ -192,7 +192,10 @@ export class LlmClient {
           // A server may echo a key in an answer too.
           return { ...r, text: redact(r.text) };
         } catch (error) {
-          if (error instanceof LlmCallError && error.kind === 'http' && isOverloadStatus(error.status)) outcome = 'overload';
+          if (error instanceof LlmCallError && error.kind === 'http' && isOverloadStatus(error.status)) {
+            outcome = 'overload';
+            this.limiter.overloaded();
+          }
           throw error;
         } finally {
           // A failed attempt keeps its reservation: the endpoint may have spent the tokens.

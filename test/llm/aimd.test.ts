@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AimdController, isOverloadStatus, type AimdSlot } from '../../src/llm/aimd.js';
+import { RateLimiter, TokenBucket } from '../../src/llm/token-bucket.js';
 
 /** Takes n slots that are granted at once (the controller is synchronous when it has room). */
 async function takeAll(c: AimdController, n: number): Promise<AimdSlot[]> {
@@ -117,5 +118,37 @@ describe('AimdController', () => {
     expect([429, 503, 529, 500, 400, undefined].map(isOverloadStatus)).toEqual([true, true, true, false, false, false]);
     expect(() => new AimdController({ max: 0 })).toThrow(RangeError);
     expect(() => new AimdController({ max: 4, decrease: 1 })).toThrow(RangeError);
+  });
+});
+
+describe('an overload empties the RPM bucket (fake clock)', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('a full bucket drained by a 429 serves only the refill rate: one token a second at 60 rpm', async () => {
+    vi.useFakeTimers();
+    let now = 0;
+    const b = new TokenBucket(60, () => now);
+    expect(b.available).toBe(60);
+    b.drain();
+    expect(b.available).toBe(0);
+    let got = 0;
+    for (let i = 0; i < 3; i++) void b.take(1).then(() => got++);
+    const advance = async (ms: number) => {
+      now += ms;
+      await vi.advanceTimersByTimeAsync(ms);
+    };
+    await advance(999);
+    expect(got).toBe(0);
+    await advance(1);
+    expect(got).toBe(1);
+    await advance(2000);
+    expect(got).toBe(3);
+  });
+
+  it('RateLimiter.overloaded drains RPM only, and is a no-op without one', async () => {
+    const limiter = new RateLimiter({ tpm: 1000 });
+    limiter.overloaded();
+    // No RPM bucket; the TPM bucket is untouched: a 1,000-token reservation is granted at once.
+    await expect(limiter.acquire(1000)).resolves.toBe(1000);
   });
 });
