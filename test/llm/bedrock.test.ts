@@ -231,9 +231,12 @@ describe('bedrock provider against a mock Converse endpoint (real HTTP, SigV4 ch
     const client = LlmClient.create(parseModelSpec(`bedrock:claude-3-sonnet-v1?base_url=${server.url}`), { cache: CallCache.open(join(tempDir(), 'cache'), 'off'), retry: FAST_RETRY, timeouts: TIMEOUTS, env: process.env });
     clients.push(client);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error('stop')), 200);
+    const pending = client.call(request(), controller.signal);
+    // Aborted once the request is at the server (loading the SDK may take a while on a busy machine).
+    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+    controller.abort(new Error('stop'));
     // The mock answers after 3 s; only the abort can make the call fail.
-    await expect(client.call(request(), controller.signal)).rejects.toThrow(/stop|abort/i);
+    await expect(pending).rejects.toThrow(/stop|abort/i);
     expect(server.requests).toHaveLength(1);
   });
 
