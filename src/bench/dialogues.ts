@@ -9,10 +9,15 @@ import { Workspace } from '../core/workspace.js';
 import { runImport } from '../benchmarks/personalens/dataset/import.js';
 import { runScenarios } from '../benchmarks/personalens/scenarios/stage.js';
 import { CpuSteal } from './cpu-steal.js';
+import { stormFigures, type StormResult } from './dialogues-storm.js';
 import type { BenchResult } from './report.js';
 
 const LATENCY_MS = 50;
 const JITTER_MS = 25;
+/** The 429 storm run (issue 17): each model's quota, the storm's length, the dialogues. */
+const STORM_RPM = 1200;
+const STORM_S = 5;
+const STORM_DIALOGUES = 400;
 /** Calls for the bare-client ceiling: several seconds of steady state at each concurrency. */
 const CEILING_CALLS: Record<number, number> = { 64: 10_000, 256: 20_000 };
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
@@ -81,6 +86,14 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
     const jitteredRate = jittered.http_calls / (jittered.work_ms / 1000);
     figures.push({ name: `c=64, latency ${LATENCY_MS}±${JITTER_MS} ms: calls/s`, value: jitteredRate, unit: 'calls/s' });
     figures.push({ name: `c=64, latency ${LATENCY_MS}±${JITTER_MS} ms: share of bound`, value: (100 * jitteredRate) / (64 / (LATENCY_MS / 1000)), unit: '%' });
+    // A 429 storm: the endpoint refuses everything for STORM_S seconds, then enforces STORM_RPM per
+    // model per second (a bucket of one second, as endpoints enforce a minute's limit); adaptive
+    // concurrency and the RPM buckets must ride it out and then use the quota.
+    const stormWs = new Workspace(join(root, 'storm'));
+    await (await import('node:fs/promises')).cp(template.datasetDir, stormWs.datasetDir, { recursive: true });
+    await runScenarios(stormWs, { kind: 'all', random: STORM_DIALOGUES, seed: 'bench' });
+    const storm = await worker<StormResult>('./dialogues-storm-worker.js', [stormWs.root, String(STORM_RPM), String(STORM_S), '64', '1'], false);
+    figures.push(...stormFigures(storm, STORM_RPM, STORM_S));
     // Memory runs cap the old space, so a stage that held on to finished work would fail, not just grow.
     const small = await run(1000, 256, true);
     const large = await run(20000, 256, true);

@@ -215,6 +215,8 @@ export class LlmStageKit {
     const client = LlmClient.create(spec, {
       cache: this.cache,
       connections: o.concurrency,
+      // Each shard takes its share of the spec's rpm/tpm (issue 17), so n machines do not send n times the limit.
+      ...(o.shard ? { shards: o.shard.count } : {}),
       ...(o.retry ? { retry: o.retry } : {}),
       ...(o.timeouts ? { timeouts: o.timeouts } : {}),
       ...(o.env ? { env: o.env } : {}),

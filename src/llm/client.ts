@@ -1,9 +1,10 @@
 import { usageError } from '../core/errors.js';
+import { AimdController, isOverloadStatus, type AimdStats, type CallOutcomeSignal } from './aimd.js';
 import { callKey, type CallCache } from './call-cache.js';
 import { LlmCallError } from './errors.js';
 import { DEFAULT_TIMEOUTS, type HttpTimeouts, type HttpTransport, type TransportKind } from './http-transport.js';
 import { InlineTransport } from './inline-transport.js';
-import { checkBaseUrl, endpointIdentity, modelId, type ModelSpec } from './model-spec.js';
+import { checkBaseUrl, costOfTokens, endpointIdentity, modelId, type ModelSpec } from './model-spec.js';
 import { redact, registerSecret, registerSecretsFromEnv } from '../core/redact.js';
 import { providerEntry, type ProviderEntry, type ProviderInit } from './providers.js';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.js';
@@ -25,6 +26,13 @@ export interface ClientOptions {
    * connection, and any call is an error. A plan must never need a key.
    */
   planOnly?: boolean;
+  /**
+   * Adaptive concurrency (aimd.ts): overload answers cut the calls in flight, successes win them
+   * back, up to `connections`. On by default; off leaves only the RPM/TPM buckets.
+   */
+  adaptive?: boolean;
+  /** The run's shard count: each shard takes 1/shards of the spec's rpm and tpm, so n machines together keep to the limit. */
+  shards?: number;
 }
 
 export interface CallOutcome {
@@ -46,6 +54,7 @@ export class LlmClient {
   /** An offline provider (the simulator): never cached, no latency recorded. */
   private readonly offline: boolean;
   private readonly limiter: RateLimiter;
+  private readonly aimd: AimdController | undefined;
   private readonly inFlight = new Map<string, Promise<CallOutcome>>();
 
   private constructor(
@@ -58,13 +67,27 @@ export class LlmClient {
     this.id = modelId(spec);
     this.offline = Boolean(providerEntry(spec.provider).offline);
     this.endpoint = endpoint;
-    this.limiter = new RateLimiter({ ...(spec.rpm ? { rpm: spec.rpm } : {}), ...(spec.tpm ? { tpm: spec.tpm } : {}) });
+    const shards = Math.max(1, options.shards ?? 1);
+    this.limiter = new RateLimiter({ ...(spec.rpm ? { rpm: spec.rpm / shards } : {}), ...(spec.tpm ? { tpm: spec.tpm / shards } : {}) });
+    // The simulator is never overloaded: its calls skip the controller, as they skip the cache.
+    this.aimd = this.offline || options.adaptive === false ? undefined : new AimdController({ max: options.connections ?? 64 });
   }
 
   static create(spec: ModelSpec, options: ClientOptions): LlmClient {
     const env = options.env ?? process.env;
     registerSecretsFromEnv(env, spec.keyEnv ? [spec.keyEnv] : []);
     const entry = providerEntry(spec.provider);
+    const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
+    const connections = options.connections ?? 64;
+    if (entry.sdk) {
+      // The vendor's SDK signs and sends (Bedrock): no plens transport; the cache, limits and retry
+      // layer below apply as for every provider. Only an endpoint override is part of the identity.
+      const endpoint = spec.baseUrl === undefined ? undefined : endpointIdentity(spec.baseUrl, '');
+      if (options.planOnly) return new LlmClient(spec, new PlanOnlyProvider(modelId(spec)), undefined, options, endpoint);
+      registerSecretsFromEnv(env, entry.sdk.secretEnv);
+      const sdk = { ...(spec.region ? { region: spec.region } : {}), ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}), timeouts, connections, env };
+      return new LlmClient(spec, new LazyProvider(entry, { model: spec.model, sdk }), undefined, options, endpoint);
+    }
     const http = entry.endpoint;
     if (!http) return new LlmClient(spec, new LazyProvider(entry, { model: spec.model }), undefined, options);
     const baseUrl = spec.baseUrl ?? (env[http.baseUrlEnv] || http.defaultBaseUrl);
@@ -80,10 +103,13 @@ export class LlmClient {
     }
     // Whatever a server echoes back, this key is cut from every message and record.
     registerSecret(apiKey);
-    const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
-    const connections = options.connections ?? 64;
     const transport = options.transport === 'inline' ? new InlineTransport(timeouts, connections) : new WorkerTransport(timeouts, connections);
     return new LlmClient(spec, new LazyProvider(entry, { model: spec.model, http: { baseUrl, apiKey, transport } }), transport, options, endpoint);
+  }
+
+  /** The adaptive concurrency controller's state (undefined when off, and for the simulator). */
+  get concurrency(): AimdStats | undefined {
+    return this.aimd?.stats;
   }
 
   /** The agent's defaults (the paper's), overridden by what the model spec sets. */
@@ -92,7 +118,7 @@ export class LlmClient {
   }
 
   costOf(usage: { inputTokens: number; outputTokens: number }): number {
-    return (usage.inputTokens * (this.spec.priceIn ?? 0) + usage.outputTokens * (this.spec.priceOut ?? 0)) / 1e6;
+    return costOfTokens(this.spec, usage);
   }
 
   async call(request: ChatRequest, signal: AbortSignal): Promise<CallOutcome> {
@@ -131,9 +157,19 @@ export class LlmClient {
     let latencyMs = 0;
     const { value: response, attempts } = await withRetry(
       async () => {
+        // A slot first (adaptive concurrency), then the buckets: a token is never taken by a call
+        // that then waits for a slot. The slot is given back before the retry layer's back-off.
+        const slot = await this.aimd?.acquire(signal);
+        let outcome: CallOutcomeSignal = 'other';
         // Every attempt is a request the endpoint counts: each one takes from the RPM and TPM
         // buckets, so a burst of retries cannot overrun the limits that caused the 429s.
-        const reserved = await this.limiter.acquire(estimate, signal);
+        let reserved: number;
+        try {
+          reserved = await this.limiter.acquire(estimate, signal);
+        } catch (error) {
+          slot?.release('other');
+          throw error;
+        }
         let used: number | undefined;
         try {
           const t0 = performance.now();
@@ -146,11 +182,19 @@ export class LlmClient {
           if (r.text.trim() === '') {
             throw new LlmCallError('empty_response', `${this.id} returned an empty ${r.text === '' ? '' : 'whitespace-only '}completion (finish reason ${r.finishReason ?? 'none'})`, { retryable: true });
           }
+          outcome = 'ok';
           // A server may echo a key in an answer too.
           return { ...r, text: redact(r.text) };
+        } catch (error) {
+          if (error instanceof LlmCallError && error.kind === 'http' && isOverloadStatus(error.status)) {
+            outcome = 'overload';
+            this.limiter.overloaded();
+          }
+          throw error;
         } finally {
           // A failed attempt keeps its reservation: the endpoint may have spent the tokens.
           this.limiter.settle(reserved, used);
+          slot?.release(outcome);
         }
       },
       this.options.retry ?? DEFAULT_RETRY,

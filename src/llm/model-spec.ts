@@ -8,6 +8,7 @@ export { PROVIDERS, type ProviderName };
  *   openai:gpt-4o-mini
  *   anthropic:claude-3-5-sonnet-20241022?temperature=0&max_tokens=800
  *   openai:llama3?base_url=http://localhost:8000/v1&key_env=VLLM_KEY&price_in=0&price_out=0&rpm=600
+ *   bedrock:claude-3-sonnet-v1?region=us-west-2
  *   sim:default
  * Keys are never part of a spec: `key_env` names the environment variable that holds one.
  */
@@ -25,10 +26,12 @@ export interface ModelSpec {
   tpm?: number;
   /** PersonaLens assistant prompt layout (`xml` or `markdown`); default from the model name. */
   promptStyle?: string;
+  /** Bedrock only: the AWS region (else AWS_REGION or the profile's). */
+  region?: string;
 }
 
 const NUMERIC = { temperature: 'temperature', max_tokens: 'maxTokens', price_in: 'priceIn', price_out: 'priceOut', rpm: 'rpm', tpm: 'tpm' } as const;
-const TEXT = { base_url: 'baseUrl', key_env: 'keyEnv', prompt_style: 'promptStyle' } as const;
+const TEXT = { base_url: 'baseUrl', key_env: 'keyEnv', prompt_style: 'promptStyle', region: 'region' } as const;
 
 export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
   const m = /^([a-z]+):([^?]+)(?:\?(.*))?$/.exec(spec.trim());
@@ -57,6 +60,13 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
     }
   }
   if (out.maxTokens !== undefined && !Number.isInteger(out.maxTokens)) throw usageError(`${what}: max_tokens must be a whole number`);
+  const sdk = (PROVIDER_REGISTRY[provider] as ProviderEntry).sdk;
+  if (sdk) {
+    if (out.keyEnv !== undefined) throw usageError(`${what}: ${provider} takes no key_env; ${sdk.credentials}`);
+    if (out.region !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d+$/.test(out.region)) throw usageError(`${what}: region "${out.region}" is not an AWS region name such as us-west-2`);
+  } else if (out.region !== undefined) {
+    throw usageError(`${what} "${redactSpec(spec)}": region is a parameter of ${PROVIDERS.filter((n) => (PROVIDER_REGISTRY[n] as ProviderEntry).sdk).join(', ')} only`);
+  }
   return out;
 }
 
@@ -107,6 +117,12 @@ export function modelId(spec: ModelSpec): string {
 /** True for an offline provider (the simulator): no network, no key, nothing cached. */
 export function isSimulator(spec: ModelSpec): boolean {
   return Boolean((PROVIDER_REGISTRY[spec.provider] as ProviderEntry).offline);
+}
+
+/** The cost in USD of a call's tokens at the spec's prices (nothing when no price is known). */
+export function costOfTokens(spec: ModelSpec, usage: { inputTokens: number; outputTokens: number }): number {
+  const prices = pricesOf(spec);
+  return prices ? (usage.inputTokens * prices.in + usage.outputTokens * prices.out) / 1e6 : 0;
 }
 
 /** Whether a cost can be estimated: the provider's prices hook knows a price (the simulator costs nothing). */

@@ -1,5 +1,6 @@
 import { PlensError, usageError } from '../core/errors.js';
-import type { HttpTransport } from './http-transport.js';
+import { bedrockPrice } from './bedrock-models.js';
+import type { HttpTimeouts, HttpTransport } from './http-transport.js';
 import type { Provider } from './types.js';
 
 /**
@@ -9,6 +10,19 @@ import type { Provider } from './types.js';
 export interface ProviderInit {
   model: string;
   http?: { baseUrl: string; apiKey: string | undefined; transport: HttpTransport };
+  /** For a provider whose vendor SDK signs and sends: where and how (credentials come from env). */
+  sdk?: { region?: string; baseUrl?: string; timeouts: HttpTimeouts; connections: number; env: NodeJS.ProcessEnv };
+}
+
+/**
+ * A provider whose vendor SDK signs and sends (Bedrock): no plens transport, no key_env (the
+ * SDK's credential chain), an optional region in the spec.
+ */
+export interface ProviderSdk {
+  /** Variables holding secrets the SDK may read: cut from every message and record. */
+  secretEnv: readonly string[];
+  /** Why key_env is refused, for the usage error. */
+  credentials: string;
 }
 
 /** The HTTP side of a provider: where its vendor lives and which variables configure it. */
@@ -31,13 +45,15 @@ export interface ProviderEntry {
   describe: string;
   /** Absent for a provider that calls nothing over the network (the simulator). */
   endpoint?: ProviderEndpoint;
+  /** Set for a provider whose vendor SDK signs and sends. */
+  sdk?: ProviderSdk;
   /** Offline and deterministic: never cached, no latency recorded, costs nothing without a price. */
   offline?: boolean;
   /**
    * Prices (USD per 1M tokens) for a spec, or undefined when unknown: an estimate then leaves the
    * model out. The default reads price_in and price_out from the spec.
    */
-  prices?: (spec: { priceIn?: number; priceOut?: number }) => { in: number; out: number } | undefined;
+  prices?: (spec: { model: string; priceIn?: number; priceOut?: number }) => { in: number; out: number } | undefined;
   /** The provider's code, loaded lazily. */
   load: () => Promise<(init: ProviderInit) => Provider>;
 }
@@ -58,6 +74,22 @@ export const PROVIDER_REGISTRY = {
     load: async () => {
       const { AnthropicProvider } = await import('./anthropic.js');
       return (i) => new AnthropicProvider(i.model, ...httpOf(i));
+    },
+  },
+  bedrock: {
+    describe: 'Amazon Bedrock (Converse API) through the AWS SDK: region=..., the AWS credential chain; the PersonaLens short names',
+    sdk: {
+      secretEnv: ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'],
+      credentials: 'it uses the AWS credential chain (AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, SSO)',
+    },
+    // Listed models have their on-demand price unless the spec gives one (issue 17).
+    prices: (spec) => (spec.priceIn !== undefined && spec.priceOut !== undefined ? { in: spec.priceIn, out: spec.priceOut } : bedrockPrice(spec.model)),
+    load: async () => {
+      const { BedrockProvider } = await import('./bedrock.js');
+      return (i) => {
+        if (!i.sdk) throw new PlensError('E_INTERNAL', `a Bedrock provider for ${i.model} was made without its settings`);
+        return new BedrockProvider({ model: i.model, ...i.sdk });
+      };
     },
   },
   sim: {
@@ -91,7 +123,7 @@ export function providerEntry(name: string, what = 'model'): ProviderEntry {
 }
 
 /** The prices of a spec through its provider's hook: undefined when unknown. */
-export function pricesOf(spec: { provider: string; priceIn?: number; priceOut?: number }): { in: number; out: number } | undefined {
+export function pricesOf(spec: { provider: string; model: string; priceIn?: number; priceOut?: number }): { in: number; out: number } | undefined {
   const entry = providerEntry(spec.provider);
   if (entry.prices) return entry.prices(spec);
   return spec.priceIn !== undefined && spec.priceOut !== undefined ? { in: spec.priceIn, out: spec.priceOut } : undefined;

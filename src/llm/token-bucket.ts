@@ -57,6 +57,15 @@ export class TokenBucket {
     this.schedule();
   }
 
+  /**
+   * Empties the bucket (not below zero): the endpoint has said we are over its limit, so the burst
+   * this bucket holds is not there; from now on takers get only the refill rate.
+   */
+  drain(): void {
+    this.refill();
+    this.tokens = Math.min(this.tokens, 0);
+  }
+
   get available(): number {
     this.refill();
     return this.tokens;
@@ -97,6 +106,15 @@ export class RateLimiter {
     if (this.rpm) await this.rpm.take(1, signal);
     if (this.tpm) await this.tpm.take(tokens, signal);
     return this.tpm ? Math.min(tokens, this.tpm.perMinute) : 0;
+  }
+
+  /**
+   * An overload answer (429): the RPM bucket is emptied, so calls go out at the limit's steady
+   * rate instead of spending the rest of a minute's burst into more 429s. (Its TPM bucket is left
+   * as it is: emptying it would hold the next large prompt for seconds.)
+   */
+  overloaded(): void {
+    this.rpm?.drain();
   }
 
   /** Gives back what a call did not use (reserved minus reported usage). */

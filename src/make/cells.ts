@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Workspace } from '../core/workspace.js';
 import type { WorkCost } from '../engine/stage-runner.js';
-import { parseModelSpec, unpriced } from '../llm/model-spec.js';
+import { costOfTokens, parseModelSpec, unpriced } from '../llm/model-spec.js';
 import { runDialogues } from '../benchmarks/personalens/dialogues-stage.js';
 import { runJudge } from '../benchmarks/personalens/judge-stage.js';
 import type { LlmStageOptions } from '../benchmarks/personalens/llm-stage-options.js';
@@ -97,7 +97,7 @@ async function planJudgeCell(p: Pipeline, workspace: Workspace, cell: CellPlan, 
     work.estimate.calls += coming * perDialogue;
     work.estimate.inputTokens += inputTokens;
     work.estimate.outputTokens += outputTokens;
-    work.estimate.costUsd += (inputTokens * (spec.priceIn ?? 0) + outputTokens * (spec.priceOut ?? 0)) / 1e6;
+    work.estimate.costUsd += costOfTokens(spec, { inputTokens, outputTokens });
   }
   return work;
 }

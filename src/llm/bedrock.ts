@@ -1,0 +1,177 @@
+/**
+ * Amazon Bedrock through the AWS SDK v3 Converse API (the PersonaLens original ran only on
+ * Bedrock). The SDK signs (SigV4) and sends; plens keeps its own single retry layer and rate
+ * limits, so the SDK's retries are off (maxAttempts 1) and its errors become LlmCallErrors with
+ * the same retryable kinds as the HTTP providers'. The SDK is loaded on the first call, so a plan
+ * (--dry-run) or a run of other providers never loads it.
+ */
+import type { BedrockRuntimeClient, ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
+import { registerSecret } from '../core/redact.js';
+import { bedrockArnRegion, bedrockModelId } from './bedrock-models.js';
+import { isRetryableStatus, LlmCallError, parseRetryAfter } from './errors.js';
+import { DEFAULT_TIMEOUTS, type HttpTimeouts } from './http-transport.js';
+import type { ChatRequest, ChatResponse, Provider } from './types.js';
+
+/** What the SDK signs with (the shape of its AwsCredentialIdentity). */
+export interface AwsCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+  expiration?: Date;
+}
+
+export interface BedrockOptions {
+  /** A model id, inference-profile id or ARN, or one of the original PersonaLens short names. */
+  model: string;
+  /** Else the ARN's region, else the SDK's own resolution (AWS_REGION, the profile's region). */
+  region?: string;
+  /** An endpoint override (a VPC endpoint, a proxy, a local mock); else the SDK's regional endpoint. */
+  baseUrl?: string;
+  timeouts?: HttpTimeouts;
+  /** Upper bound on simultaneous connections. */
+  connections?: number;
+  /** Credentials to use instead of the SDK's default chain (tests; a caller with its own session). */
+  credentials?: () => Promise<AwsCredentials>;
+  /**
+   * The run's environment (default process.env): its AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
+   * (/ AWS_SESSION_TOKEN) and AWS_REGION come first, as in the SDK's chain, which itself reads
+   * process.env for the rest (profiles, SSO, roles).
+   */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Bedrock's throttling and overload answers. The SDK names the error after the service's error
+ * type; the status travels in $metadata. All of these are worth another try.
+ */
+const RETRYABLE_ERRORS: Readonly<Record<string, number>> = {
+  ThrottlingException: 429,
+  ServiceUnavailableException: 503,
+  ModelNotReadyException: 429,
+  InternalServerException: 500,
+  ModelTimeoutException: 408,
+  ModelErrorException: 424,
+};
+
+const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+export class BedrockProvider implements Provider {
+  readonly modelId: string;
+  private client: Promise<BedrockRuntimeClient> | undefined;
+  private ConverseCommand: typeof import('@aws-sdk/client-bedrock-runtime').ConverseCommand | undefined;
+
+  constructor(private readonly options: BedrockOptions) {
+    this.modelId = bedrockModelId(options.model);
+  }
+
+  async complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
+    const client = await (this.client ??= this.connect());
+    const command = new this.ConverseCommand!({
+      modelId: this.modelId,
+      // Converse refuses an empty text block; an empty system prompt is no system prompt.
+      ...(request.system ? { system: [{ text: request.system }] } : {}),
+      messages: request.messages.map((m) => ({ role: m.role, content: [{ text: m.content }] })),
+      inferenceConfig: { temperature: request.params.temperature, maxTokens: request.params.maxTokens },
+    });
+    let out: ConverseCommandOutput;
+    try {
+      out = await client.send(command, { abortSignal: signal });
+    } catch (error) {
+      throw bedrockError(error, this.modelId, signal);
+    }
+    const blocks = (out.output?.message?.content ?? []).filter((b): b is { text: string } => typeof (b as { text?: unknown }).text === 'string');
+    if (blocks.length === 0) throw new LlmCallError('bad_response', `Bedrock ${this.modelId}: the Converse response has no text content block`, { retryable: true });
+    return {
+      text: blocks.map((b) => b.text).join(''),
+      usage: { inputTokens: out.usage?.inputTokens ?? 0, outputTokens: out.usage?.outputTokens ?? 0 },
+      finishReason: out.stopReason ?? null,
+    };
+  }
+
+  private async connect(): Promise<BedrockRuntimeClient> {
+    const sdk = await import('@aws-sdk/client-bedrock-runtime');
+    this.ConverseCommand = sdk.ConverseCommand;
+    const timeouts = this.options.timeouts ?? DEFAULT_TIMEOUTS;
+    const connections = this.options.connections ?? 64;
+    const env = this.options.env ?? process.env;
+    const region = this.options.region ?? bedrockArnRegion(this.options.model) ?? (env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || undefined);
+    const { NodeHttpHandler } = await import('@smithy/node-http-handler');
+    const chain = this.options.credentials ?? envCredentials(env) ?? (await import('@aws-sdk/credential-provider-node')).defaultProvider();
+    return new sdk.BedrockRuntimeClient({
+      ...(region ? { region } : {}),
+      ...(this.options.baseUrl ? { endpoint: this.options.baseUrl } : {}),
+      // One retry layer: ours (it sees every attempt, takes from the RPM/TPM buckets, and feeds the concurrency controller).
+      maxAttempts: 1,
+      // HTTP/1.1 keep-alive (the SDK's default for this client is HTTP/2 with one stream per
+      // session, which buys nothing for Converse and cannot reach a plain-http endpoint override).
+      requestHandler: new NodeHttpHandler({
+        connectionTimeout: timeouts.connectMs,
+        requestTimeout: timeouts.deadlineMs,
+        httpAgent: { keepAlive: true, maxSockets: connections },
+        httpsAgent: { keepAlive: true, maxSockets: connections },
+      }),
+      // The standard chain (env keys, AWS_PROFILE, SSO, web identity, container and instance roles);
+      // whatever it resolves is registered with the redactor before any request is signed with it.
+      credentials: async () => {
+        const c = await chain();
+        registerSecret(c.secretAccessKey);
+        registerSecret(c.sessionToken);
+        return c;
+      },
+    });
+  }
+
+  async close(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) (await client.catch(() => undefined))?.destroy();
+  }
+}
+
+/** Static keys from the run's environment, the first link of the standard chain. */
+function envCredentials(env: NodeJS.ProcessEnv): (() => Promise<AwsCredentials>) | undefined {
+  const accessKeyId = env['AWS_ACCESS_KEY_ID'];
+  const secretAccessKey = env['AWS_SECRET_ACCESS_KEY'];
+  if (!accessKeyId || !secretAccessKey) return undefined;
+  const sessionToken = env['AWS_SESSION_TOKEN'] || undefined;
+  const credentials: AwsCredentials = { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+  return () => Promise.resolve(credentials);
+}
+
+interface SdkError {
+  name?: string;
+  message?: string;
+  code?: string;
+  $metadata?: { httpStatusCode?: number };
+  $response?: { headers?: Record<string, string | undefined> };
+}
+
+/** An SDK failure as the retry layer's kind: throttling and overload retryable, client errors not, credentials a config error. */
+export function bedrockError(error: unknown, modelId: string, signal?: AbortSignal): LlmCallError {
+  if (error instanceof LlmCallError) return error;
+  const e = (typeof error === 'object' && error !== null ? error : { message: String(error) }) as SdkError;
+  const name = e.name ?? 'Error';
+  const message = e.message ?? '';
+  const where = `Bedrock ${modelId}`;
+  if (signal?.aborted || name === 'AbortError') return new LlmCallError('aborted', `${where}: the call was aborted`, { retryable: false, cause: error });
+  if (name === 'CredentialsProviderError' || /could not load credentials/i.test(message)) {
+    return new LlmCallError('config', `${where}: no AWS credentials: set AWS_PROFILE (run \`aws sso login\` for an SSO profile), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (${message})`, { retryable: false, cause: error });
+  }
+  if (/region is missing/i.test(message)) {
+    return new LlmCallError('config', `${where}: no AWS region: set AWS_REGION, a region in the AWS profile, or region=... in the model spec`, { retryable: false, cause: error });
+  }
+  const status = e.$metadata?.httpStatusCode ?? RETRYABLE_ERRORS[name];
+  if (status !== undefined && status >= 400) {
+    const retryable = name in RETRYABLE_ERRORS || isRetryableStatus(status);
+    const retryAfterMs = parseRetryAfter(e.$response?.headers?.['retry-after']);
+    return new LlmCallError('http', `${where}: HTTP ${status} ${name}: ${message}`.slice(0, 600), { status, retryable, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), cause: error });
+  }
+  if (name === 'TimeoutError' || e.code === 'ETIMEDOUT' || /timed? ?out/i.test(message)) {
+    return new LlmCallError('timeout', `${where}: timed out (${message})`, { retryable: true, cause: error });
+  }
+  if ((e.code && NETWORK_CODES.has(e.code)) || /socket hang up|ECONN/i.test(message)) {
+    return new LlmCallError('network', `${where}: ${e.code ?? 'network error'}: ${message}`, { retryable: true, cause: error });
+  }
+  // A 200 whose body the SDK could not read, or anything else the SDK threw: an unusable answer, worth another try.
+  return new LlmCallError('bad_response', `${where}: ${name}: ${message}`.slice(0, 600), { retryable: true, cause: error });
+}
