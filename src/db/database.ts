@@ -1,4 +1,4 @@
-import { DuckDBInstance, JSDuckDBValueConverter, StatementType, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, JSDuckDBValueConverter, StatementType, type DuckDBAppender, type DuckDBConnection, type DuckDBResult, type DuckDBValue } from '@duckdb/node-api';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlensError, storageError } from '../core/errors.js';
@@ -109,7 +109,7 @@ export class Database {
 
   /** Streams a query's rows in chunks, so large results never sit in memory at once. */
   async *stream<T = Record<string, unknown>>(sql: string, params?: DuckDBValue[]): AsyncGenerator<T> {
-    let result;
+    let result: DuckDBResult;
     try {
       result = await this.track(() => this.connection.stream(sql, params));
     } catch (error) {
@@ -156,7 +156,7 @@ export class Database {
       // DuckDB rejects an empty statement list with an opaque native error: ask how many there are first.
       const statements = await this.connection.extractStatements(sql);
       if (statements.count === 0) return { columns: [], types: [], rows: [], total: 0 };
-      let result;
+      let result: DuckDBResult;
       if (this.sandboxed) {
         // Statement by statement, each checked before it runs, as in query(); the last one streams.
         for (let i = 0; i < statements.count - 1; i++) await (await this.checkedStatement(statements, i)).run();

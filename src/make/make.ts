@@ -15,7 +15,7 @@ import { formatEstimatedCost } from '../engine/stage-summary.js';
 import { planCells, stageOptions, sumWork, type CellPlan, type CellWork } from './cells.js';
 import { buildGraph, type Step } from './graph.js';
 import type { Pipeline } from './pipeline.js';
-import { fileStamp, hash, importInputs, manifestStamp, needsCompaction, readState, scenariosInputs, warehouseInputs, writeState, type MakeState } from './state.js';
+import { fileStamp, hash, importInputs, manifestStamp, needsCompaction, readState, scenariosInputs, warehouseInputs, writeState } from './state.js';
 
 export interface MakeOptions {
   targets: string[];

@@ -129,7 +129,7 @@ async function readPartition(dir: string) {
     for await (const r of readJsonl<LogRecord>(join(dir, f))) {
       const before = latest.get(r.key);
       // A result beats any failure; among failures the latest try counts.
-      if (!before || before.status !== 'ok') latest.set(r.key, r);
+      if (before?.status !== 'ok') latest.set(r.key, r);
     }
   }
   const events: LogEvent[] = [];

@@ -6,7 +6,7 @@
  * its file, JSON pointer and what was expected.
  */
 import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { JSONParser } from '@streamparser/json';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import { readFileSync } from 'node:fs';
@@ -43,7 +43,7 @@ export function assertPost(post: unknown, file: string, pointer: string): assert
 }
 
 async function detectFormat(file: string): Promise<InputFormat> {
-  let handle;
+  let handle: FileHandle;
   try {
     handle = await open(file, 'r');
   } catch (error) {
