@@ -58,10 +58,6 @@ export interface MakeResult {
   elapsed_ms: number;
 }
 
-// The report module is written separately; importing it by a computed name keeps this file compiling without it.
-const REPORT_MODULE = '../report/report.js';
-type WriteReport = (o: { dbPath: string; out: string; title?: string; metadata?: Record<string, unknown> }) => Promise<{ file: string; charts: number; tables: number }>;
-
 /** `plens make`: the steps the targets need, each only when it is missing or out of date, in dependency order. */
 export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
   const started = performance.now();
@@ -188,7 +184,8 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
             if (!upstreamChanged(step) && state['report']?.inputs === inputs && reportFile) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${reportFile})` });
             else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would write the report to ${r.out}` });
             else {
-              const writeReport = await loadReportWriter();
+              // Imported when a report is made: it loads the chart libraries.
+              const { writeReport } = await import('../report/report.js');
               const w = await writeReport({ dbPath: p.warehouse, out: r.out, title: r.title, metadata: reportMetadata(p) });
               reportFile = w.file;
               await save('report', inputs, w.file);
@@ -222,14 +219,6 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
   };
 }
 
-async function loadReportWriter(): Promise<WriteReport> {
-  try {
-    const mod = (await import(REPORT_MODULE)) as { writeReport: WriteReport };
-    return mod.writeReport;
-  } catch (error) {
-    throw new PlensError('E_PREREQUISITE', `the report writer (src/report/report.ts) is not available: ${(error as Error).message}`, { hint: 'run `npm run build`, or make other targets, e.g. `plens make tables`' });
-  }
-}
 
 function reportMetadata(p: Pipeline): Record<string, unknown> {
   return {

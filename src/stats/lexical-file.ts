@@ -1,7 +1,5 @@
 import { PlensError } from '../core/errors.js';
 import { Database } from '../db/database.js';
-import { LEXICAL_METRIC_COLUMNS } from '../tables/catalog.js';
-import type { ColumnSpec, RenderableTable } from '../tables/render.js';
 import type { LapsOptions } from './laps-subsets.js';
 import { computeLexical, loadLexicalMacros, type LexicalProtocol, type LexicalRow } from './lexical.js';
 import { loadUtterances, type UtteranceFields, type UtteranceFormat } from './utterance-file.js';
@@ -53,22 +51,4 @@ export async function lexicalStatsOfFile(options: LexicalFileOptions): Promise<L
   } finally {
     db.close();
   }
-}
-
-export const LEXICAL_COLUMNS: ColumnSpec[] = [
-  { key: 'protocol', label: 'Protocol' },
-  { key: 'n_utterances', label: 'Utterances', format: 'int' },
-  { key: 'n_tokens', label: 'Tokens', format: 'int' },
-  { key: 'iterations', label: 'Iterations', format: 'int', nullText: '-' },
-  ...LEXICAL_METRIC_COLUMNS,
-];
-
-export function lexicalTable(result: LexicalFileResult): RenderableTable {
-  return {
-    name: 'lexical',
-    title: `Lexical diversity of ${result.input}`,
-    caption: 'laps: the LAPS reference procedure (100 subsets of 7,012 tokens, Python random seeded 42, character-level Self-BLEU); full: whole corpus, word tokens.',
-    columns: [{ key: 'speaker', label: 'Speakers', group: true }, ...LEXICAL_COLUMNS],
-    rows: result.rows.map((r) => ({ ...r })),
-  };
 }

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PlensError } from '../../core/errors.js';
 import { schemasDir } from '../../core/paths.js';
-import { describeSchemaError, escapePointer } from '../../validation/validator.js';
+import { describeSchemaError, escapePointer } from '../../core/validator.js';
 import type { RawPost } from './corpus.js';
 
 export type InputFormat = 'raw' | 'grouped';

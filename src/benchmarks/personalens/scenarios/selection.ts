@@ -1,6 +1,6 @@
 import { usageError } from '../../../core/errors.js';
 import { sqlString } from '../../../db/database.js';
-import { assertValid } from '../../../validation/validator.js';
+import { assertValid } from '../../../core/validator.js';
 import { PAPER_SAMPLES, type SampleSize } from './samples.js';
 
 /** Which scenarios to keep. Criteria combine with AND; --random applies last. */
