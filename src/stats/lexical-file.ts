@@ -34,8 +34,8 @@ export async function lexicalStatsOfFile(options: LexicalFileOptions): Promise<L
   try {
     await loadLexicalMacros(db);
     const n = await loadUtterances(db, options.input, 'utterances', options.fields, options.format, options.order);
-    const selects = options.speakers.map((s) => `SELECT '${s}' AS grp, utt, text FROM utterances${s === 'both' ? '' : ` WHERE speaker = '${s}'`}`);
-    await db.run(`CREATE OR REPLACE TEMP TABLE lexical_corpus AS ${selects.join(' UNION ALL ')}`);
+    const selects = options.speakers.map((s, i) => `SELECT $${i + 1} AS grp, utt, text FROM utterances${s === 'both' ? '' : ` WHERE speaker = $${i + 1}`}`);
+    await db.run(`CREATE OR REPLACE TEMP TABLE lexical_corpus AS ${selects.join(' UNION ALL ')}`, undefined, [...options.speakers]);
     const rows = await computeLexical(db, 'lexical_corpus', 'lexical_result', {
       protocols: options.protocols,
       laps: options.laps,

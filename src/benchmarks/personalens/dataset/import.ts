@@ -7,7 +7,7 @@ import { createProgress } from '../../../core/progress.js';
 import { plensVersion } from '../../../core/version.js';
 import type { Workspace } from '../../../core/workspace.js';
 import { appendRow } from '../../../db/append-row.js';
-import { Database, sqlString } from '../../../db/database.js';
+import { Database } from '../../../db/database.js';
 import type { Normalisation } from './domains.js';
 import { DATASET_FORMAT, DATASET_TABLES, DATASET_TABLE_NAMES, ROW_GROUP_SIZE } from './tables.js';
 import { locateUpstream } from './upstream/layout.js';
@@ -98,7 +98,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       for (const name of DATASET_TABLE_NAMES) {
         const file = join(staging, `${name}.parquet`);
         const rowGroup = ROW_GROUP_SIZE[name] ? `, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[name]}` : '';
-        await db.run(`COPY ${name} TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd${rowGroup})`);
+        await db.run(`COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd${rowGroup})`, undefined, [file]);
       }
       const manifest = {
         stage: 'import',
