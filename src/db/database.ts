@@ -86,9 +86,11 @@ export class Database {
     const db = new Database(instance, await instance.connect(), path, options.sandbox !== undefined && !options.sandbox.allowFiles);
     if (options.sandbox) {
       // allowed_directories must be set before external access is turned off; then nothing can change.
-      const dirs = options.sandbox.readDirs.map((d) => sqlString(d.endsWith('/') ? d : `${d}/`)).join(', ');
-      const access = options.sandbox.allowFiles ? '' : `SET allowed_directories = [${dirs}]; SET enable_external_access = false;`;
-      await db.run(`${access} SET lock_configuration = true;`);
+      if (!options.sandbox.allowFiles) {
+        await db.run('SET allowed_directories = $1', undefined, [sqlList(options.sandbox.readDirs.map((d) => (d.endsWith('/') ? d : `${d}/`)))]);
+        await db.run('SET enable_external_access = false');
+      }
+      await db.run('SET lock_configuration = true');
     }
     return db;
   }
