@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Workspace } from '../core/workspace.js';
 import { runDialogues } from '../benchmarks/personalens/dialogues-stage.js';
-import { defaultReply, startMockLlm, type MockRequest } from '../llm/mock-server.js';
+import { defaultReply, startMockLlm, type MockRequest } from '../testkit/mock-server.js';
 
 /**
  * The dialogues stage through a 429 storm, in one fresh process:

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { sampleDataDir } from '../core/paths.js';
 import { Workspace } from '../core/workspace.js';
 import { runImport } from '../benchmarks/personalens/dataset/import.js';
-import { Database, sqlString } from '../db/database.js';
+import { Database } from '../db/database.js';
 import { runScenarios } from '../benchmarks/personalens/scenarios/stage.js';
 import { PAPER_TABLES } from '../tables/catalog.js';
 import { buildWarehouse } from '../warehouse/build.js';
@@ -46,7 +46,10 @@ export async function benchResults(): Promise<BenchResult> {
       await gen.run(`
         COPY (SELECT d.* EXCLUDE (relevant_domains),
           list_transform(range(2 * rounds), k -> {'role': CASE WHEN k % 2 = 0 THEN 'user' ELSE 'assistant' END, 'content': 'x', 'input_tokens': 100, 'output_tokens': 100 + k, 'latency_ms': 50, 'finish_reason': 'stop'}) AS messages
-        FROM d) TO ${sqlString(join(ws.root, 'dialogues', 'synthetic', 'dialogues.parquet'))} (FORMAT parquet)`);
+        FROM d) TO $1 (FORMAT parquet)`,
+        undefined,
+        [join(ws.root, 'dialogues', 'synthetic', 'dialogues.parquet')],
+      );
       await gen.run(`
         COPY (
           SELECT 'j' || row_number() OVER () AS "key", 'ok' AS status, d."key" AS dialogue_id, d.scenario_id, d.kind, d.setting, d.assistant_model, d.user_model,
@@ -58,14 +61,20 @@ export async function benchResults(): Promise<BenchResult> {
           FROM d, (VALUES ('task_completion', 'dialogue', NULL), ('personalization', 'assistant', NULL), ('naturalness', 'assistant', NULL),
                           ('coherence', 'assistant', NULL), ('naturalness', 'user', NULL), ('coherence', 'user', NULL),
                           ('personalization', 'assistant', 1), ('personalization', 'assistant', 2), ('personalization', 'assistant', 3), ('personalization', 'assistant', 4)) j(dimension, target, turn)
-        ) TO ${sqlString(join(ws.root, 'judgments', 'synthetic', 'judgments.parquet'))} (FORMAT parquet)`);
+        ) TO $1 (FORMAT parquet)`,
+        undefined,
+        [join(ws.root, 'judgments', 'synthetic', 'judgments.parquet')],
+      );
       await mkdir(join(ws.root, 'annotation'), { recursive: true });
       await gen.run(`
         COPY (SELECT 'bench' AS sample, 'h' || a AS annotator, 'd' || i AS dialogue_id, x.dimension, x.target,
             CASE WHEN x.dimension = 'task_completion' THEN (random() < 0.85)::INTEGER ELSE 1 + floor(random() * 4)::INTEGER END AS score,
             'sheet.csv' AS source_file, now() AS imported_at
           FROM range(200) t(i), range(2) h(a), (VALUES ('task_completion', 'dialogue'), ('personalization', 'assistant')) x(dimension, target)
-        ) TO ${sqlString(join(ws.root, 'annotation', 'labels.parquet'))} (FORMAT parquet)`);
+        ) TO $1 (FORMAT parquet)`,
+        undefined,
+        [join(ws.root, 'annotation', 'labels.parquet')],
+      );
     } finally {
       gen.close();
     }

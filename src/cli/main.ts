@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { Argv } from 'yargs';
 import type yargsEsm from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { asPlensError, ExitCode, PlensError, usageError } from '../core/errors.js';
+import { asPlensError, ExitCode, usageError } from '../core/errors.js';
 import { redact, registerSecretsFromEnv } from '../core/redact.js';
 import { plensVersion } from '../core/version.js';
 import { annotateCommand } from './commands/annotate.js';

@@ -65,7 +65,7 @@ export interface CompareResult {
 
 const SIDE_COLUMNS = ['judge_model', 'judge_config', 'dialogue_config', 'run', 'assistant_model', 'setting'];
 
-function where(filter: CellFilter, params: string[]): string {
+function where(filter: CellFilter, params: Array<string | number>): string {
   return filter.map((f) => {
     params.push(f.value);
     return `${f.column} = ?`;
@@ -85,11 +85,13 @@ export async function compareCells(options: CompareOptions): Promise<CompareResu
     const views = new Set((await db.all<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map((r) => r.name));
     if (!views.has('paired_scores')) throw new PlensError('E_PREREQUISITE', 'the warehouse has no judged dialogues (paired_scores)', { hint: 'run plens judge, then plens warehouse' });
     const common = options.where ?? [];
-    const side = (f: CellFilter, params: string[]) =>
-      `SELECT * FROM paired_scores WHERE replicate = ${Math.trunc(options.replicate ?? 0)} AND score IS NOT NULL AND ${where([...f, ...common], params)}`;
+    const side = (f: CellFilter, params: Array<string | number>) => {
+      params.push(Math.trunc(options.replicate ?? 0));
+      return `SELECT * FROM paired_scores WHERE replicate = ? AND score IS NOT NULL AND ${where([...f, ...common], params)}`;
+    };
     const cells: Array<Record<string, string>> = [];
     for (const [name, f] of [['A', options.a], ['B', options.b]] as const) {
-      const params: string[] = [];
+      const params: Array<string | number> = [];
       const found = await db.all<Record<string, string>>(`SELECT DISTINCT ${SIDE_COLUMNS.join(', ')} FROM (${side(f, params)}) ORDER BY ALL`, undefined, params);
       if (found.length === 0) throw usageError(`${name} (${describe(f)}) matches no judged dialogue`, 'see plens tables --only judgment_status, or plens sql "select distinct run, assistant_model, setting from paired_scores"');
       if (found.length > 1) {
@@ -99,7 +101,7 @@ export async function compareCells(options: CompareOptions): Promise<CompareResu
       cells.push(found[0]!);
     }
     if (JSON.stringify(cells[0]) === JSON.stringify(cells[1])) throw usageError('A and B are the same cell');
-    const params: string[] = [];
+    const params: Array<string | number> = [];
     const sql = `
       WITH a AS (${side(options.a, params)}), b AS (${side(options.b, params)}),
       pairs AS (SELECT a.position, a.dimension, a.user_id, a.score AS sa, b.score AS sb FROM a JOIN b USING (scenario_id, position)),

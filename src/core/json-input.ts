@@ -187,7 +187,11 @@ export function decodeUtf8(bytes: Uint8Array, file: string): string {
     const offset = firstInvalidUtf8(bytes);
     let line = 1;
     let lineStart = 0;
-    for (let i = 0; i < offset; i++) if (bytes[i] === 10) (line++, (lineStart = i + 1));
+    for (let i = 0; i < offset; i++) {
+      if (bytes[i] !== 10) continue;
+      line++;
+      lineStart = i + 1;
+    }
     throw new PlensError('E_INPUT_ENCODING', `not valid UTF-8: byte 0x${(bytes[offset] ?? 0).toString(16).padStart(2, '0')} at offset ${offset} (save the file as UTF-8)`, {
       location: { file, line, column: offset - lineStart + 1 },
       cause: error,

@@ -1,9 +1,14 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { assertValid } from '../validation/validator.js';
+import { assertValid } from './validator.js';
 import { PlensError } from './errors.js';
 import { parseJsonText, readInputTextSync } from './json-input.js';
-import { DATASET_FORMAT } from '../benchmarks/personalens/dataset/tables.js';
+
+/**
+ * The format of the dataset/ folder (the tables of benchmarks/personalens/dataset/tables.ts): bumped
+ * whenever a dataset table changes shape; later stages refuse an import of another format.
+ */
+export const DATASET_FORMAT = 2;
 
 /**
  * The workspace holds every stage's outputs (default ./out): dataset/ from import,

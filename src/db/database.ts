@@ -1,4 +1,4 @@
-import { DuckDBInstance, JSDuckDBValueConverter, StatementType, type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { DuckDBInstance, JSDuckDBValueConverter, LIST, listValue, StatementType, VARCHAR, type DuckDBAppender, type DuckDBConnection, type DuckDBResult, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlensError, storageError } from '../core/errors.js';
@@ -86,32 +86,37 @@ export class Database {
     const db = new Database(instance, await instance.connect(), path, options.sandbox !== undefined && !options.sandbox.allowFiles);
     if (options.sandbox) {
       // allowed_directories must be set before external access is turned off; then nothing can change.
-      const dirs = options.sandbox.readDirs.map((d) => sqlString(d.endsWith('/') ? d : `${d}/`)).join(', ');
-      const access = options.sandbox.allowFiles ? '' : `SET allowed_directories = [${dirs}]; SET enable_external_access = false;`;
-      await db.run(`${access} SET lock_configuration = true;`);
+      if (!options.sandbox.allowFiles) {
+        await db.run('SET allowed_directories = $1', undefined, [sqlList(options.sandbox.readDirs.map((d) => (d.endsWith('/') ? d : `${d}/`)))]);
+        await db.run('SET enable_external_access = false');
+      }
+      await db.run('SET lock_configuration = true');
     }
     return db;
   }
 
-  /** Runs one or more statements; errors become E_SQL with DuckDB's message. */
-  async run(sql: string, context?: { file?: string }): Promise<void> {
+  /**
+   * Runs one or more statements; errors become E_SQL with DuckDB's message. With `params` (one
+   * statement only), values are bound: `$1` by position or `$name` by name.
+   */
+  async run(sql: string, context?: { file?: string }, params?: SqlParams): Promise<void> {
     try {
-      await this.track(() => this.connection.run(sql));
+      await this.track(() => this.connection.run(sql, params, typesOf(params)));
     } catch (error) {
       throw sqlError(error, context);
     }
   }
 
   /** Runs a query and returns its rows as JSON-safe objects (BIGINT as number where safe). */
-  async all<T = Record<string, unknown>>(sql: string, context?: { file?: string }, params?: DuckDBValue[]): Promise<T[]> {
+  async all<T = Record<string, unknown>>(sql: string, context?: { file?: string }, params?: SqlParams): Promise<T[]> {
     return (await this.query(sql, context, params)).rows as T[];
   }
 
   /** Streams a query's rows in chunks, so large results never sit in memory at once. */
-  async *stream<T = Record<string, unknown>>(sql: string, params?: DuckDBValue[]): AsyncGenerator<T> {
-    let result;
+  async *stream<T = Record<string, unknown>>(sql: string, params?: SqlParams): AsyncGenerator<T> {
+    let result: DuckDBResult;
     try {
-      result = await this.track(() => this.connection.stream(sql, params));
+      result = await this.track(() => this.connection.stream(sql, params, typesOf(params)));
     } catch (error) {
       throw sqlError(error);
     }
@@ -129,10 +134,10 @@ export class Database {
     }
   }
 
-  async query(sql: string, context?: { file?: string }, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
+  async query(sql: string, context?: { file?: string }, params?: SqlParams): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
     if (this.sandboxed) return this.track(() => this.querySandboxed(sql, context, params));
     try {
-      const reader = await this.track(() => this.connection.runAndReadAll(sql, params));
+      const reader = await this.track(() => this.connection.runAndReadAll(sql, params, typesOf(params)));
       const columns = reader.columnNames();
       const types = reader.columnTypes().map((t) => t.toString());
       const rows = reader.getRowObjectsJS().map((row) => normaliseRow(row));
@@ -147,24 +152,24 @@ export class Database {
    * with its total row count: previews that convert only the rows shown, whatever the result's size.
    * Text with no statement at all (blank, only comments) gives no columns and no rows.
    */
-  head(sql: string, limit: number, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: unknown[][]; total: number }> {
+  head(sql: string, limit: number, params?: SqlParams): Promise<{ columns: string[]; types: string[]; rows: unknown[][]; total: number }> {
     return this.track(() => this.headNow(sql, limit, params));
   }
 
-  private async headNow(sql: string, limit: number, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: unknown[][]; total: number }> {
+  private async headNow(sql: string, limit: number, params?: SqlParams): Promise<{ columns: string[]; types: string[]; rows: unknown[][]; total: number }> {
     try {
       // DuckDB rejects an empty statement list with an opaque native error: ask how many there are first.
       const statements = await this.connection.extractStatements(sql);
       if (statements.count === 0) return { columns: [], types: [], rows: [], total: 0 };
-      let result;
+      let result: DuckDBResult;
       if (this.sandboxed) {
         // Statement by statement, each checked before it runs, as in query(); the last one streams.
         for (let i = 0; i < statements.count - 1; i++) await (await this.checkedStatement(statements, i)).run();
         const last = await this.checkedStatement(statements, statements.count - 1);
-        if (params) last.bind(params);
+        if (params) last.bind(params, typesOf(params));
         result = await last.stream();
       } else {
-        result = await this.connection.stream(sql, params);
+        result = await this.connection.stream(sql, params, typesOf(params));
       }
       const columns = result.columnNames();
       const types = result.columnTypes().map((t) => t.toString());
@@ -195,14 +200,14 @@ export class Database {
   }
 
   /** Statement by statement, each checked before it runs; the last one's rows are returned. */
-  private async querySandboxed(sql: string, context?: { file?: string }, params?: DuckDBValue[]): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
+  private async querySandboxed(sql: string, context?: { file?: string }, params?: SqlParams): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
     try {
       const statements = await this.connection.extractStatements(sql);
       let out = { columns: [] as string[], types: [] as string[], rows: [] as Record<string, unknown>[] };
       for (let i = 0; i < statements.count; i++) {
         const prepared = await this.checkedStatement(statements, i, context);
         // Bound values belong to the last statement (a single one in practice: SET VARIABLE x = $1).
-        if (params && i === statements.count - 1) prepared.bind(params);
+        if (params && i === statements.count - 1) prepared.bind(params, typesOf(params));
         const reader = await prepared.runAndReadAll();
         out = { columns: reader.columnNames(), types: reader.columnTypes().map((t) => t.toString()), rows: reader.getRowObjectsJS().map((row) => normaliseRow(row)) };
       }
@@ -274,7 +279,37 @@ function normaliseValue(value: unknown): unknown {
   return value;
 }
 
-/** A SQL string literal. */
+/**
+ * Values bound to a statement's parameters: `$1, $2 ...` by position or `$name` by name. Values go
+ * here, never into the SQL text; only what DuckDB cannot bind (identifiers, a view's body) is
+ * written into SQL, through sqlString / sqlIdentifier.
+ */
+export type SqlParams = DuckDBValue[] | Record<string, DuckDBValue>;
+
+/** A SQL string literal, for the places DuckDB cannot bind a value (a view's body, SET in a script). */
 export function sqlString(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;
+}
+
+/** A quoted SQL identifier (a column or table name that comes from input or configuration). */
+export function sqlIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+const stringLists = new WeakSet<object>();
+
+/** A list of strings as one bound value (`list_contains($1, x)`, `read_parquet($1)` over many files). */
+export function sqlList(values: readonly string[]): DuckDBValue {
+  const list = listValue(values);
+  stringLists.add(list);
+  return list;
+}
+
+/** The types DuckDB cannot infer from a value: an empty list has no item type, so sqlList's are VARCHAR[]. */
+function typesOf(params: SqlParams | undefined): DuckDBType[] | Record<string, DuckDBType | undefined> | undefined {
+  if (!params) return undefined;
+  const type = (v: DuckDBValue) => (typeof v === 'object' && v !== null && stringLists.has(v) ? LIST(VARCHAR) : undefined);
+  // The binding reads a missing entry as "infer from the value".
+  if (Array.isArray(params)) return params.map(type) as DuckDBType[];
+  return Object.fromEntries(Object.entries(params).map(([k, v]) => [k, type(v)]));
 }

@@ -36,7 +36,7 @@ export function checkLogRecord(value: unknown, columns: Record<string, string>, 
       hint: 'remove or repair the line, then run the stage again',
     });
   };
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return fail('a line must be a JSON object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail('a line must be a JSON object');
   const r = value as Record<string, unknown>;
   if (typeof r['key'] !== 'string' || r['key'] === '') fail('"key" must be a non-empty string', '/key');
   if (kind === 'record') {

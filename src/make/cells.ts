@@ -65,14 +65,14 @@ export async function planCells(p: Pipeline, workspace: Workspace, signal: Abort
       setting,
       dialogues: { done: d.already_done, pending: d.planned, failed: retryFailed ? 0 : d.already_failed, estimate: d.estimate ?? { ...ZERO }, priceUnknown: d.price_unknown },
     };
-    if (p.judge) cell.judge = await planJudgeCell(p, workspace, cell, base);
+    if (p.judge) cell.judge = await planJudgeCell(p, cell, base);
     out.push(cell);
   }
   return out;
 }
 
 /** Judgments left in a cell: those of dialogues already made (the judge's dry run), plus an estimate for the dialogues still to come. */
-async function planJudgeCell(p: Pipeline, workspace: Workspace, cell: CellPlan, base: LlmStageOptions): Promise<CellWork> {
+async function planJudgeCell(p: Pipeline, cell: CellPlan, base: LlmStageOptions): Promise<CellWork> {
   const judge = p.judge!;
   const work: CellWork = { done: 0, pending: 0, failed: 0, estimate: { ...ZERO }, priceUnknown: unpriced([parseModelSpec(judge.model)]) };
   if (existsSync(join(cell.dir, 'dialogues.parquet'))) {

@@ -13,7 +13,7 @@ import { scenarioSelectionOf } from './scenario-settings.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
 import { PAPER_TABLES } from '../tables/catalog.js';
 import type { TableFormat } from '../tables/render.js';
-import { assertValid, escapePointer } from '../validation/validator.js';
+import { assertValid, escapePointer } from '../core/validator.js';
 
 /** A pipeline file as written (after `${VAR}` substitution), checked against schemas/pipeline.schema.json. */
 interface PipelineFile {

@@ -1,5 +1,5 @@
 import { PlensError } from '../core/errors.js';
-import { Database } from '../db/database.js';
+import type { Database } from '../db/database.js';
 import { requireWarehouse } from '../warehouse/build.js';
 import { openAnalystConnection } from '../warehouse/query.js';
 import type { Notebook, ParamValue, SqlCell } from './parse.js';

@@ -1,7 +1,5 @@
 import { PlensError } from '../core/errors.js';
 import { Database } from '../db/database.js';
-import { LEXICAL_METRIC_COLUMNS } from '../tables/catalog.js';
-import type { ColumnSpec, RenderableTable } from '../tables/render.js';
 import type { LapsOptions } from './laps-subsets.js';
 import { computeLexical, loadLexicalMacros, type LexicalProtocol, type LexicalRow } from './lexical.js';
 import { loadUtterances, type UtteranceFields, type UtteranceFormat } from './utterance-file.js';
@@ -36,8 +34,8 @@ export async function lexicalStatsOfFile(options: LexicalFileOptions): Promise<L
   try {
     await loadLexicalMacros(db);
     const n = await loadUtterances(db, options.input, 'utterances', options.fields, options.format, options.order);
-    const selects = options.speakers.map((s) => `SELECT '${s}' AS grp, utt, text FROM utterances${s === 'both' ? '' : ` WHERE speaker = '${s}'`}`);
-    await db.run(`CREATE OR REPLACE TEMP TABLE lexical_corpus AS ${selects.join(' UNION ALL ')}`);
+    const selects = options.speakers.map((s, i) => `SELECT $${i + 1} AS grp, utt, text FROM utterances${s === 'both' ? '' : ` WHERE speaker = $${i + 1}`}`);
+    await db.run(`CREATE OR REPLACE TEMP TABLE lexical_corpus AS ${selects.join(' UNION ALL ')}`, undefined, [...options.speakers]);
     const rows = await computeLexical(db, 'lexical_corpus', 'lexical_result', {
       protocols: options.protocols,
       laps: options.laps,
@@ -53,22 +51,4 @@ export async function lexicalStatsOfFile(options: LexicalFileOptions): Promise<L
   } finally {
     db.close();
   }
-}
-
-export const LEXICAL_COLUMNS: ColumnSpec[] = [
-  { key: 'protocol', label: 'Protocol' },
-  { key: 'n_utterances', label: 'Utterances', format: 'int' },
-  { key: 'n_tokens', label: 'Tokens', format: 'int' },
-  { key: 'iterations', label: 'Iterations', format: 'int', nullText: '-' },
-  ...LEXICAL_METRIC_COLUMNS,
-];
-
-export function lexicalTable(result: LexicalFileResult): RenderableTable {
-  return {
-    name: 'lexical',
-    title: `Lexical diversity of ${result.input}`,
-    caption: 'laps: the LAPS reference procedure (100 subsets of 7,012 tokens, Python random seeded 42, character-level Self-BLEU); full: whole corpus, word tokens.',
-    columns: [{ key: 'speaker', label: 'Speakers', group: true }, ...LEXICAL_COLUMNS],
-    rows: result.rows.map((r) => ({ ...r })),
-  };
 }

@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { PlensError } from '../core/errors.js';
 import { parseJsonText } from '../core/json-input.js';
 import { appendRow } from '../db/append-row.js';
-import { sqlString, type Database } from '../db/database.js';
+import { sqlIdentifier, sqlList, type Database } from '../db/database.js';
 
 /** Which input fields hold the utterance's parts, and which speaker values mean user or assistant. */
 export interface UtteranceFields {
@@ -109,8 +109,7 @@ async function loadJsonLines(db: Database, file: string, fields: UtteranceFields
 }
 
 async function loadParquet(db: Database, file: string, fields: UtteranceFields): Promise<void> {
-  const source = `read_parquet(${sqlString(file)})`;
-  const columns = new Set((await db.all<{ name: string }>(`SELECT name FROM parquet_schema(${sqlString(file)})`)).map((r) => r.name));
+  const columns = new Set((await db.all<{ name: string }>(`SELECT name FROM parquet_schema($1)`, undefined, [file])).map((r) => r.name));
   for (const [what, name] of [['text', fields.text], ['speaker', fields.speaker]] as const) {
     if (!columns.has(name)) {
       throw new PlensError('E_INPUT_SCHEMA', `no column "${name}" (the ${what}); columns: ${[...columns].filter((c) => c !== 'schema').join(', ')}`, {
@@ -119,23 +118,30 @@ async function loadParquet(db: Database, file: string, fields: UtteranceFields):
       });
     }
   }
-  const col = (name: string, type: string) => (columns.has(name) ? `"${name.replaceAll('"', '""')}"::${type}` : `NULL::${type}`);
+  const col = (name: string, type: string) => (columns.has(name) ? `${sqlIdentifier(name)}::${type}` : `NULL::${type}`);
   await db.run(`
     CREATE OR REPLACE TEMP TABLE parquet_in AS
     SELECT row_number() OVER () - 1 AS utt, ${col(fields.dialogue, 'VARCHAR')} AS dialogue_id, ${col(fields.turn, 'BIGINT')} AS turn,
       ${col(fields.speaker, 'VARCHAR')} AS speaker, ${col(fields.text, 'VARCHAR')} AS text
-    FROM ${source}`);
-  const user = `[${fields.userSpeakers.map(sqlString).join(', ')}]`;
-  const assistant = `[${fields.assistantSpeakers.map(sqlString).join(', ')}]`;
+    FROM read_parquet($1)`,
+    undefined,
+    [file],
+  );
+  const speakers = { user: sqlList(fields.userSpeakers), assistant: sqlList(fields.assistantSpeakers) };
   const [bad] = await db.all<{ utt: number; speaker: string | null; text: string | null }>(
-    `SELECT utt, speaker, text FROM parquet_in WHERE text IS NULL OR speaker IS NULL OR NOT (list_contains(${user}, speaker) OR list_contains(${assistant}, speaker)) ORDER BY utt LIMIT 1`,
+    `SELECT utt, speaker, text FROM parquet_in WHERE text IS NULL OR speaker IS NULL OR NOT (list_contains($user, speaker) OR list_contains($assistant, speaker)) ORDER BY utt LIMIT 1`,
+    undefined,
+    speakers,
   );
   if (bad) {
     const row = { pointer: `/row/${bad.utt + 1}` };
     if (bad.text === null) throw new PlensError('E_INPUT_SCHEMA', `row ${bad.utt + 1}: "${fields.text}" is NULL`, { location: { file, ...row } });
     throw badSpeaker(file, row, bad.speaker, fields);
   }
-  await db.run(`
-    INSERT INTO utterances_raw SELECT utt, dialogue_id, turn, CASE WHEN list_contains(${user}, speaker) THEN 'user' ELSE 'assistant' END, text FROM parquet_in;
-    DROP TABLE parquet_in;`);
+  await db.run(
+    `INSERT INTO utterances_raw SELECT utt, dialogue_id, turn, CASE WHEN list_contains($user, speaker) THEN 'user' ELSE 'assistant' END, text FROM parquet_in`,
+    undefined,
+    { user: speakers.user },
+  );
+  await db.run('DROP TABLE parquet_in');
 }

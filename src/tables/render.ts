@@ -101,7 +101,7 @@ function csvValue(value: unknown): unknown {
 }
 
 /** Cells as displayed, with grouped columns blanked where they repeat. */
-function displayRows(table: RenderableTable, thousands: string, escape: (s: string) => string = (s) => s): string[][] {
+function displayRows(table: RenderableTable, thousands: string, escapeText: (s: string) => string = (s) => s): string[][] {
   const previous: Record<string, unknown> = {};
   return table.rows.map((row) =>
     table.columns.map((c) => {
@@ -114,7 +114,7 @@ function displayRows(table: RenderableTable, thousands: string, escape: (s: stri
         text += ` [${formatCell(row[c.ci[0]], c, thousands)}, ${formatCell(row[c.ci[1]], c, thousands)}]`;
       }
       // Numbers carry markup of their own (e.g. TeX's {,} separator): escape only text.
-      return typeof value === 'number' ? text : escape(text);
+      return typeof value === 'number' ? text : escapeText(text);
     }),
   );
 }

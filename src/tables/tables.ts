@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
 import { PlensError, usageError } from '../core/errors.js';
-import { Database } from '../db/database.js';
+import { Database, sqlIdentifier } from '../db/database.js';
 import { requireWarehouse } from '../warehouse/build.js';
 import { PAPER_TABLES } from './catalog.js';
 import { renderTable, type RenderableTable, type TableFormat } from './render.js';
@@ -104,7 +104,7 @@ async function excludeFlaggedDialogues(db: Database, relations: Set<string>): Pr
   }
   // The warehouse's own catalog name: "main" alone would also name the temp catalog's schema.
   const [{ catalog }] = (await db.all<{ catalog: string }>(`SELECT current_database() AS catalog`)) as [{ catalog: string }];
-  const q = `"${catalog.replaceAll('"', '""')}".main`;
+  const q = `${sqlIdentifier(catalog)}.main`;
   await db.run(`CREATE TEMP TABLE audit_flagged_ids AS SELECT DISTINCT dialogue_id FROM ${q}.simulator_audit_flagged`);
   for (const t of ['dialogues', 'turns', 'judgments', 'dialogue_scores', 'paired_scores']) {
     if (relations.has(t)) await db.run(`CREATE TEMP VIEW ${t} AS SELECT * FROM ${q}.${t} WHERE dialogue_id NOT IN (SELECT dialogue_id FROM audit_flagged_ids)`);

@@ -7,7 +7,7 @@ import { PlensError, storageError } from '../core/errors.js';
 import { packageRoot } from '../core/paths.js';
 import { plensVersion } from '../core/version.js';
 import type { Workspace } from '../core/workspace.js';
-import { Database, sqlString } from '../db/database.js';
+import { Database, sqlIdentifier } from '../db/database.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
 import { readWarehouseSqlFiles } from './sql-files.js';
 import { stepCacheDir, type StepRun } from './step-cache.js';
@@ -59,7 +59,7 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
   let relations: WarehouseSummary['relations'] = [];
   const db = await Database.open(tmp, { threads: 2, ...(options.memoryLimit ? { memoryLimit: options.memoryLimit } : {}) });
   try {
-    await db.run(`SET VARIABLE workspace = ${sqlString(options.workspace.root)}`);
+    await db.run('SET VARIABLE workspace = $1', undefined, [options.workspace.root]);
     for (const file of files) {
       const missingFile = file.requiresFiles.find((f) => !workspaceHas(options.workspace.root, f));
       const existing = new Set((await db.all<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map((r) => r.name));
@@ -78,7 +78,7 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
       await db.run(file.sql, { file: file.path });
       ran.push(file.name);
     }
-    await db.run(`CREATE OR REPLACE TABLE plens_build AS SELECT ${sqlString(plensVersion)} AS plens_version, now() AS built_at, ${sqlString(options.workspace.root)} AS workspace`);
+    await db.run('CREATE OR REPLACE TABLE plens_build AS SELECT $1 AS plens_version, now() AS built_at, $2 AS workspace', undefined, [plensVersion, options.workspace.root]);
     relations = await listRelations(db);
     // Closing checkpoints too, but swallows a failed write (a full disk): checkpoint here, where it throws.
     if (!options.dryRun) await db.run('CHECKPOINT');
@@ -141,7 +141,7 @@ async function listRelations(db: Database): Promise<WarehouseSummary['relations'
   const out: WarehouseSummary['relations'] = [];
   for (const r of rows) {
     // Views are computed on query; counting them here would run every view at build time.
-    const rows = r.type === 'table' ? (await db.all<{ n: number }>(`SELECT count(*)::BIGINT AS n FROM "${r.name}"`))[0]!.n : null;
+    const rows = r.type === 'table' ? (await db.all<{ n: number }>(`SELECT count(*)::BIGINT AS n FROM ${sqlIdentifier(r.name)}`))[0]!.n : null;
     out.push({ name: r.name, type: r.type as 'table' | 'view', rows });
   }
   return out;

@@ -1,20 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { PlensError } from '../core/errors.js';
 import { Database } from '../db/database.js';
-import { columnsOf, type RenderableTable } from '../tables/render.js';
-import { requireWarehouse } from './build.js';
-
-/** Runs SQL against the warehouse (read-only) and returns the last statement's result as a table. */
-export async function querySql(dbPath: string, sql: string, file?: string, access: { workspace?: string; allowFiles?: boolean } = {}): Promise<RenderableTable> {
-  requireWarehouse(dbPath);
-  const db = await openAnalystConnection(dbPath, access);
-  try {
-    const result = await db.query(sql, file ? { file } : undefined);
-    return { name: 'query', columns: columnsOf(result.columns), rows: result.rows };
-  } finally {
-    db.close();
-  }
-}
 
 /**
  * The analyst's connection (`plens sql`, notebooks): reads the warehouse (and files under the

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tempSibling } from '../core/atomic.js';
-import { sqlString, type Database } from '../db/database.js';
+import type { Database } from '../db/database.js';
 
 /**
  * Expensive warehouse steps (Table 10's lexical diversity takes most of a build) are reused when their
@@ -70,7 +70,7 @@ export async function runWithStepCache(
   const entry = join(cacheDir, `${step.name}-${fingerprint}`);
   if (step.outputs.every((t) => existsSync(join(entry, `${t}.parquet`)))) {
     try {
-      for (const t of step.outputs) await db.run(`CREATE OR REPLACE TABLE ${t} AS SELECT * FROM read_parquet(${sqlString(join(entry, `${t}.parquet`))})`);
+      for (const t of step.outputs) await db.run(`CREATE OR REPLACE TABLE ${t} AS SELECT * FROM read_parquet($1)`, undefined, [join(entry, `${t}.parquet`)]);
       return done('reused');
     } catch {
       // An unreadable entry (a disk fault, a truncated file) is recomputed and written again.
@@ -93,7 +93,7 @@ async function store(db: Database, step: CacheableStep, cacheDir: string, entry:
   const staging = tempSibling(entry);
   await mkdir(staging, { recursive: true });
   try {
-    for (const t of step.outputs) await db.run(`COPY ${t} TO ${sqlString(join(staging, `${t}.parquet`))} (FORMAT parquet)`);
+    for (const t of step.outputs) await db.run(`COPY ${t} TO $1 (FORMAT parquet)`, undefined, [join(staging, `${t}.parquet`)]);
     await rm(entry, { recursive: true, force: true });
     await rename(staging, entry);
   } catch (error) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PlensError } from '../../src/core/errors.js';
+import type { PlensError } from '../../src/core/errors.js';
 import { lineColumnOf, parseJsonLines, parseJsonText } from '../../src/core/json-input.js';
 
 function errorOf(fn: () => unknown): PlensError {

@@ -6,7 +6,7 @@ import { hashParts, llmStageFormat, LlmStageKit, partitionName, type LlmStageOpt
 import { Partition, type ColumnsOf } from '../../src/engine/partition.js';
 import { runSingleCall, type Answer } from '../../src/engine/single-call.js';
 import { parseModelSpec } from '../../src/llm/model-spec.js';
-import { startMockLlm, type MockLlmServer, type MockRequest } from '../../src/llm/mock-server.js';
+import { startMockLlm, type MockLlmServer, type MockRequest } from '../../src/testkit/mock-server.js';
 import { tempDir } from '../helpers/cli.js';
 
 /** A prediction stage as PERSONA-bench will declare one: one question per record, "ANSWER: <n>" parsed from the reply. */

@@ -1,7 +1,7 @@
 import { cpSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, inject } from 'vitest';
-import { runCli, sampleDir, tempDir } from './cli.js';
+import { runCli, tempDir } from './cli.js';
 
 /** A workspace with the sample imported and some scenarios selected (imported once per run by the global setup, copied per test). */
 export async function sampleWorkspace(scenarioArgs: string[] = ['--users', '0-1']): Promise<string> {

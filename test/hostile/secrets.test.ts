@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { open } from 'lmdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database, sqlString } from '../../src/db/database.js';
-import { defaultReply, startMockLlm, type MockLlmServer, type MockRequest } from '../../src/llm/mock-server.js';
-import { runCli, tempDir, type CliResult } from '../helpers/cli.js';
+import { defaultReply, startMockLlm, type MockLlmServer, type MockRequest } from '../../src/testkit/mock-server.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 import { filesUnder, sampleWorkspace } from '../helpers/workspace.js';
 
 // Two keys no pattern would recognise as keys: only the redactor's knowledge of the values can cut them.

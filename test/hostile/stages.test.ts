@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Database } from '../../src/db/database.js';
-import { defaultReply, startMockLlm, type MockFault, type MockLlmServer, type MockRequest } from '../../src/llm/mock-server.js';
+import { defaultReply, startMockLlm, type MockFault, type MockLlmServer, type MockRequest } from '../../src/testkit/mock-server.js';
 import { runCli, runCliJson } from '../helpers/cli.js';
 import { sampleWorkspace } from '../helpers/workspace.js';
 

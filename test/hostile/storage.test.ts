@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMockLlm, type MockLlmServer } from '../../src/llm/mock-server.js';
+import { startMockLlm, type MockLlmServer } from '../../src/testkit/mock-server.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { sampleWorkspace } from '../helpers/workspace.js';
 

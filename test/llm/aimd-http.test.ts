@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CallCache } from '../../src/llm/call-cache.js';
 import { LlmClient } from '../../src/llm/client.js';
-import { startMockLlm, type MockLlmServer } from '../../src/llm/mock-server.js';
+import { startMockLlm, type MockLlmServer } from '../../src/testkit/mock-server.js';
 import { parseModelSpec } from '../../src/llm/model-spec.js';
 import type { RetryPolicy } from '../../src/llm/retry.js';
 import type { ChatRequest } from '../../src/llm/types.js';

@@ -4,7 +4,7 @@ import { CallCache } from '../../src/llm/call-cache.js';
 import { LlmClient } from '../../src/llm/client.js';
 import { LlmCallError } from '../../src/llm/errors.js';
 import type { TransportKind } from '../../src/llm/http-transport.js';
-import { startMockLlm, type MockFault, type MockLlmServer, type MockRequest } from '../../src/llm/mock-server.js';
+import { startMockLlm, type MockFault, type MockLlmServer, type MockRequest } from '../../src/testkit/mock-server.js';
 import { parseModelSpec } from '../../src/llm/model-spec.js';
 import type { RetryPolicy } from '../../src/llm/retry.js';
 import type { ChatRequest } from '../../src/llm/types.js';

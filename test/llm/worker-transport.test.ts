@@ -6,7 +6,7 @@ import type { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LlmCallError } from '../../src/llm/errors.js';
 import { HttpWorkerHost } from '../../src/llm/http-worker-host.js';
-import { startMockLlm, type MockLlmServer } from '../../src/llm/mock-server.js';
+import { startMockLlm, type MockLlmServer } from '../../src/testkit/mock-server.js';
 import { WorkerTransport } from '../../src/llm/worker-transport.js';
 import { repoRoot } from '../helpers/cli.js';
 

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { PlensError } from '../../src/core/errors.js';
+import type { PlensError } from '../../src/core/errors.js';
 import { parseNotebook, resolveParams, type SqlCell } from '../../src/notebook/parse.js';
 import { markdownText } from '../../src/notebook/render.js';
 import { repoRoot, runCli, runCliJson } from '../helpers/cli.js';

@@ -15,7 +15,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import { replaceDirectoryAtomic } from '../../core/atomic.js';
 import { PlensError } from '../../core/errors.js';
 import { schemasDir } from '../../core/paths.js';
-import { describeSchemaError } from '../../validation/validator.js';
+import { describeSchemaError } from '../../core/validator.js';
 import { sampleId, type PromptRecord } from './build-prompts.js';
 import { writeJsonl } from './select-stage.js';
 import type { Setting, Task } from './selection.js';

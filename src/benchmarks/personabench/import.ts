@@ -10,7 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBDataChunk, DuckDBTypeId, type DuckDBAppender, type DuckDBType } from '@duckdb/node-api';
 import { replaceDirectoryAtomic } from '../../core/atomic.js';
-import { Database, sqlString } from '../../db/database.js';
+import { Database } from '../../db/database.js';
 import { cleanText, flattenCorpus, groupByAuthor, isDeletedLoose, isDeletedStrict, isNumericScore, scoreValue, type RawPost, type UserPosts } from './corpus.js';
 import { streamPosts, type InputFormat } from './read.js';
 
@@ -169,7 +169,7 @@ export async function runPersonaImport(options: PersonaImportOptions): Promise<P
     await replaceDirectoryAtomic(options.out, async (staging) => {
       for (const name of Object.keys(PERSONA_TABLES)) {
         const file = join(staging, `${name}.parquet`);
-        await db.run(`COPY ${name} TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+        await db.run(`COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd)`, undefined, [file]);
         const [row] = await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${name}`);
         summary.tables[name] = { file: join(options.out, `${name}.parquet`), rows: row!.n };
       }

@@ -6,13 +6,13 @@
  * its file, JSON pointer and what was expected.
  */
 import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PlensError } from '../../core/errors.js';
 import { schemasDir } from '../../core/paths.js';
-import { describeSchemaError, escapePointer } from '../../validation/validator.js';
+import { describeSchemaError, escapePointer } from '../../core/validator.js';
 import type { RawPost } from './corpus.js';
 
 export type InputFormat = 'raw' | 'grouped';
@@ -42,7 +42,7 @@ export function assertPost(post: unknown, file: string, pointer: string): assert
 }
 
 async function detectFormat(file: string): Promise<InputFormat> {
-  let handle;
+  let handle: FileHandle;
   try {
     handle = await open(file, 'r');
   } catch (error) {

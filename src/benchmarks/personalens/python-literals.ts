@@ -74,7 +74,7 @@ function literalValue(rhs: Token[], known: Map<string, string>): string | undefi
       value += t.value;
       strings++;
     } else if (t.kind === 'op' && ['(', ')', '+'].includes(t.text)) {
-      continue;
+      // Parentheses and '+' only join the parts of one literal.
     } else {
       return undefined;
     }
@@ -147,7 +147,7 @@ function tokenize(src: string, file: string): Token[] {
         raw += c;
         j++;
       }
-      const value = flags.includes('f') || flags.includes('b') ? undefined : flags.includes('r') ? raw : unescape(raw, fail);
+      const value = flags.includes('f') || flags.includes('b') ? undefined : flags.includes('r') ? raw : unescapePython(raw, fail);
       tokens.push({ kind: 'string', text: src.slice(i, j), line: startLine, column, ...(value !== undefined ? { value } : {}) });
       i = j;
       // Keep the physical line start right for indentation after a multi-line string.
@@ -173,7 +173,7 @@ function tokenize(src: string, file: string): Token[] {
 const SIMPLE: Record<string, string> = { '\\': '\\', "'": "'", '"': '"', n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', f: '\f', v: '\v', '\n': '' };
 
 /** Python's escape sequences in a non-raw string; an unknown escape keeps its backslash, as Python does. */
-function unescape(raw: string, fail: (m: string) => never): string {
+function unescapePython(raw: string, fail: (m: string) => never): string {
   let out = '';
   for (let i = 0; i < raw.length; i++) {
     const c = raw[i]!;

@@ -84,6 +84,7 @@ export class ScenarioContextSource {
     const db = await Database.open(':memory:', { threads: 1, memoryLimit: '256MB' });
     let streamDb: Database | undefined;
     try {
+      // A view's body cannot bind values: the paths are written in as literals.
       const file = (t: string) => sqlString(workspace.datasetFile(t));
       // Views, not tables: context is read from Parquet a batch at a time, never held whole.
       await db.run(`
@@ -97,7 +98,7 @@ export class ScenarioContextSource {
       `);
       streamDb = await Database.open(':memory:', { threads: 1, memoryLimit: '128MB' });
       const source = new ScenarioContextSource(db, streamDb, workspace);
-      for (const t of await db.all<{ task_id: string; user_intent: string; goal: string }>(`SELECT task_id, user_intent, goal FROM read_parquet(${file('tasks')})`)) {
+      for (const t of await db.all<{ task_id: string; user_intent: string; goal: string }>('SELECT task_id, user_intent, goal FROM read_parquet($1)', undefined, [workspace.datasetFile('tasks')])) {
         source.tasks.set(t.task_id, { intent: t.user_intent, goal: t.goal });
       }
       return source;
@@ -111,13 +112,14 @@ export class ScenarioContextSource {
   async *scenarios(): AsyncGenerator<ScenarioRow> {
     yield* this.streamDb.stream<ScenarioRow>(
       `SELECT scenario_id, user_id, user_index, task_id, kind, relevant_domains, relevant_preference_types, location, device, time_of_day, day_of_week, environment
-       FROM read_parquet(${sqlString(this.workspace.scenariosFile)})`,
+       FROM read_parquet($1)`,
+      [this.workspace.scenariosFile],
     );
   }
 
   /** The selected scenarios' ids and kinds, in stored order: several times cheaper to stream than whole rows. */
   async *scenarioHeads(): AsyncGenerator<ScenarioHead> {
-    yield* this.streamDb.stream<ScenarioHead>(`SELECT scenario_id, kind FROM read_parquet(${sqlString(this.workspace.scenariosFile)})`);
+    yield* this.streamDb.stream<ScenarioHead>('SELECT scenario_id, kind FROM read_parquet($1)', [this.workspace.scenariosFile]);
   }
 
   /** The selected scenarios with their context. */

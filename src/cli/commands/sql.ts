@@ -28,7 +28,8 @@ export const sqlCommand: CommandModule<GlobalArgs, SqlArgs> = {
       .example('$0 sql -f notebooks/my-query.sql --format csv > out.csv', ''),
   handler: async (args) => {
     if (!args.query === !args.file) throw usageError('give either a query or --file, not both or neither');
-    const { querySql, readSqlFile } = await import('../../warehouse/query.js');
+    const { querySql } = await import('../../tables/query.js');
+    const { readSqlFile } = await import('../../warehouse/query.js');
     const { renderTable } = await import('../../tables/render.js');
     const file = args.file ? userPath(args.file) : undefined;
     const sql = file ? await readSqlFile(file) : args.query!;

@@ -58,7 +58,8 @@ const lexicalCommand: CommandModule<GlobalArgs, LexicalArgs> = {
       .example('$0 stats lexical -i corpus.jsonl', 'laps protocol, all speaker groups, as a table')
       .example('$0 stats lexical -i sgd.parquet --protocol laps full --speaker both --text-field utterance --assistant-speakers SYSTEM --user-speakers USER --format md', 'an external corpus for your own Table 10'),
   handler: async (args) => {
-    const { lexicalStatsOfFile, lexicalTable } = await import('../../stats/lexical-file.js');
+    const { lexicalStatsOfFile } = await import('../../stats/lexical-file.js');
+    const { lexicalTable } = await import('../../tables/lexical.js');
     const { DEFAULT_FIELDS, utteranceFormatOf } = await import('../../stats/utterance-file.js');
     const { renderTable } = await import('../../tables/render.js');
     const { createProgress } = await import('../../core/progress.js');

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Database } from '../../../src/db/database.js';
-import { startMockLlm, type MockLlmServer, type MockRequest } from '../../../src/llm/mock-server.js';
+import { startMockLlm, type MockLlmServer, type MockRequest } from '../../../src/testkit/mock-server.js';
 import { runCliJson } from '../../helpers/cli.js';
 import { sampleWorkspace } from '../../helpers/workspace.js';
 

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readJsonl } from '../../../src/engine/jsonl-log.js';
-import { startMockLlm, type MockLlmServer } from '../../../src/llm/mock-server.js';
+import { startMockLlm, type MockLlmServer } from '../../../src/testkit/mock-server.js';
 import { cliPath, repoRoot, runCliJson } from '../../helpers/cli.js';
 import { sampleWorkspace } from '../../helpers/workspace.js';
 

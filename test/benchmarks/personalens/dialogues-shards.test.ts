@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Database } from '../../../src/db/database.js';
 import { readJsonl } from '../../../src/engine/jsonl-log.js';
-import { startMockLlm, type MockLlmServer } from '../../../src/llm/mock-server.js';
+import { startMockLlm, type MockLlmServer } from '../../../src/testkit/mock-server.js';
 import { runCliJson } from '../../helpers/cli.js';
 import { sampleWorkspace } from '../../helpers/workspace.js';
 

@@ -1,7 +1,7 @@
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startMockLlm, type MockLlmServer, type MockRequest } from '../../../src/llm/mock-server.js';
+import { startMockLlm, type MockLlmServer, type MockRequest } from '../../../src/testkit/mock-server.js';
 import { importOriginal } from '../../../src/benchmarks/personalens/import-original.js';
 import { PromptSet } from '../../../src/benchmarks/personalens/prompt-set.js';
 import { pythonStringConstants } from '../../../src/benchmarks/personalens/python-literals.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startMockLlm, type MockLlmServer, type MockRequest } from '../../../src/llm/mock-server.js';
+import { startMockLlm, type MockLlmServer, type MockRequest } from '../../../src/testkit/mock-server.js';
 import { runCli, runCliJson } from '../../helpers/cli.js';
 import { sampleWorkspace } from '../../helpers/workspace.js';
 

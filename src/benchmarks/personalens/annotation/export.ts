@@ -7,7 +7,7 @@ import { replaceDirectoryAtomic } from '../../../core/atomic.js';
 import { PlensError, usageError } from '../../../core/errors.js';
 import { plensVersion } from '../../../core/version.js';
 import type { Workspace } from '../../../core/workspace.js';
-import { Database, sqlString } from '../../../db/database.js';
+import { Database, sqlList } from '../../../db/database.js';
 import { PromptSet, type TemplateName } from '../prompt-set.js';
 import { requireWarehouse } from '../../../warehouse/build.js';
 import { DEMOGRAPHIC_LABELS } from '../scenario-context.js';
@@ -121,7 +121,9 @@ export async function exportSample(options: ExportOptions): Promise<ExportSummar
     }
     const strata = await db.all<{ kind: string; assistant_model: string; setting: string; eligible: number }>(
       `SELECT kind, assistant_model, setting, count(*)::BIGINT AS eligible FROM dialogue_scores
-       WHERE run = ${sqlString(run.run)} AND ${ALL_SCORED} GROUP BY ALL ORDER BY ALL`,
+       WHERE run = $1 AND ${ALL_SCORED} GROUP BY ALL ORDER BY ALL`,
+      undefined,
+      [run.run],
     );
     const eligible = strata.reduce((s, x) => s + x.eligible, 0);
     if (eligible === 0) {
@@ -244,15 +246,23 @@ function md5Hex(text: string): string {
 async function drawSample(db: Database, run: string, allocation: Stratum[], seed: string): Promise<string[]> {
   const wanted = allocation.filter((a) => a.sampled > 0);
   if (wanted.length === 0) return [];
-  const values = wanted.map((a) => `(${sqlString(a.kind)}, ${sqlString(a.assistant_model)}, ${sqlString(a.setting)}, ${a.sampled})`).join(', ');
+  const params: Record<string, string | number> = { run, seed };
+  const values = wanted
+    .map((a, i) => {
+      Object.assign(params, { [`kind${i}`]: a.kind, [`model${i}`]: a.assistant_model, [`setting${i}`]: a.setting, [`take${i}`]: a.sampled });
+      return `($kind${i}, $model${i}, $setting${i}, $take${i})`;
+    })
+    .join(', ');
   const rows = await db.all<{ dialogue_id: string }>(
     `WITH alloc(kind, assistant_model, setting, take) AS (VALUES ${values}),
      ranked AS (
-       SELECT dialogue_id, kind, assistant_model, setting, md5(${sqlString(seed)} || ':' || dialogue_id) AS h,
-         row_number() OVER (PARTITION BY kind, assistant_model, setting ORDER BY md5(${sqlString(seed)} || ':' || dialogue_id), dialogue_id) AS r
-       FROM dialogue_scores WHERE run = ${sqlString(run)} AND ${ALL_SCORED}
+       SELECT dialogue_id, kind, assistant_model, setting, md5($seed || ':' || dialogue_id) AS h,
+         row_number() OVER (PARTITION BY kind, assistant_model, setting ORDER BY md5($seed || ':' || dialogue_id), dialogue_id) AS r
+       FROM dialogue_scores WHERE run = $run AND ${ALL_SCORED}
      )
      SELECT dialogue_id FROM ranked JOIN alloc USING (kind, assistant_model, setting) WHERE r <= take ORDER BY h, dialogue_id`,
+    undefined,
+    params,
   );
   return rows.map((r) => r.dialogue_id);
 }
@@ -293,7 +303,6 @@ const SITUATION: Array<[string, string]> = [
 /** The items' dialogues and context from the warehouse; a context table that is absent is left out. */
 async function loadItems(db: Database, relations: Set<string>, ids: string[]): Promise<Item[]> {
   if (ids.length === 0) return [];
-  const idList = ids.map(sqlString).join(', ');
   const has = (t: string) => relations.has(t);
   const rows = await db.all<Record<string, unknown>>(
     `SELECT d.dialogue_id, d.kind, d.task_id, d.user_id, d.scenario_id, d.messages,
@@ -304,21 +313,26 @@ async function loadItems(db: Database, relations: Set<string>, ids: string[]): P
        ${has('tasks') ? 'LEFT JOIN tasks t USING (task_id)' : ''}
        ${has('scenario_pool') ? 'LEFT JOIN scenario_pool s ON s.scenario_id = d.scenario_id' : ''}
        ${has('users') ? 'LEFT JOIN users u ON u.user_id = d.user_id' : ''}
-     WHERE d.dialogue_id IN (${idList})`,
+     WHERE list_contains($1, d.dialogue_id)`,
+    undefined,
+    [sqlList(ids)],
   );
   const users = [...new Set(rows.map((r) => String(r['user_id'])))];
-  const userList = users.map(sqlString).join(', ');
   const preferences = has('affinities')
     ? await db.all<{ user_id: string; domain: string; preference_type: string; vals: string[] | null }>(
         `SELECT a.user_id, a.domain, a.preference_type, list(a.value ORDER BY a.position) FILTER (a.value IS NOT NULL) AS vals
          FROM affinities a ${has('preference_schema') ? 'LEFT JOIN preference_schema p USING (domain, preference_type)' : ''}
-         WHERE a.user_id IN (${userList})
+         WHERE list_contains($1, a.user_id)
          GROUP BY a.user_id, a.domain, a.preference_type
          ORDER BY a.user_id, a.domain, ${has('preference_schema') ? 'min(p.position), ' : ''}a.preference_type`,
+        undefined,
+        [sqlList(users)],
       )
     : [];
   const interactions = has('interactions')
-    ? await db.all<{ user_id: string; domain: string; summary: string }>(`SELECT user_id, domain, summary FROM interactions WHERE user_id IN (${userList})`)
+    ? await db.all<{ user_id: string; domain: string; summary: string }>('SELECT user_id, domain, summary FROM interactions WHERE list_contains($1, user_id)', undefined, [
+        sqlList(users),
+      ])
     : [];
   const byId = new Map(rows.map((r) => [String(r['dialogue_id']), r]));
   return ids.map((id) => {

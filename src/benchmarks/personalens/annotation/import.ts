@@ -6,7 +6,7 @@ import { tempSibling } from '../../../core/atomic.js';
 import { PlensError, usageError, type ErrorCode, type InputLocation } from '../../../core/errors.js';
 import { readInputText, readJsonFile } from '../../../core/json-input.js';
 import type { Workspace } from '../../../core/workspace.js';
-import { Database, sqlString } from '../../../db/database.js';
+import { Database, sqlList, type SqlParams } from '../../../db/database.js';
 import { appendRow } from '../../../db/append-row.js';
 import { ANNOTATION_DIR, LABEL_COLUMNS, SAMPLE_FILE, validateSampleName, type LabelColumn, type SampleManifest } from './export.js';
 
@@ -274,19 +274,22 @@ async function writeLabels(file: string, sample: string, labels: Label[], annota
     const appender = await db.appender('new_labels');
     for (const l of labels) appendRow(appender, [l.annotator, l.dialogue_id, l.dimension, l.target, l.score, l.source_file]);
     appender.closeSync();
-    const mine = `annotator IN (${annotators.map(sqlString).join(', ')})`;
+    const mine = 'list_contains($annotators, annotator)';
+    const who = { sample, annotators: sqlList(annotators) };
     let replaced: string[] = [];
     let kept: string[] = [];
-    const fresh = `SELECT ${sqlString(sample)} AS sample, annotator, dialogue_id, dimension, target, score, source_file, now() AS imported_at FROM new_labels`;
+    const fresh = 'SELECT $sample AS sample, annotator, dialogue_id, dimension, target, score, source_file, now() AS imported_at FROM new_labels';
     let rows = fresh;
+    let rowsParams: SqlParams = { sample };
     if (existsSync(file)) {
-      const old = `read_parquet(${sqlString(file)})`;
-      replaced = (await db.all<{ a: string }>(`SELECT DISTINCT annotator AS a FROM ${old} WHERE sample = ${sqlString(sample)} AND ${mine} ORDER BY 1`)).map((r) => r.a);
-      kept = (await db.all<{ a: string }>(`SELECT DISTINCT annotator AS a FROM ${old} WHERE sample = ${sqlString(sample)} AND NOT ${mine} ORDER BY 1`)).map((r) => r.a);
-      rows = `SELECT * FROM ${old} WHERE NOT (sample = ${sqlString(sample)} AND ${mine}) UNION ALL BY NAME ${fresh}`;
+      const old = 'read_parquet($old)';
+      replaced = (await db.all<{ a: string }>(`SELECT DISTINCT annotator AS a FROM ${old} WHERE sample = $sample AND ${mine} ORDER BY 1`, undefined, { ...who, old: file })).map((r) => r.a);
+      kept = (await db.all<{ a: string }>(`SELECT DISTINCT annotator AS a FROM ${old} WHERE sample = $sample AND NOT ${mine} ORDER BY 1`, undefined, { ...who, old: file })).map((r) => r.a);
+      rows = `SELECT * FROM ${old} WHERE NOT (sample = $sample AND ${mine}) UNION ALL BY NAME ${fresh}`;
+      rowsParams = { ...who, old: file };
     }
-    await db.run(`COPY (SELECT * FROM (${rows}) ORDER BY sample, annotator, dialogue_id, dimension, target) TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
-    const [{ n }] = (await db.all<{ n: number }>(`SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(tmp)}) WHERE sample = ${sqlString(sample)}`)) as [{ n: number }];
+    await db.run(`COPY (SELECT * FROM (${rows}) ORDER BY sample, annotator, dialogue_id, dimension, target) TO $tmp (FORMAT parquet, COMPRESSION zstd)`, undefined, { ...rowsParams, tmp });
+    const [{ n }] = (await db.all<{ n: number }>('SELECT count(*)::BIGINT AS n FROM read_parquet($1) WHERE sample = $2', undefined, [tmp, sample])) as [{ n: number }];
     await rename(tmp, file);
     return { replaced, kept, total: n };
   } catch (error) {

@@ -81,7 +81,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     await rows.flush();
     for (const name of PER_USER_TABLES) {
       // In file order (DuckDB keeps insertion order), so the tables come out in user order as before.
-      await db.run(`INSERT INTO ${name} BY NAME SELECT * FROM read_json(${sqlString(rows.file(name))}, format = 'newline_delimited', columns = ${jsonColumns(name)})`);
+      await db.run(`INSERT INTO ${name} BY NAME SELECT * FROM read_json($file, format = 'newline_delimited', columns = ${jsonColumns(name)})`, undefined, { file: rows.file(name) });
     }
 
     const tables: ImportSummary['tables'] = {};
@@ -98,7 +98,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       for (const name of DATASET_TABLE_NAMES) {
         const file = join(staging, `${name}.parquet`);
         const rowGroup = ROW_GROUP_SIZE[name] ? `, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[name]}` : '';
-        await db.run(`COPY ${name} TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd${rowGroup})`);
+        await db.run(`COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd${rowGroup})`, undefined, [file]);
       }
       const manifest = {
         stage: 'import',

@@ -1,5 +1,5 @@
-/** Bumped whenever a dataset table changes shape; later stages refuse an import of another format. */
-export const DATASET_FORMAT = 2;
+// The format number lives with the Workspace, which checks it; bump it there whenever a table below changes shape.
+export { DATASET_FORMAT } from '../../../core/workspace.js';
 
 /**
  * The normalised dataset tables `plens import` writes, one Parquet file each in

@@ -5,7 +5,7 @@ import { basename, join, relative } from 'node:path';
 import { tempSibling, writeFileAtomic } from '../../../core/atomic.js';
 import { PlensError } from '../../../core/errors.js';
 import type { Workspace } from '../../../core/workspace.js';
-import { Database, sqlString } from '../../../db/database.js';
+import { Database, sqlList, type SqlParams } from '../../../db/database.js';
 import { hashParts, slugName } from '../../../engine/llm-stage.js';
 import { jsonlQuery, Partition, type Columns } from '../../../engine/partition.js';
 import { parseJudgment } from '../judge-parse.js';
@@ -284,8 +284,10 @@ async function loadPool(workspace: Workspace, users: string[]): Promise<Map<stri
   const db = await Database.open(':memory:', { threads: 1 });
   try {
     const rows = await db.all<PoolRow>(
-      `SELECT scenario_id, kind, relevant_domains FROM read_parquet(${sqlString(workspace.datasetFile('scenario_pool'))})
-       WHERE user_id IN (${users.map(sqlString).join(', ')})`,
+      `SELECT scenario_id, kind, relevant_domains FROM read_parquet($1)
+       WHERE list_contains($2, user_id)`,
+      undefined,
+      [workspace.datasetFile('scenario_pool'), sqlList(users)],
     );
     for (const r of rows) out.set(r.scenario_id, r);
     return out;
@@ -393,13 +395,13 @@ async function writeAll(
   const notes: Array<[string, object]> = [];
   const db = await Database.open(':memory:', { threads: 1 });
   try {
-    const copy = async (records: object[], columns: Columns, out: string, keep?: string) => {
+    const copy = async (records: object[], columns: Columns, out: string, keep?: { sql: string; params: SqlParams }) => {
       const jsonl = join(staging, `${renames.length}.jsonl`);
       await writeFile(jsonl, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
       await mkdir(join(out, '..'), { recursive: true });
       const tmp = tempSibling(out);
       const fresh = jsonlQuery([jsonl], columns);
-      await db.run(`COPY (SELECT * FROM (${fresh}${keep ? ` UNION ALL BY NAME ${keep}` : ''}) ORDER BY "key") TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
+      await db.run(`COPY (SELECT * FROM (${fresh}${keep ? ` UNION ALL BY NAME ${keep.sql}` : ''}) ORDER BY "key") TO $tmp (FORMAT parquet, COMPRESSION zstd)`, undefined, { ...keep?.params, tmp });
       renames.push([tmp, out]);
     };
 
@@ -415,15 +417,16 @@ async function writeAll(
 
     const cellsWritten = [...cellModels.values()].map((c) => `${LEGACY_PREFIX}${c.model} | ${c.setting}`);
     // A judgment row of a cell written now: replaced by this import.
-    const stale = `list_contains([${cellsWritten.map(sqlString).join(', ')}], assistant_model || ' | ' || setting)`;
+    const stale = "list_contains($cells, assistant_model || ' | ' || setting)";
+    const cells = sqlList(cellsWritten);
     for (const judge of summary.judges) {
       const name = judge.judge.slice(LEGACY_PREFIX.length);
       const out = judgeFolder(judge.dir).outputFile;
-      let keep: string | undefined;
+      let keep: { sql: string; params: SqlParams } | undefined;
       if (existsSync(out)) {
         // Rows of the cells written now are replaced; rows of other cells stay.
-        keep = `SELECT * FROM read_parquet(${sqlString(out)}) WHERE NOT ${stale}`;
-        judge.kept_rows = (await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM (${keep})`))[0]!.n;
+        keep = { sql: `SELECT * FROM read_parquet($old) WHERE NOT ${stale}`, params: { old: out, cells } };
+        judge.kept_rows = (await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM (${keep.sql})`, undefined, keep.params))[0]!.n;
       }
       const records = judgments.filter((j) => j.source.judge === name).map((j) => legacyJudgmentRecord(j, userModel));
       await copy(records, JUDGMENT_COLUMNS, out, keep);
@@ -435,10 +438,10 @@ async function writeAll(
     for (const other of others) {
       const dir = other.dir;
       const out = other.outputFile;
-      const removed = (await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(out)}) WHERE ${stale}`))[0]!.n;
+      const removed = (await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM read_parquet($old) WHERE ${stale}`, undefined, { old: out, cells }))[0]!.n;
       if (removed === 0) continue;
       const tmp = tempSibling(out);
-      await db.run(`COPY (SELECT * FROM read_parquet(${sqlString(out)}) WHERE NOT ${stale} ORDER BY "key") TO ${sqlString(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
+      await db.run(`COPY (SELECT * FROM read_parquet($old) WHERE NOT ${stale} ORDER BY "key") TO $tmp (FORMAT parquet, COMPRESSION zstd)`, undefined, { old: out, cells, tmp });
       renames.push([tmp, out]);
       summary.pruned.push({ dir, removed_rows: removed });
     }

@@ -1,6 +1,6 @@
 import { usageError } from '../../../core/errors.js';
-import { sqlString } from '../../../db/database.js';
-import { assertValid } from '../../../validation/validator.js';
+import { sqlList, type SqlParams } from '../../../db/database.js';
+import { assertValid } from '../../../core/validator.js';
 import { PAPER_SAMPLES, type SampleSize } from './samples.js';
 
 /** Which scenarios to keep. Criteria combine with AND; --random applies last. */
@@ -40,21 +40,37 @@ export function validateSelection(selection: ScenarioSelection): ScenarioSelecti
   return selection;
 }
 
-/** The SQL that selects from the scenario pool (a table or parquet source named by `from`). */
-export function selectionSql(selection: ScenarioSelection, from: string): string {
+/**
+ * The SQL that selects from the scenario pool (a table or parquet source named by `from`), and the
+ * values it binds (named parameters, so `from` may bind its own).
+ */
+export function selectionSql(selection: ScenarioSelection, from: string): { sql: string; params: Exclude<SqlParams, unknown[]> } {
   const where: string[] = [];
-  if (selection.kind !== 'all') where.push(`kind = ${sqlString(selection.kind.toUpperCase())}`);
+  const params: Exclude<SqlParams, unknown[]> = {};
+  if (selection.kind !== 'all') {
+    where.push('kind = $kind');
+    params['kind'] = selection.kind.toUpperCase();
+  }
   const users = intersectUsers(selection);
-  if (users) where.push(users.length ? `user_index IN (${users.join(', ')})` : 'false');
-  if (selection.domains?.length) where.push(`list_has_any(relevant_domains, [${selection.domains.map(sqlString).join(', ')}])`);
+  if (users) {
+    where.push(users.length ? `user_index IN (${users.map((_, i) => `$user${i}`).join(', ')})` : 'false');
+    users.forEach((u, i) => {
+      params[`user${i}`] = u;
+    });
+  }
+  if (selection.domains?.length) {
+    where.push('list_has_any(relevant_domains, $domains)');
+    params['domains'] = sqlList(selection.domains);
+  }
   let sql = `SELECT * FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
   if (selection.random !== undefined) {
     // A seeded hash order: the same seed always picks the same scenarios, and a larger N
     // keeps every scenario a smaller N picked. md5 is stable across DuckDB versions.
-    const seed = sqlString(`${selection.seed ?? '0'}:`);
-    sql = `SELECT * FROM (${sql}) ORDER BY md5(${seed} || scenario_id) LIMIT ${selection.random}`;
+    sql = `SELECT * FROM (${sql}) ORDER BY md5($seed || scenario_id) LIMIT $random`;
+    params['seed'] = `${selection.seed ?? '0'}:`;
+    params['random'] = selection.random;
   }
-  return `SELECT * FROM (${sql}) ORDER BY user_index, kind DESC, CAST(split_part(task_key, ' ', 2) AS INTEGER), task_id`;
+  return { sql: `SELECT * FROM (${sql}) ORDER BY user_index, kind DESC, CAST(split_part(task_key, ' ', 2) AS INTEGER), task_id`, params };
 }
 
 function intersectUsers(selection: ScenarioSelection): number[] | undefined {

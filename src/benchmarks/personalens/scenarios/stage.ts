@@ -5,7 +5,7 @@ import { PlensError, usageError } from '../../../core/errors.js';
 import { currentDataset } from '../../../core/dataset-identity.js';
 import { plensVersion } from '../../../core/version.js';
 import type { Workspace } from '../../../core/workspace.js';
-import { Database, sqlString } from '../../../db/database.js';
+import { Database } from '../../../db/database.js';
 import { requestedUsers, selectionSql, validateSelection, type ScenarioSelection } from './selection.js';
 
 export interface ScenariosSummary {
@@ -26,13 +26,14 @@ export async function runScenarios(workspace: Workspace, selection: ScenarioSele
   validateSelection(selection);
   const db = await Database.open(':memory:', { threads: 2 });
   try {
-    const pool = `read_parquet(${sqlString(workspace.datasetFile('scenario_pool'))})`;
+    const poolFile = workspace.datasetFile('scenario_pool');
     if (selection.domains?.length) {
-      const known = new Set((await db.all<{ domain: string }>(`SELECT domain FROM read_parquet(${sqlString(workspace.datasetFile('domains'))})`)).map((r) => r.domain));
+      const known = new Set((await db.all<{ domain: string }>('SELECT domain FROM read_parquet($1)', undefined, [workspace.datasetFile('domains')])).map((r) => r.domain));
       const unknown = selection.domains.filter((d) => !known.has(d));
       if (unknown.length) throw usageError(`--domains: unknown domain(s) ${unknown.map((d) => `"${d}"`).join(', ')}`, `known: ${[...known].join(', ')}`);
     }
-    await db.run(`CREATE TABLE selected AS ${selectionSql(selection, pool)}`);
+    const select = selectionSql(selection, 'read_parquet($pool)');
+    await db.run(`CREATE TABLE selected AS ${select.sql}`, undefined, { ...select.params, pool: poolFile });
     const [counts] = await db.all<{ total: number; sd: number; md: number; users: number }>(
       `SELECT count(*)::INTEGER AS total, count(*) FILTER (kind = 'SD')::INTEGER AS sd, count(*) FILTER (kind = 'MD')::INTEGER AS md,
               count(DISTINCT user_index)::INTEGER AS users FROM selected`,
@@ -41,15 +42,15 @@ export async function runScenarios(workspace: Workspace, selection: ScenarioSele
     let missing: number[] = [];
     const requested = requestedUsers(selection);
     if (requested?.length) {
-      const present = new Set((await db.all<{ i: number }>(`SELECT DISTINCT user_index AS i FROM ${pool}`)).map((r) => r.i));
+      const present = new Set((await db.all<{ i: number }>('SELECT DISTINCT user_index AS i FROM read_parquet($1)', undefined, [poolFile])).map((r) => r.i));
       missing = requested.filter((u) => !present.has(u));
       if (missing.length) warnings.push(`${missing.length} of ${requested.length} requested users have no scenarios in the dataset`);
     }
     // An empty selection is not a result: every later stage would fail on it, further from the cause.
-    if (counts!.total === 0) throw await emptySelectionError(db, pool, selection, missing, requested);
+    if (counts!.total === 0) throw await emptySelectionError(db, poolFile, selection, missing, requested);
     if (!options.dryRun) {
       await replaceDirectoryAtomic(workspace.scenariosDir, async (staging) => {
-        await db.run(`COPY selected TO ${sqlString(join(staging, 'scenarios.parquet'))} (FORMAT parquet, COMPRESSION zstd)`);
+        await db.run('COPY selected TO $1 (FORMAT parquet, COMPRESSION zstd)', undefined, [join(staging, 'scenarios.parquet')]);
         const manifest = {
           stage: 'scenarios',
           plens_version: plensVersion,
@@ -79,10 +80,12 @@ export async function runScenarios(workspace: Workspace, selection: ScenarioSele
 }
 
 /** Says which criterion left nothing, and what the dataset has, so the user knows what to change. */
-async function emptySelectionError(db: Database, pool: string, selection: ScenarioSelection, missing: number[], requested: number[] | undefined): Promise<PlensError> {
+async function emptySelectionError(db: Database, poolFile: string, selection: ScenarioSelection, missing: number[], requested: number[] | undefined): Promise<PlensError> {
   const [has] = await db.all<{ users: number; lo: number; hi: number; sd: number; md: number }>(
     `SELECT count(DISTINCT user_index)::INTEGER AS users, min(user_index)::INTEGER AS lo, max(user_index)::INTEGER AS hi,
-            count(*) FILTER (kind = 'SD')::INTEGER AS sd, count(*) FILTER (kind = 'MD')::INTEGER AS md FROM ${pool}`,
+            count(*) FILTER (kind = 'SD')::INTEGER AS sd, count(*) FILTER (kind = 'MD')::INTEGER AS md FROM read_parquet($1)`,
+    undefined,
+    [poolFile],
   );
   const criteria = [
     `--kind ${selection.kind}`,

@@ -1,6 +1,6 @@
 import { readJsonFile } from '../../../../core/json-input.js';
 import { PlensError } from '../../../../core/errors.js';
-import { assertValid } from '../../../../validation/validator.js';
+import { assertValid } from '../../../../core/validator.js';
 
 export interface PreferenceType {
   name: string;

@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PlensError } from '../../../../core/errors.js';
 import { parseJsonLines, readInputText } from '../../../../core/json-input.js';
-import { assertValid } from '../../../../validation/validator.js';
+import { assertValid } from '../../../../core/validator.js';
 import { MULTI_DOMAIN_DIR, normaliseDomainKey } from '../domains.js';
 import type { PreferenceSchema } from './preference-schema.js';
 

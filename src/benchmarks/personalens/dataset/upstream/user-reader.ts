@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PlensError } from '../../../../core/errors.js';
 import { parseJsonText, readInputTextSync } from '../../../../core/json-input.js';
-import { assertValid, escapePointer } from '../../../../validation/validator.js';
+import { assertValid, escapePointer } from '../../../../core/validator.js';
 import { normaliseDomainKey, type Normalisation } from '../domains.js';
 import type { Scenario } from '../../scenarios/scenario.js';
 import type { PreferenceSchema } from './preference-schema.js';

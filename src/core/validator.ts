@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { PlensError, type InputLocation } from '../core/errors.js';
-import { schemasDir } from '../core/paths.js';
+import { PlensError, type InputLocation } from './errors.js';
+import { schemasDir } from './paths.js';
 
 export type SchemaId =
   | 'plens:upstream-profile'

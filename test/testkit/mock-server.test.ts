@@ -6,7 +6,7 @@ import {
   type MockFault,
   type MockLlmServer,
   type MockRequest,
-} from '../../src/llm/mock-server.js';
+} from '../../src/testkit/mock-server.js';
 
 const sleep = (ms: number): Promise<'timeout'> => new Promise((resolve) => setTimeout(() => resolve('timeout'), ms));
 

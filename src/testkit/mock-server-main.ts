@@ -1,7 +1,7 @@
 /**
  * The mock LLM server as a process, for benchmarks:
  *
- *   node dist/llm/mock-server-main.js --port 0 --latency 50 [--jitter 25] [--terminate-after 2] [--no-keep] [--require-auth] [--unique-replies]
+ *   node dist/testkit/mock-server-main.js --port 0 --latency 50 [--jitter 25] [--terminate-after 2] [--no-keep] [--require-auth] [--unique-replies]
  *
  * Prints exactly one line, `listening <url>`, on stdout once ready; exits cleanly on SIGTERM/SIGINT.
  * Requests are never kept in memory (keepRequests is always off here; --no-keep is accepted for clarity).
