@@ -34,7 +34,11 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
   // Each mock in its own process, as an endpoint would be; resolves to its URL once it listens.
   const startMock = (...flags: string[]) =>
     new Promise<string>((resolve, reject) => {
-      const mock = spawn(process.execPath, [here('../testkit/mock-server-main.js'), '--port', '0', '--latency', String(LATENCY_MS), '--unique-replies', ...flags], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const mock = spawn(
+        process.execPath,
+        [here('../testkit/mock-server-main.js'), '--port', '0', '--latency', String(LATENCY_MS), '--unique-replies', ...flags],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
       mocks.push(mock);
       mock.on('error', reject);
       createInterface({ input: mock.stdout! }).once('line', (line) => resolve(line.replace(/^listening /, '').trim()));

@@ -29,7 +29,15 @@ await Promise.all(
         method: 'POST',
         dispatcher,
         headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
-        body: JSON.stringify({ model: 'ceiling', messages: [{ role: 'system', content: system }, { role: 'user', content: `${i} ${turn}` }], temperature: 0.7, max_tokens: 1024 }),
+        body: JSON.stringify({
+          model: 'ceiling',
+          messages: [
+            { role: 'system', content: system },
+            { role: 'user', content: `${i} ${turn}` },
+          ],
+          temperature: 0.7,
+          max_tokens: 1024,
+        }),
       });
       const json = JSON.parse(await response.body.text()) as { choices?: unknown[] };
       if (response.statusCode !== 200 || !json.choices) throw new Error(`mock answered ${response.statusCode}`);

@@ -30,7 +30,11 @@ function rng(seed: number): () => number {
  * (1 to 7 messages each; the post author answers in about two of three), Zipf-like words,
  * scores with a long tail and a few `[deleted]` bodies. Deterministic for a given seed.
  */
-export async function writeSyntheticPersonaCorpus(file: string, size: { users: number; posts: number; conversations: number } = RELEASE, seed = 14): Promise<{ comments: number }> {
+export async function writeSyntheticPersonaCorpus(
+  file: string,
+  size: { users: number; posts: number; conversations: number } = RELEASE,
+  seed = 14,
+): Promise<{ comments: number }> {
   const random = rng(seed);
   const int = (n: number): number => Math.floor(random() * n);
   const vocabulary = Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}`);
@@ -77,7 +81,16 @@ export async function writeSyntheticPersonaCorpus(file: string, size: { users: n
       for (let d = depth - 1; d > 0; d--) (chain[d - 1]!['replies'] as unknown[]).push(chain[d]);
       top.push(chain[0]);
     }
-    const post = { title: words(3, 12), url: `https://example.invalid/p/${p}`, content: words(0, 120), __sub__: SUBREDDITS[p % SUBREDDITS.length], score: score(), author, timestamp: postTime, comments: top };
+    const post = {
+      title: words(3, 12),
+      url: `https://example.invalid/p/${p}`,
+      content: words(0, 120),
+      __sub__: SUBREDDITS[p % SUBREDDITS.length],
+      score: score(),
+      author,
+      timestamp: postTime,
+      comments: top,
+    };
     buffer += (p ? ',' : '') + JSON.stringify(post);
     if (buffer.length > 1 << 20) await flush();
   }

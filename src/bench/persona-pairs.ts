@@ -17,7 +17,30 @@ const CONTENT_WORDS =
     ' ',
   );
 const SUFFIXES = ['', '', '', 's', 'ed', 'ing', 'er', 'est', 'ly', 'ness', 'es', 'ies'];
-const EXTRAS = ["don't", "can't", "it's", "i'm", "they're", "won't", 'gonna', 'wanna', 'lol', 'tbh', 'e.g.', 'u.s.', '10', '3.5', '2,000', '"quoted"', '(really)', '--', '...', '$5', '#1', '@user'];
+const EXTRAS = [
+  "don't",
+  "can't",
+  "it's",
+  "i'm",
+  "they're",
+  "won't",
+  'gonna',
+  'wanna',
+  'lol',
+  'tbh',
+  'e.g.',
+  'u.s.',
+  '10',
+  '3.5',
+  '2,000',
+  '"quoted"',
+  '(really)',
+  '--',
+  '...',
+  '$5',
+  '#1',
+  '@user',
+];
 const ENDINGS = ['.', '.', '.', '!', '?', '...', ''];
 
 /** A small, fast, seedable PRNG (mulberry32). */

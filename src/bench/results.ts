@@ -12,7 +12,8 @@ import type { BenchResult } from './report.js';
 
 const DIALOGUES = 100_000;
 /** The result views the bench times (every view of 61_results.sql and the paired, validity and audit views). */
-const RESULT_VIEWS = /^(table3|table4|table12|table13|figure4|figure5|paired_differences|judgment_status|paired_lift|paired_comparisons|judge_validity|ppi_estimates|judge_swap|judge_repeatability|simulator_audit_counts|result_coverage)$/;
+const RESULT_VIEWS =
+  /^(table3|table4|table12|table13|figure4|figure5|paired_differences|judgment_status|paired_lift|paired_comparisons|judge_validity|ppi_estimates|judge_swap|judge_repeatability|simulator_audit_counts|result_coverage)$/;
 
 /**
  * Every result view over 1M synthetic judgments: 100k dialogues (4,167 scenarios of 50 users, each in all
@@ -43,14 +44,16 @@ export async function benchResults(): Promise<BenchResult> {
           2 + (i % 5) AS rounds,
           CASE WHEN i // 24 % 5 = 0 THEN [${domains}[1 + i // 24 % 20], ${domains}[1 + (i // 24 + 7) % 20], ${domains}[1 + (i // 24 + 13) % 20]] ELSE [${domains}[1 + i // 24 % 20]] END AS relevant_domains
         FROM range(${DIALOGUES}) t(i)`);
-      await gen.run(`
+      await gen.run(
+        `
         COPY (SELECT d.* EXCLUDE (relevant_domains),
           list_transform(range(2 * rounds), k -> {'role': CASE WHEN k % 2 = 0 THEN 'user' ELSE 'assistant' END, 'content': 'x', 'input_tokens': 100, 'output_tokens': 100 + k, 'latency_ms': 50, 'finish_reason': 'stop'}) AS messages
         FROM d) TO $1 (FORMAT parquet)`,
         undefined,
         [join(ws.root, 'dialogues', 'synthetic', 'dialogues.parquet')],
       );
-      await gen.run(`
+      await gen.run(
+        `
         COPY (
           SELECT 'j' || row_number() OVER () AS "key", 'ok' AS status, d."key" AS dialogue_id, d.scenario_id, d.kind, d.setting, d.assistant_model, d.user_model,
             d.replicate, d.relevant_domains, j.dimension, j.target, j.turn, 'openai:judge' AS judge_model,
@@ -66,7 +69,8 @@ export async function benchResults(): Promise<BenchResult> {
         [join(ws.root, 'judgments', 'synthetic', 'judgments.parquet')],
       );
       await mkdir(join(ws.root, 'annotation'), { recursive: true });
-      await gen.run(`
+      await gen.run(
+        `
         COPY (SELECT 'bench' AS sample, 'h' || a AS annotator, 'd' || i AS dialogue_id, x.dimension, x.target,
             CASE WHEN x.dimension = 'task_completion' THEN (random() < 0.85)::INTEGER ELSE 1 + floor(random() * 4)::INTEGER END AS score,
             'sheet.csv' AS source_file, now() AS imported_at
@@ -100,7 +104,11 @@ export async function benchResults(): Promise<BenchResult> {
     }
     figures.push({ name: 'every result view (materialised)', value: viewsS, unit: 's', bound: 10 });
     figures.push({ name: 'build + every result view', value: buildS + viewsS, unit: 's' });
-    return { name: 'results: the result views over 1M synthetic judgments', context: `${judgments.toLocaleString('en-US')} judgments of ${DIALOGUES.toLocaleString('en-US')} dialogues`, figures };
+    return {
+      name: 'results: the result views over 1M synthetic judgments',
+      context: `${judgments.toLocaleString('en-US')} judgments of ${DIALOGUES.toLocaleString('en-US')} dialogues`,
+      figures,
+    };
   } finally {
     await rm(root, { recursive: true, force: true });
   }

@@ -32,7 +32,10 @@ export function llmStageOptions<T>(y: Argv<T>, what: string) {
       describe:
         'Run only shard i of n (i/n, 0-based), by key hash; each shard writes its own log. Absent or "auto": env PLENS_SHARD=i/n, else the array-job index JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID or AWS_BATCH_JOB_ARRAY_INDEX',
     })
-    .option('shard-count', { type: 'string', describe: 'Number of shards when the scheduler gives only an index (Kubernetes, AWS Batch); env PLENS_SHARD_COUNT' })
+    .option('shard-count', {
+      type: 'string',
+      describe: 'Number of shards when the scheduler gives only an index (Kubernetes, AWS Batch); env PLENS_SHARD_COUNT',
+    })
     .option('retry-failed', { type: 'boolean', default: false, describe: 'Run again what is recorded as failed (or, for the judge, unparsed)' })
     .option('dry-run', { type: 'boolean', default: false, describe: 'Print the planned work and an estimate of calls, tokens and cost; call nothing' });
   return limitFlags(stage, { what, keys: STAGE_LIMIT_KEYS, defaults: true });

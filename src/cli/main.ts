@@ -38,41 +38,45 @@ export function helpWidth(columns = process.stdout.columns): number {
 }
 
 export function buildCli(argv: string[]): Argv {
-  return globalOptions(yargs(argv))
-    .scriptName('plens')
-    .usage('$0 <command> [options]\n\nRuns the PersonaLens personalization benchmark as a pipeline of resumable stages:\nimport -> scenarios -> (dialogues -> judgments) -> warehouse -> tables.')
-    .command(importCommand)
-    .command(importLegacyCommand)
-    .command(scenariosCommand)
-    .command(dialoguesCommand)
-    .command(judgeCommand)
-    .command(warehouseCommand)
-    .command(sqlCommand)
-    .command(notebookCommand)
-    .command(tablesCommand)
-    .command(compareCommand)
-    .command(reportCommand)
-    .command(statsCommand)
-    .command(annotateCommand)
-    .command(demoCommand)
-    .command(promptsCommand)
-    .command(makeCommand)
-    .command(personaCommand)
-    .command(statusCommand)
-    .demandCommand(1, 'Name a command; `plens --help` lists them.')
-    .strict()
-    .recommendCommands()
-    .version(plensVersion)
-    .help()
-    .alias('h', 'help')
-    // --help and --version print and return like any command: main() returns the exit code.
-    .exitProcess(false)
-    .wrap(helpWidth())
-    .epilog('Exit codes: 0 ok, 1 failure, 2 usage, 3 invalid input data, 4 missing prerequisite, 5 SQL error.\nDocs: README.md')
-    .fail((message, error) => {
-      // yargs reports usage problems as a message, handler failures as an error: keep the two apart.
-      throw error ?? usageError(message);
-    });
+  return (
+    globalOptions(yargs(argv))
+      .scriptName('plens')
+      .usage(
+        '$0 <command> [options]\n\nRuns the PersonaLens personalization benchmark as a pipeline of resumable stages:\nimport -> scenarios -> (dialogues -> judgments) -> warehouse -> tables.',
+      )
+      .command(importCommand)
+      .command(importLegacyCommand)
+      .command(scenariosCommand)
+      .command(dialoguesCommand)
+      .command(judgeCommand)
+      .command(warehouseCommand)
+      .command(sqlCommand)
+      .command(notebookCommand)
+      .command(tablesCommand)
+      .command(compareCommand)
+      .command(reportCommand)
+      .command(statsCommand)
+      .command(annotateCommand)
+      .command(demoCommand)
+      .command(promptsCommand)
+      .command(makeCommand)
+      .command(personaCommand)
+      .command(statusCommand)
+      .demandCommand(1, 'Name a command; `plens --help` lists them.')
+      .strict()
+      .recommendCommands()
+      .version(plensVersion)
+      .help()
+      .alias('h', 'help')
+      // --help and --version print and return like any command: main() returns the exit code.
+      .exitProcess(false)
+      .wrap(helpWidth())
+      .epilog('Exit codes: 0 ok, 1 failure, 2 usage, 3 invalid input data, 4 missing prerequisite, 5 SQL error.\nDocs: README.md')
+      .fail((message, error) => {
+        // yargs reports usage problems as a message, handler failures as an error: keep the two apart.
+        throw error ?? usageError(message);
+      })
+  );
 }
 
 /** Runs the CLI; returns the exit code instead of exiting so tests can call it in-process. */

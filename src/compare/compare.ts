@@ -17,11 +17,18 @@ export type CellFilter = Array<{ key: string; column: string; value: string }>;
 /** Parses "assistant=openai:a,setting=base" (values may contain '=' and ':'; no commas). */
 export function parseCell(text: string, what: string): CellFilter {
   const out: CellFilter = [];
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const eq = part.indexOf('=');
     const key = eq > 0 ? part.slice(0, eq).trim() : '';
     const column = CELL_KEYS[key];
-    if (!column) throw usageError(`${what}: "${part}" is not key=value with a known key`, `keys: ${Object.keys(CELL_KEYS).join(', ')}; e.g. "assistant=openai:gpt-4o,setting=base"`);
+    if (!column)
+      throw usageError(
+        `${what}: "${part}" is not key=value with a known key`,
+        `keys: ${Object.keys(CELL_KEYS).join(', ')}; e.g. "assistant=openai:gpt-4o,setting=base"`,
+      );
     out.push({ key, column, value: part.slice(eq + 1).trim() });
   }
   return out;
@@ -66,10 +73,12 @@ export interface CompareResult {
 const SIDE_COLUMNS = ['judge_model', 'judge_config', 'dialogue_config', 'run', 'assistant_model', 'setting'];
 
 function where(filter: CellFilter, params: Array<string | number>): string {
-  return filter.map((f) => {
-    params.push(f.value);
-    return `${f.column} = ?`;
-  }).join(' AND ');
+  return filter
+    .map((f) => {
+      params.push(f.value);
+      return `${f.column} = ?`;
+    })
+    .join(' AND ');
 }
 
 /**
@@ -79,24 +88,42 @@ function where(filter: CellFilter, params: Array<string | number>): string {
  */
 export async function compareCells(options: CompareOptions): Promise<CompareResult> {
   requireWarehouse(options.dbPath);
-  if (options.a.length === 0 || options.b.length === 0) throw usageError('each side needs at least one key=value', 'e.g. plens compare setting=base setting=base+all');
+  if (options.a.length === 0 || options.b.length === 0)
+    throw usageError('each side needs at least one key=value', 'e.g. plens compare setting=base setting=base+all');
   const db = await Database.open(options.dbPath, { readOnly: true });
   try {
     const views = new Set((await db.all<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map((r) => r.name));
-    if (!views.has('paired_scores')) throw new PlensError('E_PREREQUISITE', 'the warehouse has no judged dialogues (paired_scores)', { hint: 'run plens judge, then plens warehouse' });
+    if (!views.has('paired_scores'))
+      throw new PlensError('E_PREREQUISITE', 'the warehouse has no judged dialogues (paired_scores)', { hint: 'run plens judge, then plens warehouse' });
     const common = options.where ?? [];
     const side = (f: CellFilter, params: Array<string | number>) => {
       params.push(Math.trunc(options.replicate ?? 0));
       return `SELECT * FROM paired_scores WHERE replicate = ? AND score IS NOT NULL AND ${where([...f, ...common], params)}`;
     };
     const cells: Array<Record<string, string>> = [];
-    for (const [name, f] of [['A', options.a], ['B', options.b]] as const) {
+    for (const [name, f] of [
+      ['A', options.a],
+      ['B', options.b],
+    ] as const) {
       const params: Array<string | number> = [];
-      const found = await db.all<Record<string, string>>(`SELECT DISTINCT ${SIDE_COLUMNS.join(', ')} FROM (${side(f, params)}) ORDER BY ALL`, undefined, params);
-      if (found.length === 0) throw usageError(`${name} (${describe(f)}) matches no judged dialogue`, 'see plens tables --only judgment_status, or plens sql "select distinct run, assistant_model, setting from paired_scores"');
+      const found = await db.all<Record<string, string>>(
+        `SELECT DISTINCT ${SIDE_COLUMNS.join(', ')} FROM (${side(f, params)}) ORDER BY ALL`,
+        undefined,
+        params,
+      );
+      if (found.length === 0)
+        throw usageError(
+          `${name} (${describe(f)}) matches no judged dialogue`,
+          'see plens tables --only judgment_status, or plens sql "select distinct run, assistant_model, setting from paired_scores"',
+        );
       if (found.length > 1) {
-        throw usageError(`${name} (${describe(f)}) matches ${found.length} cells; add keys to pick one`,
-          found.slice(0, 8).map((c) => `run=${c['run']} judge=${c['judge_model']} assistant=${c['assistant_model']} setting=${c['setting']}`).join('\n'));
+        throw usageError(
+          `${name} (${describe(f)}) matches ${found.length} cells; add keys to pick one`,
+          found
+            .slice(0, 8)
+            .map((c) => `run=${c['run']} judge=${c['judge_model']} assistant=${c['assistant_model']} setting=${c['setting']}`)
+            .join('\n'),
+        );
       }
       cells.push(found[0]!);
     }
@@ -143,8 +170,20 @@ export function formatCompare(r: CompareResult): string {
   const cell = (c: Record<string, string>) => `${c['assistant_model']} | ${c['setting']}  (run ${c['run']}, judge ${c['judge_model']})`;
   const lines = [`A: ${cell(r.cell_a)}`, `B: ${cell(r.cell_b)}`, ''];
   const header = ['Dimension', 'n', 'Users', 'A', 'B', 'B - A', '95% CI (users)', 'Test', 'p', 'p Holm', 'p BH', 'MDE'];
-  const rows = r.dimensions.map((d) => [d.dimension, String(d.n), String(d.n_users), f(d.mean_a), f(d.mean_b), f(d.diff),
-    d.diff_lo === null ? '-' : `[${f(d.diff_lo)}, ${f(d.diff_hi)}]`, d.test, p(d.p), p(d.p_holm), p(d.p_bh), f(d.mde)]);
+  const rows = r.dimensions.map((d) => [
+    d.dimension,
+    String(d.n),
+    String(d.n_users),
+    f(d.mean_a),
+    f(d.mean_b),
+    f(d.diff),
+    d.diff_lo === null ? '-' : `[${f(d.diff_lo)}, ${f(d.diff_hi)}]`,
+    d.test,
+    p(d.p),
+    p(d.p_holm),
+    p(d.p_bh),
+    f(d.mde),
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 7 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   lines.push(line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), '');

@@ -43,7 +43,8 @@ export function assertOneImport(workspace: Workspace, doing: string): void {
   if (!current) return;
   const others: Array<{ what: string; identity: DatasetIdentity }> = [];
   const scenarios = readJson(join(workspace.scenariosDir, 'manifest.json')) as { dataset?: DatasetIdentity } | undefined;
-  if (scenarios?.dataset && scenarios.dataset.fingerprint !== current.fingerprint) others.push({ what: shown(workspace.scenariosDir), identity: scenarios.dataset });
+  if (scenarios?.dataset && scenarios.dataset.fingerprint !== current.fingerprint)
+    others.push({ what: shown(workspace.scenariosDir), identity: scenarios.dataset });
   for (const stage of ['dialogues', 'judgments']) {
     const root = join(workspace.root, stage);
     if (!existsSync(root)) continue;
@@ -61,9 +62,10 @@ export function assertOneImport(workspace: Workspace, doing: string): void {
     'E_PREREQUISITE',
     `${doing} would mix two dataset imports: ${first.what}${more} was made on the import of ${first.identity.data_dir} (${first.identity.fingerprint.slice(0, 12)}), the workspace now holds the import of ${current.data_dir} (${current.fingerprint.slice(0, 12)})`,
     {
-      hint: scenariosStale && others.length === 1
-        ? 'rerun `plens scenarios` to select from the current import'
-        : 'give each dataset its own workspace and warehouse (-w DIR --db FILE), or remove the folders made on the other import',
+      hint:
+        scenariosStale && others.length === 1
+          ? 'rerun `plens scenarios` to select from the current import'
+          : 'give each dataset its own workspace and warehouse (-w DIR --db FILE), or remove the folders made on the other import',
     },
   );
 }

@@ -123,7 +123,9 @@ export function storageError(error: unknown, path?: string): PlensError | undefi
   if (error instanceof PlensError) {
     if (error.code !== 'E_STORAGE') return undefined;
     // Re-pointed at the file the user named (a build writes a temp sibling of it).
-    return path && error.location.file !== path ? new PlensError('E_STORAGE', error.message.split(':')[0]!, { location: { file: path }, ...(error.hint ? { hint: error.hint } : {}), cause: error }) : error;
+    return path && error.location.file !== path
+      ? new PlensError('E_STORAGE', error.message.split(':')[0]!, { location: { file: path }, ...(error.hint ? { hint: error.hint } : {}), cause: error })
+      : error;
   }
   const e = error as NodeJS.ErrnoException | undefined;
   const message = typeof e?.message === 'string' ? e.message : String(error);
@@ -142,7 +144,11 @@ export function storageError(error: unknown, path?: string): PlensError | undefi
         : undefined;
   const syscall = typeof e?.syscall === 'string' ? ` (${e.syscall})` : '';
   const ioCode = code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR' ? 'E_INPUT_NOT_FOUND' : 'E_STORAGE';
-  return new PlensError(ioCode, `${cause}${syscall}${code && !e?.code ? `: ${firstLine(message)}` : ''}`, { location: file ? { file } : {}, ...(hint ? { hint } : {}), cause: error });
+  return new PlensError(ioCode, `${cause}${syscall}${code && !e?.code ? `: ${firstLine(message)}` : ''}`, {
+    location: file ? { file } : {},
+    ...(hint ? { hint } : {}),
+    cause: error,
+  });
 }
 
 /**

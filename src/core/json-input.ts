@@ -45,7 +45,9 @@ export function parseJsonText(text: string, file: string, lineOffset = 0): unkno
   const duplicate = findDuplicateKey(text);
   if (duplicate?.key === undefined && duplicate) {
     const { line, column } = lineColumnOf(text, duplicate.offset);
-    throw new PlensError('E_INPUT_JSON', `nested deeper than ${MAX_DEPTH} levels: no plens input is, and deeper values overflow the stack`, { location: { file, line: line + lineOffset, column } });
+    throw new PlensError('E_INPUT_JSON', `nested deeper than ${MAX_DEPTH} levels: no plens input is, and deeper values overflow the stack`, {
+      location: { file, line: line + lineOffset, column },
+    });
   }
   if (duplicate) {
     const { line, column } = lineColumnOf(text, duplicate.offset);
@@ -174,7 +176,14 @@ export function readInputTextSync(file: string): string {
 
 function unreadable(file: string, error: unknown): PlensError {
   const code = (error as NodeJS.ErrnoException).code;
-  const why = code === 'EISDIR' ? 'a directory, where a file was expected' : code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : `cannot read file (${code ?? String(error)})`;
+  const why =
+    code === 'EISDIR'
+      ? 'a directory, where a file was expected'
+      : code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : `cannot read file (${code ?? String(error)})`;
   return new PlensError('E_INPUT_NOT_FOUND', why, { location: { file }, cause: error });
 }
 
@@ -192,10 +201,14 @@ export function decodeUtf8(bytes: Uint8Array, file: string): string {
       line++;
       lineStart = i + 1;
     }
-    throw new PlensError('E_INPUT_ENCODING', `not valid UTF-8: byte 0x${(bytes[offset] ?? 0).toString(16).padStart(2, '0')} at offset ${offset} (save the file as UTF-8)`, {
-      location: { file, line, column: offset - lineStart + 1 },
-      cause: error,
-    });
+    throw new PlensError(
+      'E_INPUT_ENCODING',
+      `not valid UTF-8: byte 0x${(bytes[offset] ?? 0).toString(16).padStart(2, '0')} at offset ${offset} (save the file as UTF-8)`,
+      {
+        location: { file, line, column: offset - lineStart + 1 },
+        cause: error,
+      },
+    );
   }
 }
 
@@ -207,7 +220,8 @@ function firstInvalidUtf8(b: Uint8Array): number {
     if (need < 0) return i;
     for (let k = 1; k <= need; k++) if (((b[i + k] ?? 0) & 0xc0) !== 0x80) return i;
     // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8 either.
-    if ((c === 0xe0 && b[i + 1]! < 0xa0) || (c === 0xed && b[i + 1]! >= 0xa0) || (c === 0xf0 && b[i + 1]! < 0x90) || (c === 0xf4 && b[i + 1]! >= 0x90)) return i;
+    if ((c === 0xe0 && b[i + 1]! < 0xa0) || (c === 0xed && b[i + 1]! >= 0xa0) || (c === 0xf0 && b[i + 1]! < 0x90) || (c === 0xf4 && b[i + 1]! >= 0x90))
+      return i;
     i += need + 1;
   }
   return b.length;

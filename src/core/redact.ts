@@ -20,7 +20,10 @@ const TOKEN_PATTERNS: Array<[RegExp, string]> = [
   // Case-sensitive as HTTP writes them, and with a digit, so prose ("bearer bonds") is left alone.
   [/\b(Bearer|Basic)\s+(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,}/g, `$1 ${REDACTED}`],
   [/\bsk-[A-Za-z0-9_-]{6,}/g, REDACTED],
-  [/\b((?:x-)?api[-_]?key|authorization|access[-_]?token|secret|password)(["']?\s*[:=]\s*["']?)(?!\[REDACTED\]|Bearer |Basic )[^\s"',;&}]{4,}/gi, `$1$2${REDACTED}`],
+  [
+    /\b((?:x-)?api[-_]?key|authorization|access[-_]?token|secret|password)(["']?\s*[:=]\s*["']?)(?!\[REDACTED\]|Bearer |Basic )[^\s"',;&}]{4,}/gi,
+    `$1$2${REDACTED}`,
+  ],
 ];
 
 const secrets = new Set<string>();

@@ -22,7 +22,9 @@ function instance(): Ajv2020.default {
   if (ajv) return ajv;
   // allErrors off: the first error is the one we report, and validation stays fast on 122k records.
   ajv = new Ajv2020.default({ allErrors: false, strict: true, allowUnionTypes: true });
-  for (const name of readdirSync(schemasDir).filter((f) => f.endsWith('.schema.json')).sort()) {
+  for (const name of readdirSync(schemasDir)
+    .filter((f) => f.endsWith('.schema.json'))
+    .sort()) {
     ajv.addSchema(JSON.parse(readFileSync(join(schemasDir, name), 'utf8')));
   }
   return ajv;
@@ -70,7 +72,10 @@ export function assertValid<T>(id: SchemaId, data: unknown, location: InputLocat
   const key = (first as ErrorObject & { propertyName?: string }).propertyName;
   // A bad key is reported at the key itself, not at the object holding it.
   const pointer = key !== undefined ? `${first.instancePath}/${escapePointer(key)}` : first.instancePath;
-  const message = key !== undefined ? `invalid key "${key}": ${describeSchemaError({ ...first, instancePath: pointer }, data).replace(/ \(got .*\)$/, '')}` : describeSchemaError(first, data);
+  const message =
+    key !== undefined
+      ? `invalid key "${key}": ${describeSchemaError({ ...first, instancePath: pointer }, data).replace(/ \(got .*\)$/, '')}`
+      : describeSchemaError(first, data);
   throw new PlensError('E_INPUT_SCHEMA', message, {
     location: { ...location, pointer: (location.pointer ?? '') + pointer },
   });

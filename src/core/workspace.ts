@@ -45,10 +45,14 @@ export class Workspace {
     const manifest = parseJsonText(readInputTextSync(file), file);
     assertValid<{ dataset_format?: number; plens_version: string; tables: Record<string, { file: string }> }>('plens:manifest', manifest, { file });
     if (manifest.dataset_format !== DATASET_FORMAT) {
-      throw new PlensError('E_PREREQUISITE', `the import was made by plens ${manifest.plens_version} in another dataset format (${manifest.dataset_format ?? 1}, this plens reads ${DATASET_FORMAT})`, {
-        location: { file },
-        hint: 'rerun `plens import`; dialogue and judgment keys do not change',
-      });
+      throw new PlensError(
+        'E_PREREQUISITE',
+        `the import was made by plens ${manifest.plens_version} in another dataset format (${manifest.dataset_format ?? 1}, this plens reads ${DATASET_FORMAT})`,
+        {
+          location: { file },
+          hint: 'rerun `plens import`; dialogue and judgment keys do not change',
+        },
+      );
     }
     for (const table of Object.values(manifest.tables)) {
       if (!existsSync(join(this.datasetDir, table.file))) {

@@ -1,4 +1,16 @@
-import { DuckDBInstance, JSDuckDBValueConverter, LIST, listValue, StatementType, VARCHAR, type DuckDBAppender, type DuckDBConnection, type DuckDBResult, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import {
+  DuckDBInstance,
+  JSDuckDBValueConverter,
+  LIST,
+  listValue,
+  StatementType,
+  VARCHAR,
+  type DuckDBAppender,
+  type DuckDBConnection,
+  type DuckDBResult,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlensError, storageError } from '../core/errors.js';
@@ -81,7 +93,10 @@ export class Database {
     try {
       instance = await DuckDBInstance.create(path, config);
     } catch (error) {
-      throw storageError(error, path) ?? new PlensError('E_PREREQUISITE', `cannot open DuckDB database: ${(error as Error).message}`, { location: { file: path }, cause: error });
+      throw (
+        storageError(error, path) ??
+        new PlensError('E_PREREQUISITE', `cannot open DuckDB database: ${(error as Error).message}`, { location: { file: path }, cause: error })
+      );
     }
     const db = new Database(instance, await instance.connect(), path, options.sandbox !== undefined && !options.sandbox.allowFiles);
     if (options.sandbox) {
@@ -200,7 +215,11 @@ export class Database {
   }
 
   /** Statement by statement, each checked before it runs; the last one's rows are returned. */
-  private async querySandboxed(sql: string, context?: { file?: string }, params?: SqlParams): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
+  private async querySandboxed(
+    sql: string,
+    context?: { file?: string },
+    params?: SqlParams,
+  ): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
     try {
       const statements = await this.connection.extractStatements(sql);
       let out = { columns: [] as string[], types: [] as string[], rows: [] as Record<string, unknown>[] };
@@ -209,7 +228,11 @@ export class Database {
         // Bound values belong to the last statement (a single one in practice: SET VARIABLE x = $1).
         if (params && i === statements.count - 1) prepared.bind(params, typesOf(params));
         const reader = await prepared.runAndReadAll();
-        out = { columns: reader.columnNames(), types: reader.columnTypes().map((t) => t.toString()), rows: reader.getRowObjectsJS().map((row) => normaliseRow(row)) };
+        out = {
+          columns: reader.columnNames(),
+          types: reader.columnTypes().map((t) => t.toString()),
+          rows: reader.getRowObjectsJS().map((row) => normaliseRow(row)),
+        };
       }
       return out;
     } catch (error) {

@@ -135,7 +135,7 @@ export class CallRecorder {
       status: o ? 'ok' : 'failed',
       error_kind: error ? error.reason : null,
       cached: o?.cached ?? false,
-      attempts: o?.attempts ?? ((error as { attempts?: number } | undefined)?.attempts ?? 1),
+      attempts: o?.attempts ?? (error as { attempts?: number } | undefined)?.attempts ?? 1,
       latency_ms: o?.latencyMs ?? null,
       input_tokens: o?.response.usage.inputTokens ?? null,
       output_tokens: o?.response.usage.outputTokens ?? null,

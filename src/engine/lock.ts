@@ -27,10 +27,14 @@ export class WriterLock {
             hint: 'run again in a moment',
           });
         }
-        throw new PlensError('E_PREREQUISITE', `${what} is being written by another plens process (${owner ? `pid ${owner.pid} on ${owner.host}` : 'unknown owner'})`, {
-          location: { file: path },
-          hint: 'wait for it, or use --shard i/n so each process writes its own part; remove the lock file if that process is gone',
-        });
+        throw new PlensError(
+          'E_PREREQUISITE',
+          `${what} is being written by another plens process (${owner ? `pid ${owner.pid} on ${owner.host}` : 'unknown owner'})`,
+          {
+            location: { file: path },
+            hint: 'wait for it, or use --shard i/n so each process writes its own part; remove the lock file if that process is gone',
+          },
+        );
       }
     }
     throw new PlensError('E_INTERNAL', `cannot take the lock ${path}`);
@@ -52,10 +56,14 @@ export class WriterLock {
       const owner = readOwner(join(dir, name));
       if (!owner || isDead(owner)) continue;
       lock.release();
-      throw new PlensError('E_PREREQUISITE', `${what} is being written by another plens process as ${describe(theirs, name)} (pid ${owner.pid} on ${owner.host}); this run would write it as ${describe(mine, `.lock${suffix}`)}`, {
-        location: { file: join(dir, name) },
-        hint: 'run every process of one job with the same --shard count (or none), or wait for the other run to end',
-      });
+      throw new PlensError(
+        'E_PREREQUISITE',
+        `${what} is being written by another plens process as ${describe(theirs, name)} (pid ${owner.pid} on ${owner.host}); this run would write it as ${describe(mine, `.lock${suffix}`)}`,
+        {
+          location: { file: join(dir, name) },
+          hint: 'run every process of one job with the same --shard count (or none), or wait for the other run to end',
+        },
+      );
     }
     return lock;
   }

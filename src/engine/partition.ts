@@ -57,7 +57,10 @@ export class Partition {
   static list(root: string, format: PartitionFormat, compactedOnly = false): Partition[] {
     let names: string[];
     try {
-      names = readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+      names = readdirSync(root, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name)
+        .sort();
     } catch {
       return [];
     }
@@ -144,7 +147,7 @@ export class Partition {
     const latest = new Map<string, T>();
     for await (const r of this.read<T>('records')) {
       const before = latest.get(r.key);
-      if (!before || before.status !== 'ok') latest.set(r.key, r);
+      if (before?.status !== 'ok') latest.set(r.key, r);
     }
     return latest;
   }

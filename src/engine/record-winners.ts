@@ -54,7 +54,10 @@ export async function writeRecordWinners(logs: LogPrefix[], to: string, check?: 
         if (w.length + 1 > buffer.length) buffer = Buffer.allocUnsafe(w.length + 1);
       }
       const read = readSync(fds[w.file]!, buffer, used, w.length, w.offset);
-      if (read !== w.length) throw new PlensError('E_INTERNAL', `a log shrank while it was compacted (${w.length} bytes expected at ${w.offset}, ${read} read)`, { location: { file: logs[w.file]!.path } });
+      if (read !== w.length)
+        throw new PlensError('E_INTERNAL', `a log shrank while it was compacted (${w.length} bytes expected at ${w.offset}, ${read} read)`, {
+          location: { file: logs[w.file]!.path },
+        });
       buffer[used + w.length] = 10;
       used += w.length + 1;
     }

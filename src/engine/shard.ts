@@ -38,8 +38,10 @@ const SCHEDULER_VARS = 'JOB_COMPLETION_INDEX (Kubernetes Indexed Job), SLURM_ARR
  */
 export function resolveShard(flag: string | undefined, countFlag: string | number | undefined, env: Env): Shard | undefined {
   const get = (name: string) => (env[name]?.trim() ? env[name]!.trim() : undefined);
-  const flagCount = countFlag === undefined || countFlag === '' ? undefined : { count: parseWhole(String(countFlag), '--shard-count', 1), from: '--shard-count' };
-  const envCount = get('PLENS_SHARD_COUNT') === undefined ? undefined : { count: parseWhole(get('PLENS_SHARD_COUNT')!, 'PLENS_SHARD_COUNT', 1), from: 'PLENS_SHARD_COUNT' };
+  const flagCount =
+    countFlag === undefined || countFlag === '' ? undefined : { count: parseWhole(String(countFlag), '--shard-count', 1), from: '--shard-count' };
+  const envCount =
+    get('PLENS_SHARD_COUNT') === undefined ? undefined : { count: parseWhole(get('PLENS_SHARD_COUNT')!, 'PLENS_SHARD_COUNT', 1), from: 'PLENS_SHARD_COUNT' };
   // The flag beats the variable, as everywhere: a command line is more specific than a pod spec.
   const givenCount = flagCount ?? envCount;
 
@@ -71,7 +73,10 @@ export function resolveShard(flag: string | undefined, countFlag: string | numbe
     const max = get('SLURM_ARRAY_TASK_MAX');
     // A list such as --array=1,3,7 has no (MIN, STEP) that numbers its tasks 0..n-1: refuse it.
     if (max !== undefined && count.from === 'SLURM_ARRAY_TASK_COUNT' && (parseWhole(max, 'SLURM_ARRAY_TASK_MAX', 0) - min) / step + 1 !== count.count) {
-      throw usageError(`SLURM_ARRAY_TASK_COUNT=${count.count} does not match the range SLURM_ARRAY_TASK_MIN=${min}..SLURM_ARRAY_TASK_MAX=${max} step ${step}`, 'shard with a plain range, e.g. sbatch --array=0-3');
+      throw usageError(
+        `SLURM_ARRAY_TASK_COUNT=${count.count} does not match the range SLURM_ARRAY_TASK_MIN=${min}..SLURM_ARRAY_TASK_MAX=${max} step ${step}`,
+        'shard with a plain range, e.g. sbatch --array=0-3',
+      );
     }
     return check({ index: (id - min) / step, count: count.count, source: 'SLURM_ARRAY_TASK_ID' }, count.from, what);
   }
@@ -86,21 +91,32 @@ export function resolveShard(flag: string | undefined, countFlag: string | numbe
 
   if (spec === 'auto') throw usageError(`--shard auto: no shard in the environment; set PLENS_SHARD=i/n or run as an array job (${SCHEDULER_VARS})`);
   // A count with nothing to index it would otherwise run everything in every task.
-  if (givenCount) throw usageError(`${givenCount.from}=${givenCount.count} is set but no shard index is: use --shard i/n, PLENS_SHARD=i/n or ${SCHEDULER_VARS}`);
+  if (givenCount)
+    throw usageError(`${givenCount.from}=${givenCount.count} is set but no shard index is: use --shard i/n, PLENS_SHARD=i/n or ${SCHEDULER_VARS}`);
   return undefined;
 }
 
 /** A whole number >= min, from a flag or variable; `name` is in the error. */
 function parseWhole(text: string, name: string, min: number): number {
   const t = text.trim();
-  if (!/^\d+$/.test(t) || Number(t) < min || !Number.isSafeInteger(Number(t))) throw usageError(`${name}=${JSON.stringify(text)}: expected a whole number >= ${min}`);
+  if (!/^\d+$/.test(t) || Number(t) < min || !Number.isSafeInteger(Number(t)))
+    throw usageError(`${name}=${JSON.stringify(text)}: expected a whole number >= ${min}`);
   return Number(t);
 }
 
 /** The count a scheduler gives, else the one given by flag or env; both must agree. */
-function schedulerCount(text: string | undefined, name: string, given: { count: number; from: string } | undefined, what: string): { count: number; from: string } {
+function schedulerCount(
+  text: string | undefined,
+  name: string,
+  given: { count: number; from: string } | undefined,
+  what: string,
+): { count: number; from: string } {
   if (text === undefined) {
-    if (!given) throw usageError(`${what} gives the shard index but not the number of shards`, 'pass --shard-count N or set PLENS_SHARD_COUNT=N (N = the number of array tasks)');
+    if (!given)
+      throw usageError(
+        `${what} gives the shard index but not the number of shards`,
+        'pass --shard-count N or set PLENS_SHARD_COUNT=N (N = the number of array tasks)',
+      );
     return given;
   }
   const count = parseWhole(text, name, 1);

@@ -139,19 +139,19 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
   // The same key twice in one input (e.g. a setting given twice) is one unit of work.
   const seen = new Set<string>();
   try {
-  for await (const item of def.items(false)) {
-    const { key, partition } = def.keyOf(item);
-    if (!inShard(key, options.shard) || seen.has(key)) continue;
-    seen.add(key);
-    await loadState(partition);
-    const state = states.get(key);
-    if (state?.ok) summary.already_done++;
-    else if (state && !options.retryFailed) summary.already_failed++;
-    else if (options.limit === undefined || summary.planned < options.limit) {
-      summary.planned++;
-      if (options.dryRun && def.estimate) addCost(estimate, def.estimate(item));
+    for await (const item of def.items(false)) {
+      const { key, partition } = def.keyOf(item);
+      if (!inShard(key, options.shard) || seen.has(key)) continue;
+      seen.add(key);
+      await loadState(partition);
+      const state = states.get(key);
+      if (state?.ok) summary.already_done++;
+      else if (state && !options.retryFailed) summary.already_failed++;
+      else if (options.limit === undefined || summary.planned < options.limit) {
+        summary.planned++;
+        if (options.dryRun && def.estimate) addCost(estimate, def.estimate(item));
+      }
     }
-  }
   } catch (error) {
     for (const lock of locks.values()) lock.release();
     throw error;

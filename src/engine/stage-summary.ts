@@ -19,19 +19,31 @@ export function formatStageSummary(s: WithCells): string {
   if (s.dry_run) {
     const e = s.estimate!;
     lines.push(`${s.stage}: dry run, nothing called`);
-    lines.push(`  planned      ${s.planned} (already done ${s.already_done}, recorded failed ${s.already_failed}${s.already_failed ? '; --retry-failed reruns them' : ''})`);
-    lines.push(`  estimate     ~${Math.round(e.calls)} calls, ~${fmt(e.inputTokens)} input + ~${fmt(e.outputTokens)} output tokens, ${formatEstimatedCost(e.costUsd, s.price_unknown ?? [])}`);
+    lines.push(
+      `  planned      ${s.planned} (already done ${s.already_done}, recorded failed ${s.already_failed}${s.already_failed ? '; --retry-failed reruns them' : ''})`,
+    );
+    lines.push(
+      `  estimate     ~${Math.round(e.calls)} calls, ~${fmt(e.inputTokens)} input + ~${fmt(e.outputTokens)} output tokens, ${formatEstimatedCost(e.costUsd, s.price_unknown ?? [])}`,
+    );
   } else {
     lines.push(`${s.stage}: ${s.interrupted ? 'STOPPED (rerun to resume)' : 'done'} in ${(s.elapsed_ms / 1000).toFixed(1)} s`);
     lines.push(`  this run     ${s.ok} ok, ${s.failed} failed of ${s.planned} planned`);
     lines.push(`  before       ${s.already_done} already done, ${s.already_failed} recorded failed${s.already_failed ? ' (--retry-failed reruns them)' : ''}`);
-    if (s.failed) lines.push(`  failures     ${Object.entries(s.failure_reasons).map(([k, v]) => `${k} x${v}`).join(', ')}`);
-    lines.push(`  calls        ${s.calls} (${s.cached_calls} from cache), ${fmt(s.input_tokens)} input + ${fmt(s.output_tokens)} output tokens, $${s.cost_usd.toFixed(4)}`);
+    if (s.failed)
+      lines.push(
+        `  failures     ${Object.entries(s.failure_reasons)
+          .map(([k, v]) => `${k} x${v}`)
+          .join(', ')}`,
+      );
+    lines.push(
+      `  calls        ${s.calls} (${s.cached_calls} from cache), ${fmt(s.input_tokens)} input + ${fmt(s.output_tokens)} output tokens, $${s.cost_usd.toFixed(4)}`,
+    );
   }
   if (s.shard) lines.push(`  shard        ${formatShard(s.shard)}`);
   if (s.prompt_version) lines.push(`  prompts      ${s.prompt_version}`);
   if (s.judge) lines.push(`  judge        ${s.judge}${s.rows != null ? ` | ${s.rows} records` : ''}\n               ${s.dir}`);
-  for (const c of s.cells ?? []) lines.push(`  cell         ${c.setting} | ${c.assistant} | user ${c.user}${c.rows !== null ? ` | ${c.rows} records` : ''}\n               ${c.dir}`);
+  for (const c of s.cells ?? [])
+    lines.push(`  cell         ${c.setting} | ${c.assistant} | user ${c.user}${c.rows !== null ? ` | ${c.rows} records` : ''}\n               ${c.dir}`);
   if (s.simulated) lines.push('  NOTE: sim:* is an offline simulator, not a model; what it produces says nothing about any assistant.');
   return lines.join('\n');
 }

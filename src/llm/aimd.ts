@@ -78,7 +78,14 @@ export class AimdController {
   }
 
   get stats(): AimdStats {
-    return { limit: this.limit, inFlight: this.inFlight, cuts: this.counts.cuts, lowest: this.counts.lowest, overloads: this.counts.overloads, successes: this.counts.successes };
+    return {
+      limit: this.limit,
+      inFlight: this.inFlight,
+      cuts: this.counts.cuts,
+      lowest: this.counts.lowest,
+      overloads: this.counts.overloads,
+      successes: this.counts.successes,
+    };
   }
 
   /** Waits (FIFO) until a call may start; rejects with the signal's reason if aborted while waiting. */

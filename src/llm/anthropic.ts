@@ -32,5 +32,4 @@ export class AnthropicProvider extends HttpProvider {
       finishReason: json.stop_reason ?? null,
     };
   }
-
 }

@@ -80,7 +80,8 @@ export class BedrockProvider implements Provider {
       throw bedrockError(error, this.modelId, signal);
     }
     const blocks = (out.output?.message?.content ?? []).filter((b): b is { text: string } => typeof (b as { text?: unknown }).text === 'string');
-    if (blocks.length === 0) throw new LlmCallError('bad_response', `Bedrock ${this.modelId}: the Converse response has no text content block`, { retryable: true });
+    if (blocks.length === 0)
+      throw new LlmCallError('bad_response', `Bedrock ${this.modelId}: the Converse response has no text content block`, { retryable: true });
     return {
       text: blocks.map((b) => b.text).join(''),
       usage: { inputTokens: out.usage?.inputTokens ?? 0, outputTokens: out.usage?.outputTokens ?? 0 },
@@ -155,16 +156,28 @@ export function bedrockError(error: unknown, modelId: string, signal?: AbortSign
   const where = `Bedrock ${modelId}`;
   if (signal?.aborted || name === 'AbortError') return new LlmCallError('aborted', `${where}: the call was aborted`, { retryable: false, cause: error });
   if (name === 'CredentialsProviderError' || /could not load credentials/i.test(message)) {
-    return new LlmCallError('config', `${where}: no AWS credentials: set AWS_PROFILE (run \`aws sso login\` for an SSO profile), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (${message})`, { retryable: false, cause: error });
+    return new LlmCallError(
+      'config',
+      `${where}: no AWS credentials: set AWS_PROFILE (run \`aws sso login\` for an SSO profile), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (${message})`,
+      { retryable: false, cause: error },
+    );
   }
   if (/region is missing/i.test(message)) {
-    return new LlmCallError('config', `${where}: no AWS region: set AWS_REGION, a region in the AWS profile, or region=... in the model spec`, { retryable: false, cause: error });
+    return new LlmCallError('config', `${where}: no AWS region: set AWS_REGION, a region in the AWS profile, or region=... in the model spec`, {
+      retryable: false,
+      cause: error,
+    });
   }
   const status = e.$metadata?.httpStatusCode ?? RETRYABLE_ERRORS[name];
   if (status !== undefined && status >= 400) {
     const retryable = name in RETRYABLE_ERRORS || isRetryableStatus(status);
     const retryAfterMs = parseRetryAfter(e.$response?.headers?.['retry-after']);
-    return new LlmCallError('http', `${where}: HTTP ${status} ${name}: ${message}`.slice(0, 600), { status, retryable, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), cause: error });
+    return new LlmCallError('http', `${where}: HTTP ${status} ${name}: ${message}`.slice(0, 600), {
+      status,
+      retryable,
+      ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      cause: error,
+    });
   }
   if (name === 'TimeoutError' || e.code === 'ETIMEDOUT' || /timed? ?out/i.test(message)) {
     return new LlmCallError('timeout', `${where}: timed out (${message})`, { retryable: true, cause: error });

@@ -99,7 +99,10 @@ export class LlmClient {
     const keyEnv = spec.keyEnv ?? http.keyEnv;
     const apiKey = env[keyEnv];
     if (!apiKey && baseUrl.includes(http.vendorHost)) {
-      throw usageError(`${modelId(spec)}: no API key; set ${keyEnv} (or key_env=VAR in the model spec)`, `for a local or self-hosted endpoint, set base_url=... in the spec or ${http.baseUrlEnv}`);
+      throw usageError(
+        `${modelId(spec)}: no API key; set ${keyEnv} (or key_env=VAR in the model spec)`,
+        `for a local or self-hosted endpoint, set base_url=... in the spec or ${http.baseUrlEnv}`,
+      );
     }
     // Whatever a server echoes back, this key is cut from every message and record.
     registerSecret(apiKey);
@@ -150,7 +153,9 @@ export class LlmClient {
       return { response: hit.response, cached: true, attempts: 0, latencyMs: hit.latencyMs, costUsd: this.costOf(hit.response.usage), cacheKey: key };
     }
     if (cache?.mode === 'replay') {
-      throw new LlmCallError('cache_miss', `--cache replay: no recorded answer for this ${request.purpose} call to ${this.id} (key ${key.slice(0, 12)})`, { retryable: false });
+      throw new LlmCallError('cache_miss', `--cache replay: no recorded answer for this ${request.purpose} call to ${this.id} (key ${key.slice(0, 12)})`, {
+        retryable: false,
+      });
     }
     const promptChars = request.system.length + request.messages.reduce((n, m) => n + m.content.length, 0);
     const estimate = Math.ceil(promptChars / 4) + request.params.maxTokens;
@@ -180,7 +185,11 @@ export class LlmClient {
           // A 200 with nothing in it is an unusable answer like a broken body: retried, then a
           // failure; never a turn or a judgment, and never cached.
           if (r.text.trim() === '') {
-            throw new LlmCallError('empty_response', `${this.id} returned an empty ${r.text === '' ? '' : 'whitespace-only '}completion (finish reason ${r.finishReason ?? 'none'})`, { retryable: true });
+            throw new LlmCallError(
+              'empty_response',
+              `${this.id} returned an empty ${r.text === '' ? '' : 'whitespace-only '}completion (finish reason ${r.finishReason ?? 'none'})`,
+              { retryable: true },
+            );
           }
           outcome = 'ok';
           // A server may echo a key in an answer too.

@@ -147,24 +147,35 @@ export class EmbeddingsClient implements Embedder {
     try {
       await Promise.all(writes);
     } catch (error) {
-      throw storageError(error, this.options.cacheDir) ?? new PlensError('E_STORAGE', 'the embeddings cache could not be written', { location: { file: this.options.cacheDir ?? '' }, cause: error });
+      throw (
+        storageError(error, this.options.cacheDir) ??
+        new PlensError('E_STORAGE', 'the embeddings cache could not be written', { location: { file: this.options.cacheDir ?? '' }, cause: error })
+      );
     }
     return texts.map((text) => vectors.get(text)!);
   }
 
   private async request(batch: string[], signal: AbortSignal): Promise<Float64Array[]> {
     this.stats.requests++;
-    const json = (await postJson(this.transport, this.endpoint, this.headers, { model: this.options.model, input: batch, encoding_format: 'float' }, signal)) as EmbeddingsResponse;
+    const json = (await postJson(
+      this.transport,
+      this.endpoint,
+      this.headers,
+      { model: this.options.model, input: batch, encoding_format: 'float' },
+      signal,
+    )) as EmbeddingsResponse;
     const data = json?.data;
     const bad = (why: string) => new LlmCallError('bad_response', `embeddings response from ${redactUrl(this.endpoint)}: ${why}`, { retryable: true });
-    if (!Array.isArray(data) || data.length !== batch.length) throw bad(`expected data with ${batch.length} embeddings, got ${Array.isArray(data) ? data.length : 'none'}`);
+    if (!Array.isArray(data) || data.length !== batch.length)
+      throw bad(`expected data with ${batch.length} embeddings, got ${Array.isArray(data) ? data.length : 'none'}`);
     const out: Float64Array[] = new Array(batch.length);
     let dimension: number | undefined;
     data.forEach((item, position) => {
       // Servers return items with their input index; order by it, defaulting to position.
       const index = typeof item?.index === 'number' ? item.index : position;
       const embedding = item?.embedding;
-      if (!Number.isInteger(index) || index < 0 || index >= batch.length || out[index] !== undefined) throw bad(`item ${position} has a bad or repeated index ${String(index)}`);
+      if (!Number.isInteger(index) || index < 0 || index >= batch.length || out[index] !== undefined)
+        throw bad(`item ${position} has a bad or repeated index ${String(index)}`);
       if (!Array.isArray(embedding) || embedding.length === 0 || !embedding.every((x) => typeof x === 'number' && Number.isFinite(x))) {
         throw bad(`item ${position}: embedding is not a non-empty list of finite numbers`);
       }

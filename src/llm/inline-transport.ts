@@ -64,6 +64,7 @@ function networkError(error: unknown, signal: AbortSignal, timedOut: boolean, ti
   if (signal.aborted) return new LlmCallError('aborted', 'call aborted', { retryable: false, cause: error });
   const code = (error as { code?: string }).code ?? '';
   if (timedOut) return new LlmCallError('timeout', `no complete answer within the ${timeouts.deadlineMs} ms call deadline`, { retryable: true, cause: error });
-  if (/TIMEOUT/.test(code)) return new LlmCallError('timeout', `${code.replace('UND_ERR_', '').toLowerCase().replace(/_/g, ' ')}`, { retryable: true, cause: error });
+  if (/TIMEOUT/.test(code))
+    return new LlmCallError('timeout', `${code.replace('UND_ERR_', '').toLowerCase().replace(/_/g, ' ')}`, { retryable: true, cause: error });
   return new LlmCallError('network', `${code || (error as Error).name}: ${(error as Error).message}`, { retryable: true, cause: error });
 }

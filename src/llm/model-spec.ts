@@ -53,7 +53,8 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
       (out as unknown as Record<string, number>)[NUMERIC[key as keyof typeof NUMERIC]] = n;
     } else if (key in TEXT) {
       if (key === 'base_url') checkBaseUrl(value, `${what} base_url`);
-      if (key === 'key_env' && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) throw usageError(`${what}: key_env must name an environment variable (letters, digits, _), got "${value}"`);
+      if (key === 'key_env' && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(value))
+        throw usageError(`${what}: key_env must name an environment variable (letters, digits, _), got "${value}"`);
       (out as unknown as Record<string, string>)[TEXT[key as keyof typeof TEXT]] = value;
     } else {
       throw usageError(`${what} "${spec}": unknown parameter "${key}"; known: ${[...Object.keys(NUMERIC), ...Object.keys(TEXT)].join(', ')}`);
@@ -63,9 +64,12 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
   const sdk = (PROVIDER_REGISTRY[provider] as ProviderEntry).sdk;
   if (sdk) {
     if (out.keyEnv !== undefined) throw usageError(`${what}: ${provider} takes no key_env; ${sdk.credentials}`);
-    if (out.region !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d+$/.test(out.region)) throw usageError(`${what}: region "${out.region}" is not an AWS region name such as us-west-2`);
+    if (out.region !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d+$/.test(out.region))
+      throw usageError(`${what}: region "${out.region}" is not an AWS region name such as us-west-2`);
   } else if (out.region !== undefined) {
-    throw usageError(`${what} "${redactSpec(spec)}": region is a parameter of ${PROVIDERS.filter((n) => (PROVIDER_REGISTRY[n] as ProviderEntry).sdk).join(', ')} only`);
+    throw usageError(
+      `${what} "${redactSpec(spec)}": region is a parameter of ${PROVIDERS.filter((n) => (PROVIDER_REGISTRY[n] as ProviderEntry).sdk).join(', ')} only`,
+    );
   }
   return out;
 }
@@ -81,7 +85,8 @@ export function checkBaseUrl(value: string, what: string): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw usageError(`${what}: scheme "${url.protocol}" is not supported; expected http:// or https://`);
   }
-  if (url.username || url.password) throw usageError(`${what}: credentials in the URL are not allowed; put the key in an environment variable and name it with key_env=VAR`);
+  if (url.username || url.password)
+    throw usageError(`${what}: credentials in the URL are not allowed; put the key in an environment variable and name it with key_env=VAR`);
 }
 
 /**

@@ -30,5 +30,4 @@ export class OpenAiProvider extends HttpProvider {
       finishReason: choice?.finish_reason ?? null,
     };
   }
-
 }

@@ -15,7 +15,15 @@ export interface SimulationFacts {
   /** Context blocks the assistant was given in this setting. */
   assistantContext?: { demographics: boolean; interactions: boolean; situation: boolean };
   /** For judge calls: what is judged. */
-  judge?: { dimension: string; target: string; terminated: boolean; assistantText: string; conversation: string; assistantTurns?: string[]; prefixConversations?: string[] };
+  judge?: {
+    dimension: string;
+    target: string;
+    terminated: boolean;
+    assistantText: string;
+    conversation: string;
+    assistantTurns?: string[];
+    prefixConversations?: string[];
+  };
 }
 
 /** The simulator's rules; part of its cache key, so replies of older rules are never served. */
@@ -128,7 +136,8 @@ function simulatedUser(facts: SimulationFacts, assistantTurns: number, prompt: s
   }
   // Some users volunteer a preference, others just ask on.
   const preference = facts.preferences[(assistantTurns - 1 + replicate) % Math.max(1, facts.preferences.length)];
-  if (preference && chance(`share:${facts.scenarioId}:${assistantTurns}:${replicate}`) < 0.6) return `Sounds good. For what it's worth, my ${preference.replace(/: /, ' is ')}.`;
+  if (preference && chance(`share:${facts.scenarioId}:${assistantTurns}:${replicate}`) < 0.6)
+    return `Sounds good. For what it's worth, my ${preference.replace(/: /, ' is ')}.`;
   return 'Sounds good, what are the options?';
 }
 
@@ -137,12 +146,15 @@ function simulatedAssistant(facts: SimulationFacts, assistantTurns: number, prom
   const seed = `${facts.scenarioId}:${settingKey(ctx)}:${replicate}:${assistantTurns}`;
   // The assistant sees the history as `User:` lines (the user agent as `[USER]:`).
   const lastUser = prompt.slice(Math.max(prompt.lastIndexOf('[USER]:'), prompt.lastIndexOf('\nUser:')));
-  if (/covers everything I needed|sort it out myself/.test(lastUser)) return lastUser.includes('covers everything') ? "You're all set, enjoy!" : 'Understood, sorry I could not help more.';
+  if (/covers everything I needed|sort it out myself/.test(lastUser))
+    return lastUser.includes('covers everything') ? "You're all set, enjoy!" : 'Understood, sorry I could not help more.';
   const parts = [assistantTurns === 0 ? 'Happy to help with that.' : 'Noted.'];
-  if (ctx.situation && facts.location && chance(`situation:${seed}`) < 0.7) parts.push(`Since you're in ${facts.location}${facts.timeOfDay ? ` this ${facts.timeOfDay.toLowerCase()}` : ''}, I'll keep that in mind.`);
+  if (ctx.situation && facts.location && chance(`situation:${seed}`) < 0.7)
+    parts.push(`Since you're in ${facts.location}${facts.timeOfDay ? ` this ${facts.timeOfDay.toLowerCase()}` : ''}, I'll keep that in mind.`);
   // With past interactions, the assistant applies a known preference unprompted, some turns.
   const known = facts.preferences.flatMap(valuesOf);
-  if (known.length && chance(`profile:${seed}`) < profileUse(ctx)) parts.push(`Based on your past requests I've gone with ${known[pick(`value:${seed}`, known.length)]}.`);
+  if (known.length && chance(`profile:${seed}`) < profileUse(ctx))
+    parts.push(`Based on your past requests I've gone with ${known[pick(`value:${seed}`, known.length)]}.`);
   // Any assistant may take up what the user just said, about half the time.
   const stated = /my .+? is (.+)\.$/.exec(lastUser.trim())?.[1];
   if (stated && chance(`echo:${seed}`) < 0.5) parts.push(`I'll go with ${valuesOf(`x: ${stated}`)[0] ?? stated}.`);
@@ -177,7 +189,9 @@ function simulatedJudge(facts: SimulationFacts): string {
     const turns = j.assistantTurns ?? [j.assistantText];
     // Each turn's noise is keyed as the per-prefix judgment of that prefix is, so both methods agree.
     const prefixNoise = (i: number) => [-1, 0, 0, 0, 1][pick(`p:${j.target}:${j.prefixConversations?.[i] ?? j.conversation}`, 5)]!;
-    const lines = turns.map((_, i) => `Turn ${i + 1} Personalization Score: ${clamp(1 + Math.min(3, preferencesUsed(turns.slice(0, i + 1).join('\n'))) + prefixNoise(i), 1, 4)}`);
+    const lines = turns.map(
+      (_, i) => `Turn ${i + 1} Personalization Score: ${clamp(1 + Math.min(3, preferencesUsed(turns.slice(0, i + 1).join('\n'))) + prefixNoise(i), 1, 4)}`,
+    );
     return `<response>\n${lines.join('\n')}\nJustification: (simulated judge) after each turn, 1 + preferences applied so far, capped at 4, give or take one.\n</response>`;
   }
   if (j.dimension === 'personalization') {

@@ -1,11 +1,11 @@
-import { existsSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename } from 'node:path';
 import type { Workspace } from '../core/workspace.js';
-import type { WorkCost } from '../engine/stage-runner.js';
+import { addCost, zeroCost, type WorkCost } from '../engine/stage-runner.js';
 import { costOfTokens, parseModelSpec, unpriced } from '../llm/model-spec.js';
 import { runDialogues } from '../benchmarks/personalens/dialogues-stage.js';
 import { runJudge } from '../benchmarks/personalens/judge-stage.js';
 import type { LlmStageOptions } from '../benchmarks/personalens/llm-stage-options.js';
+import { dialogueCell } from '../benchmarks/personalens/records.js';
 import type { Setting } from '../benchmarks/personalens/settings.js';
 import type { Pipeline } from './pipeline.js';
 import { llmStageOptionsOf } from './run-settings.js';
@@ -32,14 +32,23 @@ export interface CellPlan {
   judge?: CellWork;
 }
 
-const ZERO: WorkCost = { calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
-
 /** The stage options a pipeline implies (limits, prompts, retries), for a real run or a dry run. */
-export function stageOptions(p: Pipeline, workspace: Workspace, o: { signal: AbortSignal; dryRun: boolean; progress: boolean; retryFailed: boolean; concurrency: number }): LlmStageOptions {
+export function stageOptions(
+  p: Pipeline,
+  workspace: Workspace,
+  o: { signal: AbortSignal; dryRun: boolean; progress: boolean; retryFailed: boolean; concurrency: number },
+): LlmStageOptions {
   return llmStageOptionsOf(
     // A dry run calls nothing, so it need not open the cache.
     { ...p.limits, cache: o.dryRun ? 'off' : p.limits.cache, concurrency: o.concurrency },
-    { workspace, ...(p.dialogues?.prompts ? { prompts: p.dialogues.prompts } : {}), signal: o.signal, dryRun: o.dryRun, progress: o.progress, retryFailed: o.retryFailed },
+    {
+      workspace,
+      ...(p.dialogues?.prompts ? { prompts: p.dialogues.prompts } : {}),
+      signal: o.signal,
+      dryRun: o.dryRun,
+      progress: o.progress,
+      retryFailed: o.retryFailed,
+    },
   );
 }
 
@@ -56,14 +65,26 @@ export async function planCells(p: Pipeline, workspace: Workspace, signal: Abort
   const out: CellPlan[] = [];
   const base = stageOptions(p, workspace, { signal, dryRun: true, progress: false, retryFailed, concurrency: 1 });
   for (const { assistant, setting } of gridOf(p)) {
-    const d = await runDialogues({ ...base, assistants: [assistant], settings: [setting], ...(p.dialogues!.user ? { user: p.dialogues!.user } : {}), replicates: p.dialogues!.replicates });
+    const d = await runDialogues({
+      ...base,
+      assistants: [assistant],
+      settings: [setting],
+      ...(p.dialogues!.user ? { user: p.dialogues!.user } : {}),
+      replicates: p.dialogues!.replicates,
+    });
     const dir = d.cells[0]!.dir;
     const cell: CellPlan = {
       id: basename(dir),
       dir,
       assistant,
       setting,
-      dialogues: { done: d.already_done, pending: d.planned, failed: retryFailed ? 0 : d.already_failed, estimate: d.estimate ?? { ...ZERO }, priceUnknown: d.price_unknown },
+      dialogues: {
+        done: d.already_done,
+        pending: d.planned,
+        failed: retryFailed ? 0 : d.already_failed,
+        estimate: d.estimate ?? zeroCost(),
+        priceUnknown: d.price_unknown,
+      },
     };
     if (p.judge) cell.judge = await planJudgeCell(p, cell, base);
     out.push(cell);
@@ -74,13 +95,13 @@ export async function planCells(p: Pipeline, workspace: Workspace, signal: Abort
 /** Judgments left in a cell: those of dialogues already made (the judge's dry run), plus an estimate for the dialogues still to come. */
 async function planJudgeCell(p: Pipeline, cell: CellPlan, base: LlmStageOptions): Promise<CellWork> {
   const judge = p.judge!;
-  const work: CellWork = { done: 0, pending: 0, failed: 0, estimate: { ...ZERO }, priceUnknown: unpriced([parseModelSpec(judge.model)]) };
-  if (existsSync(join(cell.dir, 'dialogues.parquet'))) {
+  const work: CellWork = { done: 0, pending: 0, failed: 0, estimate: zeroCost(), priceUnknown: unpriced([parseModelSpec(judge.model)]) };
+  if (dialogueCell(cell.dir).isCompacted()) {
     const j = await runJudge({ ...base, judge: judge.model, dimensions: judge.dimensions, dialogueDirs: [cell.dir] });
     work.done = j.already_done;
     work.pending = j.planned;
     work.failed = j.already_failed;
-    work.estimate = j.estimate ?? { ...ZERO };
+    work.estimate = j.estimate ?? zeroCost();
   }
   const coming = cell.dialogues.pending;
   if (coming > 0) {
@@ -94,23 +115,26 @@ async function planJudgeCell(p: Pipeline, cell: CellPlan, base: LlmStageOptions)
     const outputTokens = coming * (perDialogue * 200 + chainLines);
     work.pending += coming * perDialogue;
     work.estimated = true;
-    work.estimate.calls += coming * perDialogue;
-    work.estimate.inputTokens += inputTokens;
-    work.estimate.outputTokens += outputTokens;
-    work.estimate.costUsd += costOfTokens(spec, { inputTokens, outputTokens });
+    addCost(work.estimate, {
+      calls: coming * perDialogue,
+      cachedCalls: 0,
+      inputTokens,
+      outputTokens,
+      costUsd: costOfTokens(spec, { inputTokens, outputTokens }),
+    });
   }
   return work;
 }
 
 export function sumWork(cells: CellWork[]): CellWork {
-  const t: CellWork = { done: 0, pending: 0, failed: 0, estimate: { ...ZERO } };
+  const t: CellWork = { done: 0, pending: 0, failed: 0, estimate: zeroCost() };
   for (const c of cells) {
     t.done += c.done;
     t.pending += c.pending;
     t.failed += c.failed;
     t.estimated ||= Boolean(c.estimated);
     t.priceUnknown = [...new Set([...(t.priceUnknown ?? []), ...(c.priceUnknown ?? [])])];
-    for (const k of Object.keys(t.estimate) as Array<keyof WorkCost>) t.estimate[k] += c.estimate[k];
+    addCost(t.estimate, c.estimate);
   }
   return t;
 }

@@ -9,6 +9,7 @@ import type { WorkCost } from '../engine/stage-runner.js';
 import { runDialogues } from '../benchmarks/personalens/dialogues-stage.js';
 import { runJudge } from '../benchmarks/personalens/judge-stage.js';
 import { runScenarios } from '../benchmarks/personalens/scenarios/stage.js';
+import { dialogueCell } from '../benchmarks/personalens/records.js';
 import { collectTables } from '../tables/tables.js';
 import { buildWarehouse } from '../warehouse/build.js';
 import { formatEstimatedCost } from '../engine/stage-summary.js';
@@ -38,7 +39,15 @@ export interface StepResult {
   work: number;
   detail: string;
   reason?: string;
-  cells?: Array<{ id: string; assistant: string; setting: string; status: StepStatus; work: CellWork; new?: { ok: number; failed: number; failure_reasons: Record<string, number> }; error?: string }>;
+  cells?: Array<{
+    id: string;
+    assistant: string;
+    setting: string;
+    status: StepStatus;
+    work: CellWork;
+    new?: { ok: number; failed: number; failure_reasons: Record<string, number> };
+    error?: string;
+  }>;
   estimate?: WorkCost;
   /** With an estimate: the models whose spec gives no price, left out of its cost. */
   price_unknown?: string[];
@@ -104,7 +113,13 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
               scratch = mkdtempSync(join(tmpdir(), 'plens-plan-'));
               planWs = new Workspace(scratch);
               const r = await runImport({ from: p.data.from, ...(p.data.schema ? { schema: p.data.schema } : {}), workspace: planWs });
-              finish({ step, status: 'would-run', work: 1, detail: `would import ${r.users} users, ${r.scenarios.sd + r.scenarios.md} scenarios from ${p.data.from}`, reason: state['import'] ? 'the data changed' : 'not imported yet' });
+              finish({
+                step,
+                status: 'would-run',
+                work: 1,
+                detail: `would import ${r.users} users, ${r.scenarios.sd + r.scenarios.md} scenarios from ${p.data.from}`,
+                reason: state['import'] ? 'the data changed' : 'not imported yet',
+              });
             } else {
               const r = await runImport({ from: p.data.from, ...(p.data.schema ? { schema: p.data.schema } : {}), workspace: ws, progress: o.progress });
               await save('import', inputs, manifestStamp(ws.datasetDir)!);
@@ -121,7 +136,13 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
                 planWs = new Workspace(scratch);
               }
               const r = await runScenarios(planWs, p.selection);
-              finish({ step, status: 'would-run', work: 1, detail: `would select ${r.scenarios.total} scenarios (${r.scenarios.sd} SD + ${r.scenarios.md} MD)`, reason: 'the selection or the import changed' });
+              finish({
+                step,
+                status: 'would-run',
+                work: 1,
+                detail: `would select ${r.scenarios.total} scenarios (${r.scenarios.sd} SD + ${r.scenarios.md} MD)`,
+                reason: 'the selection or the import changed',
+              });
             } else {
               const r = await runScenarios(ws, p.selection);
               await save('scenarios', stepInputs('scenarios', p), manifestStamp(ws.scenariosDir)!);
@@ -132,7 +153,8 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
           case 'dialogues': {
             if (scratch) {
               // The scratch view sees the real outputs, so done keys count as done in the plan.
-              for (const d of ['dialogues', 'judgments']) if (existsSync(join(ws.root, d)) && !existsSync(join(scratch, d))) symlinkSync(join(ws.root, d), join(scratch, d), 'dir');
+              for (const d of ['dialogues', 'judgments'])
+                if (existsSync(join(ws.root, d)) && !existsSync(join(scratch, d))) symlinkSync(join(ws.root, d), join(scratch, d), 'dir');
             }
             cells = await planCells(p, planWs, o.signal, o.retryFailed);
             finish(o.dryRun ? planStep('dialogues', cells, (c) => c.dialogues) : await runDialogueCells(p, ws, cells, o));
@@ -145,35 +167,60 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
           }
           case 'warehouse': {
             const inputs = stepInputs('warehouse', p);
-            if (!upstreamChanged(step) && isCurrent('warehouse', p, state, { inputs })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.warehouse})` });
+            if (!upstreamChanged(step) && isCurrent('warehouse', p, state, { inputs }))
+              finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.warehouse})` });
             else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would build ${p.warehouse}` });
             else {
               const r = await buildWarehouse({ workspace: ws, dbPath: p.warehouse, lexical: p.lexical });
               // Fingerprinted after the build: the inputs are what this build read.
               await save('warehouse', inputs, fileStamp(p.warehouse)!);
-              finish({ step, status: 'ran', work: 1, detail: `built ${r.db} (${r.relations.filter((x) => x.type === 'view').length} views${r.skipped.length ? `; skipped ${r.skipped.map((s) => s.file).join(', ')}` : ''})` });
+              finish({
+                step,
+                status: 'ran',
+                work: 1,
+                detail: `built ${r.db} (${r.relations.filter((x) => x.type === 'view').length} views${r.skipped.length ? `; skipped ${r.skipped.map((s) => s.file).join(', ')}` : ''})`,
+              });
             }
             break;
           }
           case 'tables': {
-            if (!upstreamChanged(step) && isCurrent('tables', p, state, { tables: graph.tables })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.tables.outDir})` });
-            else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would render ${graph.tables.length} table(s) as ${p.tables.formats.join(', ')} in ${p.tables.outDir}` });
+            if (!upstreamChanged(step) && isCurrent('tables', p, state, { tables: graph.tables }))
+              finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.tables.outDir})` });
+            else if (o.dryRun)
+              finish({
+                step,
+                status: 'would-run',
+                work: 1,
+                detail: `would render ${graph.tables.length} table(s) as ${p.tables.formats.join(', ')} in ${p.tables.outDir}`,
+              });
             else {
               // One pass over the views for every format (each result view is computed once).
-              const r = await collectTables({ dbPath: p.warehouse, format: p.tables.formats[0] ?? 'md', formats: p.tables.formats, outDir: p.tables.outDir, only: graph.tables });
+              const r = await collectTables({
+                dbPath: p.warehouse,
+                format: p.tables.formats[0] ?? 'md',
+                formats: p.tables.formats,
+                outDir: p.tables.outDir,
+                only: graph.tables,
+              });
               const files = r.files.length;
               const missing = new Set(r.missing.map((m) => m.name));
               const now = stepInputs('tables', p);
               for (const t of graph.tables) state[tableStateKey(t)] = { inputs: now };
               await writeState(p, state);
-              finish({ step, status: 'ran', work: 1, detail: `wrote ${files} file(s) to ${p.tables.outDir}${missing.size ? ` (not in the warehouse: ${[...missing].join(', ')})` : ''}` });
+              finish({
+                step,
+                status: 'ran',
+                work: 1,
+                detail: `wrote ${files} file(s) to ${p.tables.outDir}${missing.size ? ` (not in the warehouse: ${[...missing].join(', ')})` : ''}`,
+              });
             }
             break;
           }
           case 'report': {
             const r = p.report!;
             const inputs = stepInputs('report', p);
-            if (!upstreamChanged(step) && isCurrent('report', p, state, { inputs })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${reportFile})` });
+            if (!upstreamChanged(step) && isCurrent('report', p, state, { inputs }))
+              finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${reportFile})` });
             else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would write the report to ${r.out}` });
             else {
               // Imported only when a report is written: it is the heaviest module and most targets need none.
@@ -189,7 +236,12 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
       } catch (error) {
         // Without --keep-going a thrown error stops make with its own code (usage, prerequisite, ...).
         if (!o.keepGoing) throw error;
-        finish({ step, status: 'failed', work: 0, detail: `failed: ${error instanceof PlensError ? `${error.code}: ${error.message}` : (error as Error).message}` });
+        finish({
+          step,
+          status: 'failed',
+          work: 0,
+          detail: `failed: ${error instanceof PlensError ? `${error.code}: ${error.message}` : (error as Error).message}`,
+        });
       }
     }
   } finally {
@@ -231,7 +283,13 @@ function planStep(step: 'dialogues' | 'judge', cells: CellPlan[], of: (c: CellPl
     status: total.pending > 0 ? 'would-run' : total.failed > 0 ? 'failed' : 'up-to-date',
     work: total.pending,
     detail: `${cells.length} cell(s): ${fmtWork(total)}`,
-    cells: cells.map((c) => ({ id: c.id, assistant: c.assistant, setting: c.setting, status: of(c).pending > 0 ? 'would-run' : of(c).failed > 0 ? 'failed' : 'up-to-date', work: of(c) })),
+    cells: cells.map((c) => ({
+      id: c.id,
+      assistant: c.assistant,
+      setting: c.setting,
+      status: of(c).pending > 0 ? 'would-run' : of(c).failed > 0 ? 'failed' : 'up-to-date',
+      work: of(c),
+    })),
     estimate: total.estimate,
     price_unknown: total.priceUnknown ?? [],
   };
@@ -239,7 +297,13 @@ function planStep(step: 'dialogues' | 'judge', cells: CellPlan[], of: (c: CellPl
 
 /** Runs the grid's cells that have work left, `limits.cells` at a time, each with its own concurrency. */
 async function runDialogueCells(p: Pipeline, ws: Workspace, cells: CellPlan[], o: MakeOptions): Promise<StepResult> {
-  const base = stageOptions(p, ws, { signal: o.signal, dryRun: false, progress: o.progress && p.limits.cells === 1, retryFailed: o.retryFailed, concurrency: p.limits.concurrency });
+  const base = stageOptions(p, ws, {
+    signal: o.signal,
+    dryRun: false,
+    progress: o.progress && p.limits.cells === 1,
+    retryFailed: o.retryFailed,
+    concurrency: p.limits.concurrency,
+  });
   let stop = false;
   const results = await pMap(
     cells,
@@ -254,9 +318,19 @@ async function runDialogueCells(p: Pipeline, ws: Workspace, cells: CellPlan[], o
       }
       if (stop || o.signal.aborted) return { ...entry, status: 'not-run' };
       try {
-        const s = await runDialogues({ ...base, assistants: [c.assistant], settings: [c.setting], ...(p.dialogues!.user ? { user: p.dialogues!.user } : {}), replicates: p.dialogues!.replicates });
+        const s = await runDialogues({
+          ...base,
+          assistants: [c.assistant],
+          settings: [c.setting],
+          ...(p.dialogues!.user ? { user: p.dialogues!.user } : {}),
+          replicates: p.dialogues!.replicates,
+        });
         const failedNow = s.failed + (o.retryFailed ? 0 : s.already_failed);
-        const line = { ...entry, status: (failedNow > 0 ? 'failed' : 'ran') as StepStatus, new: { ok: s.ok, failed: s.failed, failure_reasons: s.failure_reasons } };
+        const line = {
+          ...entry,
+          status: (failedNow > 0 ? 'failed' : 'ran') as StepStatus,
+          new: { ok: s.ok, failed: s.failed, failure_reasons: s.failure_reasons },
+        };
         if (failedNow > 0) stop ||= !o.keepGoing;
         o.log(`  dialogues  ${c.setting} | ${c.assistant}: ${s.ok} ok, ${s.failed} failed${s.failed ? ` (${reasons(s.failure_reasons)})` : ''}`);
         return failedNow > 0 ? { ...line, error: `${failedNow} dialogue(s) failed${s.failed ? `: ${reasons(s.failure_reasons)}` : ''}` } : line;
@@ -275,7 +349,9 @@ async function runDialogueCells(p: Pipeline, ws: Workspace, cells: CellPlan[], o
     work,
     detail: bad.length
       ? `${bad.length} of ${cells.length} cell(s) failed: ${bad.map((b) => `${b.setting} | ${b.assistant}: ${b.error}`).join('; ')}`
-      : work === 0 ? `up to date (${cells.length} cells)` : `${work} new dialogue(s) in ${results.filter((r) => r.status === 'ran').length} of ${cells.length} cell(s)`,
+      : work === 0
+        ? `up to date (${cells.length} cells)`
+        : `${work} new dialogue(s) in ${results.filter((r) => r.status === 'ran').length} of ${cells.length} cell(s)`,
     cells: results,
   };
 }
@@ -283,14 +359,27 @@ async function runDialogueCells(p: Pipeline, ws: Workspace, cells: CellPlan[], o
 /** The judge over the pipeline's cells at once: its output is one partition, written by one writer. */
 async function runJudgeStep(p: Pipeline, ws: Workspace, cells: CellPlan[], o: MakeOptions): Promise<StepResult> {
   const judge = p.judge!;
-  const dirs = cells.map((c) => c.dir).filter((d) => existsSync(join(d, 'dialogues.parquet')));
+  const dirs = cells.map((c) => c.dir).filter((d) => dialogueCell(d).isCompacted());
   const total = sumWork(cells.map((c) => c.judge!));
   if (dirs.length === 0) return { step: 'judge', status: 'up-to-date', work: 0, detail: 'no dialogues to judge yet' };
-  const options = { ...stageOptions(p, ws, { signal: o.signal, dryRun: false, progress: o.progress, retryFailed: o.retryFailed, concurrency: p.limits.concurrency * p.limits.cells }), judge: judge.model, dimensions: judge.dimensions, reask: judge.reask, dialogueDirs: dirs };
+  const options = {
+    ...stageOptions(p, ws, {
+      signal: o.signal,
+      dryRun: false,
+      progress: o.progress,
+      retryFailed: o.retryFailed,
+      concurrency: p.limits.concurrency * p.limits.cells,
+    }),
+    judge: judge.model,
+    dimensions: judge.dimensions,
+    reask: judge.reask,
+    dialogueDirs: dirs,
+  };
   const plan = await runJudge({ ...options, dryRun: true, cache: 'off' });
   const judgeDir = plan.dir;
   if (plan.planned === 0 && !needsCompaction(judgeDir, 'judgments')) {
-    if (total.failed > 0) return { step: 'judge', status: 'failed', work: 0, detail: `${total.failed} judgment(s) recorded failed or unparsed (--retry-failed reruns them)` };
+    if (total.failed > 0)
+      return { step: 'judge', status: 'failed', work: 0, detail: `${total.failed} judgment(s) recorded failed or unparsed (--retry-failed reruns them)` };
     return { step: 'judge', status: 'up-to-date', work: 0, detail: `up to date (${total.done} judgments)` };
   }
   const s = await runJudge(options);
@@ -304,13 +393,18 @@ async function runJudgeStep(p: Pipeline, ws: Workspace, cells: CellPlan[], o: Ma
 }
 
 function reasons(r: Record<string, number>): string {
-  return Object.entries(r).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} x${v}`).join(', ');
+  return Object.entries(r)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} x${v}`)
+    .join(', ');
 }
 
 function fmtWork(w: CellWork): string {
   const n = (x: number) => Math.round(x).toLocaleString('en-US');
   const left = `${n(w.pending)}${w.estimated ? ' (estimated)' : ''} left, ${n(w.done)} done, ${n(w.failed)} failed`;
-  return w.pending > 0 ? `${left}; ~${n(w.estimate.calls)} calls, ~${n(w.estimate.inputTokens)} in + ~${n(w.estimate.outputTokens)} out tokens, ${formatEstimatedCost(w.estimate.costUsd, w.priceUnknown ?? []).replace(/ \(prices from the model specs\)$/, '')}` : left;
+  return w.pending > 0
+    ? `${left}; ~${n(w.estimate.calls)} calls, ~${n(w.estimate.inputTokens)} in + ~${n(w.estimate.outputTokens)} out tokens, ${formatEstimatedCost(w.estimate.costUsd, w.priceUnknown ?? []).replace(/ \(prices from the model specs\)$/, '')}`
+    : left;
 }
 
 const LABEL: Record<StepStatus, string> = { 'up-to-date': 'up to date', ran: 'done', 'would-run': 'to do', failed: 'FAILED', 'not-run': 'not run' };
@@ -332,7 +426,16 @@ export function formatMake(r: MakeResult): string {
     const cost = est.reduce((n, e) => n + e.costUsd, 0);
     const calls = est.reduce((n, e) => n + e.calls, 0);
     const unknown = [...new Set(r.steps.filter((s) => s.status === 'would-run').flatMap((s) => s.price_unknown ?? []))];
-    lines.push(r.work === 0 ? 'plan: nothing to do: every target is up to date' : `plan: ${r.steps.filter((s) => s.status === 'would-run').map((s) => s.step).join(', ')} to run; ~${Math.round(calls).toLocaleString('en-US')} calls, ${formatEstimatedCost(cost, unknown).replace('model specs', "pipeline's model specs")}. Nothing was run.`);
+    lines.push(
+      r.work === 0
+        ? 'plan: nothing to do: every target is up to date'
+        : `plan: ${r.steps
+            .filter((s) => s.status === 'would-run')
+            .map((s) => s.step)
+            .join(
+              ', ',
+            )} to run; ~${Math.round(calls).toLocaleString('en-US')} calls, ${formatEstimatedCost(cost, unknown).replace('model specs', "pipeline's model specs")}. Nothing was run.`,
+    );
   } else if (r.failed.length) {
     lines.push(`make: FAILED: ${r.failed.join(', ')} (${(r.elapsed_ms / 1000).toFixed(1)} s)`);
   } else if (r.up_to_date) {

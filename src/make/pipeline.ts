@@ -71,10 +71,15 @@ export function loadPipeline(path: string, env: NodeJS.ProcessEnv = process.env,
     const e = doc.errors[0]!;
     const pos = lineCounter.linePos(e.pos[0]);
     const tooDeep = /call stack/i.test(e.message);
-    throw new PlensError('E_INPUT_JSON', tooDeep ? 'not a usable pipeline: the YAML is nested too deeply' : `not valid YAML: ${e.message.split('\n')[0]}`, { location: { file, line: pos.line, column: pos.col } });
+    throw new PlensError('E_INPUT_JSON', tooDeep ? 'not a usable pipeline: the YAML is nested too deeply' : `not valid YAML: ${e.message.split('\n')[0]}`, {
+      location: { file, line: pos.line, column: pos.col },
+    });
   }
   const locate = (pointer: string): InputLocation => {
-    const path = pointer.split('/').slice(1).map((k) => (/^\d+$/.test(k) ? Number(k) : k.replace(/~1/g, '/').replace(/~0/g, '~')));
+    const path = pointer
+      .split('/')
+      .slice(1)
+      .map((k) => (/^\d+$/.test(k) ? Number(k) : k.replace(/~1/g, '/').replace(/~0/g, '~')));
     // The deepest node that exists: a missing field is reported where its parent is.
     for (let n = path.length; n >= 0; n--) {
       const node = doc.getIn(path.slice(0, n), true) as { range?: [number, number, number] } | undefined;
@@ -85,7 +90,12 @@ export function loadPipeline(path: string, env: NodeJS.ProcessEnv = process.env,
     }
     return { file, pointer };
   };
-  const raw = substitute(guardYaml(file, () => doc.toJS({ maxAliasCount: 100 })), '', env, locate);
+  const raw = substitute(
+    guardYaml(file, () => doc.toJS({ maxAliasCount: 100 })),
+    '',
+    env,
+    locate,
+  );
   try {
     assertValid<PipelineFile>('plens:pipeline', raw, { file });
   } catch (error) {
@@ -93,7 +103,10 @@ export function loadPipeline(path: string, env: NodeJS.ProcessEnv = process.env,
       // An unexpected field is reported at the field itself (ajv points at the object holding it).
       const extra = /^unexpected field "(.*)"$/.exec(error.message);
       const pointer = (error.location.pointer ?? '') + (extra ? `/${escapePointer(extra[1]!)}` : '');
-      throw new PlensError('E_INPUT_SCHEMA', error.message, { location: locate(pointer), hint: 'the format is in schemas/pipeline.schema.json and README.md (Pipelines)' });
+      throw new PlensError('E_INPUT_SCHEMA', error.message, {
+        location: locate(pointer),
+        hint: 'the format is in schemas/pipeline.schema.json and README.md (Pipelines)',
+      });
     }
     throw error;
   }
@@ -152,7 +165,8 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
     try {
       parseModelSpec(spec, pointer);
     } catch (error) {
-      if (error instanceof PlensError) throw new PlensError(error.code, error.message, { location: locate(pointer), ...(error.hint ? { hint: error.hint } : {}) });
+      if (error instanceof PlensError)
+        throw new PlensError(error.code, error.message, { location: locate(pointer), ...(error.hint ? { hint: error.hint } : {}) });
       throw error;
     }
   };
@@ -163,7 +177,8 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
 
   const known = new Set(PAPER_TABLES.map((t) => t.name));
   p.tables?.only?.forEach((t, i) => {
-    if (!known.has(t)) throw new PlensError('E_INPUT_SCHEMA', `unknown table "${t}"; known: ${[...known].join(', ')}`, { location: locate(`/tables/only/${i}`) });
+    if (!known.has(t))
+      throw new PlensError('E_INPUT_SCHEMA', `unknown table "${t}"; known: ${[...known].join(', ')}`, { location: locate(`/tables/only/${i}`) });
   });
 
   const selection = scenarioSelectionOf(p.scenarios, locate);

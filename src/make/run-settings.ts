@@ -42,12 +42,48 @@ interface LimitSetting<K extends keyof RunLimits> {
 export const LIMIT_SETTINGS: { [K in keyof RunLimits]: LimitSetting<K> } = {
   cells: { flag: 'cells', field: 'cells', default: 2, check: 'count>=1', describe: () => 'Grid cells (assistant x setting) run at once' },
   concurrency: { flag: 'concurrency', field: 'concurrency', default: 16, check: 'count>=1', describe: (what) => `${what} in flight at once` },
-  cache: { flag: 'cache', field: 'cache', default: 'on', check: 'cache', describe: () => 'Call cache: on (use+record), off, read (use only), write (record only), replay (use; a miss fails)' },
-  retries: { flag: 'retries', field: 'retries', default: 6, check: 'count>=0', describe: () => 'Retries per call on 408/409/429/5xx, resets, timeouts and unreadable answers (never on 400/401/403/404)' },
-  retryDelayMs: { flag: 'retry-delay-ms', field: 'retry_delay_ms', default: 1000, check: 'number>=0', describe: () => 'First backoff delay; doubles per retry with jitter, at most 60 s; a Retry-After header is always honoured' },
-  retryWindowS: { flag: 'retry-window', field: 'retry_window_s', default: 600, check: 'number>=0', describe: () => 'Seconds after which a call stops retrying' },
-  callTimeoutS: { flag: 'call-timeout', field: 'call_timeout_s', default: 180, check: 'seconds>0', describe: () => 'Seconds one attempt may take, start to last byte' },
-  connectTimeoutS: { flag: 'connect-timeout', field: 'connect_timeout_s', default: 10, check: 'seconds>0', describe: () => 'Seconds to establish a connection' },
+  cache: {
+    flag: 'cache',
+    field: 'cache',
+    default: 'on',
+    check: 'cache',
+    describe: () => 'Call cache: on (use+record), off, read (use only), write (record only), replay (use; a miss fails)',
+  },
+  retries: {
+    flag: 'retries',
+    field: 'retries',
+    default: 6,
+    check: 'count>=0',
+    describe: () => 'Retries per call on 408/409/429/5xx, resets, timeouts and unreadable answers (never on 400/401/403/404)',
+  },
+  retryDelayMs: {
+    flag: 'retry-delay-ms',
+    field: 'retry_delay_ms',
+    default: 1000,
+    check: 'number>=0',
+    describe: () => 'First backoff delay; doubles per retry with jitter, at most 60 s; a Retry-After header is always honoured',
+  },
+  retryWindowS: {
+    flag: 'retry-window',
+    field: 'retry_window_s',
+    default: 600,
+    check: 'number>=0',
+    describe: () => 'Seconds after which a call stops retrying',
+  },
+  callTimeoutS: {
+    flag: 'call-timeout',
+    field: 'call_timeout_s',
+    default: 180,
+    check: 'seconds>0',
+    describe: () => 'Seconds one attempt may take, start to last byte',
+  },
+  connectTimeoutS: {
+    flag: 'connect-timeout',
+    field: 'connect_timeout_s',
+    default: 10,
+    check: 'seconds>0',
+    describe: () => 'Seconds to establish a connection',
+  },
 };
 
 export const LIMIT_KEYS = Object.keys(LIMIT_SETTINGS) as Array<keyof RunLimits>;
@@ -109,7 +145,11 @@ export function resolveLimits(sources: LimitSources): RunLimits {
       out[key] = flag;
     } else if (field !== undefined) {
       const problem = checkValue(s.check, field);
-      if (problem) throw new PlensError('E_INPUT_SCHEMA', `limits.${s.field} ${problem}`, { location: sources.pipeline!.locate(`/limits/${s.field}`), hint: 'the format is in schemas/pipeline.schema.json and README.md (Pipelines)' });
+      if (problem)
+        throw new PlensError('E_INPUT_SCHEMA', `limits.${s.field} ${problem}`, {
+          location: sources.pipeline!.locate(`/limits/${s.field}`),
+          hint: 'the format is in schemas/pipeline.schema.json and README.md (Pipelines)',
+        });
       out[key] = field;
     }
   }

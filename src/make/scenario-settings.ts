@@ -20,7 +20,8 @@ export interface ScenarioSelectionInput {
  * turns an error into one at the field's line in the file; without it errors keep naming the flag.
  */
 export function scenarioSelectionOf(s: ScenarioSelectionInput, locate?: (pointer: string) => InputLocation): ScenarioSelection {
-  if (locate && s.seed !== undefined && s.random === undefined) throw new PlensError('E_INPUT_SCHEMA', 'seed only applies with random', { location: locate('/scenarios/seed') });
+  if (locate && s.seed !== undefined && s.random === undefined)
+    throw new PlensError('E_INPUT_SCHEMA', 'seed only applies with random', { location: locate('/scenarios/seed') });
   const selection: ScenarioSelection = { kind: s.kind };
   if (s.sample !== undefined) selection.sample = Number(String(s.sample).replace('sample_', '')) as SampleSize;
   if (s.users !== undefined) {
@@ -31,7 +32,14 @@ export function scenarioSelectionOf(s: ScenarioSelectionInput, locate?: (pointer
       throw new PlensError('E_INPUT_SCHEMA', (error as Error).message.replace('--users', 'users'), { location: locate('/scenarios/users') });
     }
   }
-  if (s.domains !== undefined) selection.domains = typeof s.domains === 'string' ? s.domains.split(',').map((d) => d.trim()).filter(Boolean) : s.domains;
+  if (s.domains !== undefined)
+    selection.domains =
+      typeof s.domains === 'string'
+        ? s.domains
+            .split(',')
+            .map((d) => d.trim())
+            .filter(Boolean)
+        : s.domains;
   if (s.random !== undefined) selection.random = s.random;
   if (s.seed !== undefined) selection.seed = s.seed;
   return selection;

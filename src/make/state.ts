@@ -83,7 +83,15 @@ export function manifestStamp(dir: string): string | null {
 
 export function importInputs(p: Pipeline): string {
   const schema = p.data.schema ?? join(dirname(p.data.from), 'res', 'schema.json');
-  return hash(['import', plensVersion, DATASET_FORMAT, p.data.from, p.data.schema ?? null, fileStats(p.data.from), existsSync(schema) ? fileStamp(schema) : null]);
+  return hash([
+    'import',
+    plensVersion,
+    DATASET_FORMAT,
+    p.data.from,
+    p.data.schema ?? null,
+    fileStats(p.data.from),
+    existsSync(schema) ? fileStamp(schema) : null,
+  ]);
 }
 
 export function scenariosInputs(p: Pipeline): string {

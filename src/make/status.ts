@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { Workspace } from '../core/workspace.js';
 import type { Partition } from '../engine/partition.js';
 import { dialogueCell, judgeFolder } from '../benchmarks/personalens/records.js';
@@ -67,16 +66,35 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
   const cells: StatusResult['cells'] = [];
   if (scenariosDone && p.dialogues) {
     const plans = await planCells(p, ws, signal);
-    const judgeDir = p.judge ? (await judgeDirOf(p, ws, signal, plans.map((c) => c.dir))) : null;
+    const judgeDir = p.judge
+      ? await judgeDirOf(
+          p,
+          ws,
+          signal,
+          plans.map((c) => c.dir),
+        )
+      : null;
     const judgeLogs = judgeDir ? await readPartition(judgeFolder(judgeDir)) : null;
     for (const c of plans) {
       const d = await readPartition(dialogueCell(c.dir));
-      const dialogues: WorkStatus = { done: c.dialogues.done, pending: c.dialogues.pending, failed: c.dialogues.failed, failure_reasons: d.reasons(), spent: d.spent() };
+      const dialogues: WorkStatus = {
+        done: c.dialogues.done,
+        pending: c.dialogues.pending,
+        failed: c.dialogues.failed,
+        failure_reasons: d.reasons(),
+        spent: d.spent(),
+      };
       let judge: WorkStatus | null = null;
       if (judgeLogs && c.judge) {
         // Judgments belong to a cell through the dialogue they judge.
         const mine = (r: LogRecord) => r.dialogue_id !== undefined && d.okKeys.has(r.dialogue_id);
-        judge = { done: c.judge.done, pending: c.judge.pending, failed: c.judge.failed, failure_reasons: judgeLogs.reasons(mine), spent: judgeLogs.spent(mine) };
+        judge = {
+          done: c.judge.done,
+          pending: c.judge.pending,
+          failed: c.judge.failed,
+          failure_reasons: judgeLogs.reasons(mine),
+          spent: judgeLogs.spent(mine),
+        };
       } else if (c.judge) {
         judge = { ...emptyWork(), pending: c.judge.pending };
       }
@@ -84,9 +102,10 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
       cells.push({ id: c.id, assistant: c.assistant, setting: c.setting, dialogues, judge });
     }
   } else if (p.dialogues) {
-    for (const a of p.dialogues.assistants) for (const s of p.dialogues.settings) {
-      cells.push({ id: '', assistant: a, setting: s, dialogues: emptyWork(), judge: p.judge ? emptyWork() : null });
-    }
+    for (const a of p.dialogues.assistants)
+      for (const s of p.dialogues.settings) {
+        cells.push({ id: '', assistant: a, setting: s, dialogues: emptyWork(), judge: p.judge ? emptyWork() : null });
+      }
   }
 
   const report = reportFileOf(state);
@@ -129,8 +148,12 @@ async function readPartition(partition: Partition) {
     okKeys,
     reasons(filter: (r: LogRecord) => boolean = () => true) {
       const counts = new Map<string, number>();
-      for (const r of latest.values()) if (r.status !== 'ok' && filter(r)) counts.set(r.error?.kind ?? r.status, (counts.get(r.error?.kind ?? r.status) ?? 0) + 1);
-      return [...counts].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([reason, count]) => ({ reason, count }));
+      for (const r of latest.values())
+        if (r.status !== 'ok' && filter(r)) counts.set(r.error?.kind ?? r.status, (counts.get(r.error?.kind ?? r.status) ?? 0) + 1);
+      return [...counts]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 5)
+        .map(([reason, count]) => ({ reason, count }));
     },
     spent(filter: (r: LogRecord) => boolean = () => true): Spent {
       const keys = new Set([...latest.values()].filter(filter).map((r) => r.key));
@@ -171,7 +194,10 @@ function sumStatus(list: WorkStatus[]): WorkStatus {
     for (const r of w.failure_reasons) reasons.set(r.reason, (reasons.get(r.reason) ?? 0) + r.count);
     for (const k of Object.keys(t.spent) as Array<keyof Spent>) t.spent[k] += w.spent[k];
   }
-  t.failure_reasons = [...reasons].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([reason, count]) => ({ reason, count }));
+  t.failure_reasons = [...reasons]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5)
+    .map(([reason, count]) => ({ reason, count }));
   return t;
 }
 

@@ -56,7 +56,8 @@ export function reportFileOf(state: MakeState): string | null {
 }
 
 /** A step recorded with these inputs whose output stamp is still `stamp` (and there is an output). */
-const recorded = (step: FileStep, state: MakeState, inputs: string, stamp: string | null) => stamp !== null && state[step]?.inputs === inputs && state[step]?.output === stamp;
+const recorded = (step: FileStep, state: MakeState, inputs: string, stamp: string | null) =>
+  stamp !== null && state[step]?.inputs === inputs && state[step]?.output === stamp;
 
 /** The one table of steps `make` runs and `status` reports: dependencies and up-to-date rules. */
 export const STEP_TABLE: Record<Step, StepEntry> = {

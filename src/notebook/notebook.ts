@@ -58,7 +58,15 @@ export async function notebookCommand(options: NotebookOptions): Promise<{ summa
   const document = renderNotebook(run, format, { db: options.db, fromCli });
   if (out !== '-') await writeFileAtomic(out, document);
 
-  const summary: NotebookSummary = { file: options.file, output: out, format, params: values, cells: cellSummaries(run), failed: run.failures.length, warnings: run.warnings };
+  const summary: NotebookSummary = {
+    file: options.file,
+    output: out,
+    format,
+    params: values,
+    cells: cellSummaries(run),
+    failed: run.failures.length,
+    warnings: run.warnings,
+  };
   if (out === '-') summary.document = document;
   const rel = relative(options.cwd, out);
   const shown = out === '-' ? 'the output' : rel && !rel.startsWith('..') ? rel : out;

@@ -112,7 +112,8 @@ export function parseNotebook(source: string, file: string): Notebook {
 /** `key=value` (value may be "quoted" or 'quoted') or a bare flag, separated by spaces. */
 function cellOptions(info: string, file: string, line: number): CellOptions {
   const options: CellOptions = { echo: true, skip: false };
-  const bad = (message: string) => new PlensError('E_INPUT_SCHEMA', message, { location: { file, line }, hint: 'cell options: max_rows=N, name=TEXT, echo=false, skip' });
+  const bad = (message: string) =>
+    new PlensError('E_INPUT_SCHEMA', message, { location: { file, line }, hint: 'cell options: max_rows=N, name=TEXT, echo=false, skip' });
   for (const m of info.matchAll(/([A-Za-z_]+)(?:=("[^"]*"|'[^']*'|\S*))?|(\S+)/g)) {
     if (m[3] !== undefined) throw bad(`cannot read cell option "${m[3]}"`);
     const key = m[1]!;
@@ -147,7 +148,10 @@ function wholeNumber(value: string | number | undefined, error: () => PlensError
 }
 
 /** YAML between a first line `---` and the next `---`: parameter defaults and the notebook's row cap. */
-function frontMatter(lines: string[], file: string): { params: Record<string, ParamValue>; paramValues: Record<string, string>; maxRows?: number; endLine: number } {
+function frontMatter(
+  lines: string[],
+  file: string,
+): { params: Record<string, ParamValue>; paramValues: Record<string, string>; maxRows?: number; endLine: number } {
   if (lines[0]?.trimEnd() !== '---') return { params: {}, paramValues: {}, endLine: 0 };
   const close = lines.findIndex((l, i) => i > 0 && (l.trimEnd() === '---' || l.trimEnd() === '...'));
   if (close < 0) throw new PlensError('E_INPUT_LAYOUT', 'front matter opened with --- is never closed', { location: { file, line: 1 } });
@@ -164,7 +168,11 @@ function frontMatter(lines: string[], file: string): { params: Record<string, Pa
     const i = lines.slice(0, close).findIndex((l) => new RegExp(`^\\s*${key}\\s*:`).test(l));
     return i < 0 ? 1 : i + 1;
   };
-  const result: { params: Record<string, ParamValue>; paramValues: Record<string, string>; maxRows?: number; endLine: number } = { params: {}, paramValues: {}, endLine: close + 1 };
+  const result: { params: Record<string, ParamValue>; paramValues: Record<string, string>; maxRows?: number; endLine: number } = {
+    params: {},
+    paramValues: {},
+    endLine: close + 1,
+  };
   if (data === null || data === undefined) return result;
   if (typeof data !== 'object' || Array.isArray(data)) throw at(2, 'front matter must be a mapping (params:, max_rows:)');
   for (const [key, value] of Object.entries(data as Record<string, unknown>)) {
@@ -184,7 +192,8 @@ function frontMatter(lines: string[], file: string): { params: Record<string, Pa
   }
   const checks = (data as Record<string, unknown>)['param_values'];
   if (checks === undefined || checks === null) return result;
-  if (typeof checks !== 'object' || Array.isArray(checks)) throw at(lineOf('param_values'), 'param_values must be a mapping of parameter name: SQL query listing its values');
+  if (typeof checks !== 'object' || Array.isArray(checks))
+    throw at(lineOf('param_values'), 'param_values must be a mapping of parameter name: SQL query listing its values');
   for (const [name, sql] of Object.entries(checks as Record<string, unknown>)) {
     if (!(name in result.params)) throw at(lineOf(name), `param_values: "${name}" is not a declared parameter`);
     if (typeof sql !== 'string' || sql.trim() === '') throw at(lineOf(name), `param_values: ${name} needs a SQL query (one column: the values it can take)`);
@@ -197,7 +206,11 @@ function frontMatter(lines: string[], file: string): { params: Record<string, Pa
  * Applies `--param name=value` to the declared defaults. A value takes the type of its default
  * (so `--param n=5` stays a number where the notebook compares it with one); an undeclared name is a typo.
  */
-export function resolveParams(declared: Record<string, ParamValue>, given: string[], file: string): { values: Record<string, ParamValue>; fromCli: Set<string> } {
+export function resolveParams(
+  declared: Record<string, ParamValue>,
+  given: string[],
+  file: string,
+): { values: Record<string, ParamValue>; fromCli: Set<string> } {
   const values = { ...declared };
   const fromCli = new Set<string>();
   for (const item of given) {

@@ -73,7 +73,9 @@ function markdownResult(result: CellResult): string {
   }
   if (result.columns.length === 0) return '_No statement._';
   const columns: ColumnSpec[] = result.columns.map((label, i) => ({ key: `c${i}`, label: markdownText(label), format: 'auto', nullText: 'NULL' }));
-  const rows = result.rows.map((row) => Object.fromEntries(row.map((v, i) => [`c${i}`, typeof v === 'number' || v === null ? v : markdownText(formatCell(v, SPEC, ''))])));
+  const rows = result.rows.map((row) =>
+    Object.fromEntries(row.map((v, i) => [`c${i}`, typeof v === 'number' || v === null ? v : markdownText(formatCell(v, SPEC, ''))])),
+  );
   return `${renderTable({ name: 'cell', columns, rows }, 'md')}\n\n_${rowNote(result)}_`;
 }
 
@@ -84,7 +86,20 @@ function renderMarkdown(run: NotebookRun, context: RenderContext): string {
   if (title) out.push(title);
   const params = paramRows(run, context);
   if (params.length) {
-    out.push(renderTable({ name: 'params', columns: [{ key: 'p', label: 'parameter' }, { key: 'v', label: 'value' }, { key: 's', label: 'from' }], rows: params.map(([p, v, s]) => ({ p: markdownText(p), v: markdownText(v), s })) }, 'md'));
+    out.push(
+      renderTable(
+        {
+          name: 'params',
+          columns: [
+            { key: 'p', label: 'parameter' },
+            { key: 'v', label: 'value' },
+            { key: 's', label: 'from' },
+          ],
+          rows: params.map(([p, v, s]) => ({ p: markdownText(p), v: markdownText(v), s })),
+        },
+        'md',
+      ),
+    );
   }
   for (const w of run.warnings) out.push(`> **Warning:** ${markdownText(w)}`);
   const byCell = new Map(run.results.map((r) => [r.cell, r]));
@@ -108,9 +123,11 @@ function renderMarkdown(run: NotebookRun, context: RenderContext): string {
 
 // ---- HTML -----------------------------------------------------------------------------------
 
-
 function slug(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 function htmlTable(result: CellResult): string {
@@ -118,7 +135,10 @@ function htmlTable(result: CellResult): string {
   const cls = (i: number) => (numeric[i] ? ' class="num"' : '');
   const head = result.columns.map((c, i) => `<th${cls(i)}>${escapeHtml(c)}</th>`).join('');
   const body = result.rows
-    .map((row) => `<tr>${row.map((v, i) => (v === null || v === undefined ? `<td${cls(i)}><span class="null">NULL</span></td>` : `<td${cls(i)}>${escapeHtml(formatCell(v, SPEC, ','))}</td>`)).join('')}</tr>`)
+    .map(
+      (row) =>
+        `<tr>${row.map((v, i) => (v === null || v === undefined ? `<td${cls(i)}><span class="null">NULL</span></td>` : `<td${cls(i)}>${escapeHtml(formatCell(v, SPEC, ','))}</td>`)).join('')}</tr>`,
+    )
     .join('\n');
   return `<div class="scroll"><table>\n<thead><tr>${head}</tr></thead>\n<tbody>\n${body}\n</tbody>\n</table></div>`;
 }
@@ -183,7 +203,9 @@ function renderHtml(run: NotebookRun, context: RenderContext): string {
     const id = `cell-${block.index}${name ? '-' + slug(name) : ''}`;
     const head = `<div class="cell-head">${name ? `<strong>${escapeHtml(name)}</strong> · ` : ''}<a href="#${id}">cell ${block.index}</a> · ${escapeHtml(run.notebook.file)}:${block.line}</div>`;
     const sql = `<pre><code class="language-sql">${escapeHtml(block.sql)}</code></pre>`;
-    body.push(`<section class="cell" id="${id}">\n${head}\n${echo ? sql : `<details><summary>SQL</summary>${sql}</details>`}\n${htmlResult(result)}\n</section>`);
+    body.push(
+      `<section class="cell" id="${id}">\n${head}\n${echo ? sql : `<details><summary>SQL</summary>${sql}</details>`}\n${htmlResult(result)}\n</section>`,
+    );
   }
   const title = run.notebook.title ?? basename(run.notebook.file);
   return `<!doctype html>

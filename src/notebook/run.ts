@@ -35,7 +35,12 @@ export interface NotebookRun {
  * variables of the cells above it. A failing cell is recorded and the run goes on: the output then
  * shows every failure at once.
  */
-export async function runNotebook(notebook: Notebook, dbPath: string, params: Record<string, ParamValue>, options: { maxRows?: number; workspace?: string; allowFiles?: boolean } = {}): Promise<NotebookRun> {
+export async function runNotebook(
+  notebook: Notebook,
+  dbPath: string,
+  params: Record<string, ParamValue>,
+  options: { maxRows?: number; workspace?: string; allowFiles?: boolean } = {},
+): Promise<NotebookRun> {
   requireWarehouse(dbPath);
   // A notebook is SQL someone typed: the same locked-down connection as plens sql.
   const db = await openAnalystConnection(dbPath, { ...(options.workspace ? { workspace: options.workspace } : {}), allowFiles: options.allowFiles ?? false });
@@ -93,8 +98,14 @@ async function unmatchedParams(db: Database, notebook: Notebook, params: Record<
       throw new PlensError('E_SQL', `param_values of ${name}: ${(error as Error).message}`, { location: { file: notebook.file }, cause: error });
     }
     if (known.includes(String(value))) continue;
-    const list = known.slice(0, 12).map((v) => JSON.stringify(v)).join(', ') + (known.length > 12 ? `, ... (${known.length} in all)` : '');
-    out.push(`parameter ${name} = ${JSON.stringify(value)} matches nothing in the warehouse, so the cells that use it show no rows; ${known.length ? `it has: ${list}` : 'it has none at all'}`);
+    const list =
+      known
+        .slice(0, 12)
+        .map((v) => JSON.stringify(v))
+        .join(', ') + (known.length > 12 ? `, ... (${known.length} in all)` : '');
+    out.push(
+      `parameter ${name} = ${JSON.stringify(value)} matches nothing in the warehouse, so the cells that use it show no rows; ${known.length ? `it has: ${list}` : 'it has none at all'}`,
+    );
   }
   return out;
 }

@@ -50,7 +50,10 @@ function run(cmd: string, args: string[], timeoutMs: number): Promise<{ stdout: 
   });
 }
 
-export async function checkReportInBrowser(file: string, options: { chromium?: string; width?: number; height?: number; screenshot?: string; timeoutMs?: number } = {}): Promise<BrowserCheck> {
+export async function checkReportInBrowser(
+  file: string,
+  options: { chromium?: string; width?: number; height?: number; screenshot?: string; timeoutMs?: number } = {},
+): Promise<BrowserCheck> {
   const chromium = options.chromium ?? findChromium();
   if (!chromium) throw new Error(`no Chromium found (tried ${CHROMIUM_CANDIDATES.join(', ')}; set PLENS_CHROMIUM)`);
   const path = realpathSync(resolve(file));
@@ -61,7 +64,16 @@ export async function checkReportInBrowser(file: string, options: { chromium?: s
   const profile = mkdtempSync(join(tmpdir(), 'plens-chromium-'));
   const shot = options.screenshot ? resolve(options.screenshot) : join(profile, 'screenshot.png');
   // --no-sandbox: containers and CI run as root, where the sandbox cannot start; the page is ours and has no script.
-  const common = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--hide-scrollbars', '--no-first-run', `--user-data-dir=${profile}`, `--window-size=${width},${height}`];
+  const common = [
+    '--headless=new',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--hide-scrollbars',
+    '--no-first-run',
+    `--user-data-dir=${profile}`,
+    `--window-size=${width},${height}`,
+  ];
   try {
     const dom = await run(chromium, [...common, '--enable-logging=stderr', '--log-level=0', '--dump-dom', url], timeout);
     await run(chromium, [...common, `--screenshot=${shot}`, url], timeout);
@@ -87,10 +99,12 @@ export async function checkReportInBrowser(file: string, options: { chromium?: s
     if (result.svgInFile > 0 && result.marksInDom === 0) p.push('no chart marks in the DOM');
     for (const a of result.axes) {
       const want = fixedScale(a.title);
-      if (want && (a.from !== want[0] || a.to !== want[1])) p.push(`the axis '${a.title}' runs ${a.from}-${a.to}, not on its fixed scale ${want[0]}-${want[1]}`);
+      if (want && (a.from !== want[0] || a.to !== want[1]))
+        p.push(`the axis '${a.title}' runs ${a.from}-${a.to}, not on its fixed scale ${want[0]}-${want[1]}`);
     }
     if (result.collapsed.open > 0) p.push(`${result.collapsed.open} collapsed table(s) open when the page loads`);
-    if (result.collapsed.mostVisibleRows > MAX_VISIBLE_ROWS) p.push(`a table shows ${result.collapsed.mostVisibleRows} rows outside <details> (at most ${MAX_VISIBLE_ROWS})`);
+    if (result.collapsed.mostVisibleRows > MAX_VISIBLE_ROWS)
+      p.push(`a table shows ${result.collapsed.mostVisibleRows} rows outside <details> (at most ${MAX_VISIBLE_ROWS})`);
     if (result.refused.length) p.push(`the browser refused ${result.refused.length} resource(s): ${result.refused[0]}`);
     if (pixels.distinctColors < 16) p.push(`the screenshot is nearly uniform (${pixels.distinctColors} colours)`);
     if (result.svgInFile > 0 && pixels.chartPixels < 200) p.push(`the screenshot shows no chart (${pixels.chartPixels} pixels of the chart colour)`);

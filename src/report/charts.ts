@@ -112,7 +112,12 @@ function groupedBars(values: BarValue[], x: { field: string; title: string; sort
   return {
     data: { values: rows },
     hconcat: panels.map((panel) => {
-      const y = { type: 'quantitative', title: panel.label, scale: { domain: panel.scale.domain, zero: false, clamp: true, nice: false }, axis: { values: ticks(panel.scale) } };
+      const y = {
+        type: 'quantitative',
+        title: panel.label,
+        scale: { domain: panel.scale.domain, zero: false, clamp: true, nice: false },
+        axis: { values: ticks(panel.scale) },
+      };
       const layer = {
         width: { step },
         height: 220,
@@ -135,7 +140,9 @@ function groupedBars(values: BarValue[], x: { field: string; title: string; sort
       };
       return {
         transform: [{ filter: { field: 'panel', equal: panel.label } }],
-        ...(new Set(values.map((v) => v.run)).size > 1 ? { facet: { row: { field: 'run', type: 'nominal', title: null, header: { labelAngle: 0, labelAlign: 'left', labelOrient: 'top' } } }, spec: layer } : layer),
+        ...(new Set(values.map((v) => v.run)).size > 1
+          ? { facet: { row: { field: 'run', type: 'nominal', title: null, header: { labelAngle: 0, labelAlign: 'left', labelOrient: 'top' } } }, spec: layer }
+          : layer),
       };
     }),
   } as TopLevelSpec;
@@ -152,7 +159,16 @@ export function figure4Chart(rows: Row[]): ChartSpec | null {
     measures
       .filter((m) => num(r[m.key]) !== null)
       // SD and MD rows of a domain are apart in the view (as the original reports them): MD ones are labelled.
-      .map((m) => ({ run: runLabel(r), assistant: str(r['assistant_model']), domain: r['kind'] === 'MD' ? `${str(r['domain'])} (MD)` : str(r['domain']), panel: m.panel, value: num(r[m.key]), lo: num(r[`${m.key}_lo`]), hi: num(r[`${m.key}_hi`]), n: num(r[m.n]) })),
+      .map((m) => ({
+        run: runLabel(r),
+        assistant: str(r['assistant_model']),
+        domain: r['kind'] === 'MD' ? `${str(r['domain'])} (MD)` : str(r['domain']),
+        panel: m.panel,
+        value: num(r[m.key]),
+        lo: num(r[`${m.key}_lo`]),
+        hi: num(r[`${m.key}_hi`]),
+        n: num(r[m.n]),
+      })),
   );
   if (values.length === 0) return null;
   const assistants = [...new Set(values.map((v) => v.assistant))].sort();
@@ -162,7 +178,12 @@ export function figure4Chart(rows: Row[]): ChartSpec | null {
     title: `Figure 4: TCR and P per domain (${picked.setting} setting)`,
     caption:
       'Task completion rate (%, 0-100) and personalization (P, 1-4) per domain and assistant, with 95% bootstrap intervals; the number at the foot of each bar is n, the dialogues it averages. Multi-domain dialogues count towards each of their domains.',
-    spec: groupedBars(values, { field: 'domain', title: 'Domain', sort: domains }, measures.filter((m) => values.some((v) => v.panel === m.panel)).map((m) => ({ label: m.panel, scale: m.scale })), assistants),
+    spec: groupedBars(
+      values,
+      { field: 'domain', title: 'Domain', sort: domains },
+      measures.filter((m) => values.some((v) => v.panel === m.panel)).map((m) => ({ label: m.panel, scale: m.scale })),
+      assistants,
+    ),
   };
 }
 
@@ -177,7 +198,16 @@ export function table4Chart(rows: Row[]): ChartSpec | null {
   const values = rows.flatMap((r) =>
     measures
       .filter((m) => num(r[m.key]) !== null)
-      .map((m) => ({ run: runLabel(r), assistant: str(r['assistant_model']), setting: str(r['setting']), panel: m.panel, value: num(r[m.key]), lo: num(r[`${m.key}_lo`]), hi: num(r[`${m.key}_hi`]), n: num(r[m.n]) })),
+      .map((m) => ({
+        run: runLabel(r),
+        assistant: str(r['assistant_model']),
+        setting: str(r['setting']),
+        panel: m.panel,
+        value: num(r[m.key]),
+        lo: num(r[`${m.key}_lo`]),
+        hi: num(r[`${m.key}_hi`]),
+        n: num(r[m.n]),
+      })),
   );
   if (values.length === 0) return null;
   const assistants = [...new Set(values.map((v) => v.assistant))].sort();
@@ -186,7 +216,12 @@ export function table4Chart(rows: Row[]): ChartSpec | null {
     title: 'Table 4 as a chart: settings ablation',
     caption:
       'TCR (%, 0-100) and P (1-4) per setting and assistant, single-domain (SD) and multi-domain (MD) tasks, with 95% bootstrap intervals; the number at the foot of each bar is n, the dialogues judged.',
-    spec: groupedBars(values, { field: 'setting', title: 'Setting', sort: orderedSettings(values) }, measures.filter((m) => values.some((v) => v.panel === m.panel)).map((m) => ({ label: m.panel, scale: m.scale })), assistants),
+    spec: groupedBars(
+      values,
+      { field: 'setting', title: 'Setting', sort: orderedSettings(values) },
+      measures.filter((m) => values.some((v) => v.panel === m.panel)).map((m) => ({ label: m.panel, scale: m.scale })),
+      assistants,
+    ),
   };
 }
 
@@ -198,7 +233,15 @@ export function figure5Chart(rows: Row[]): ChartSpec | null {
   const picked = pickSetting(rows);
   const points = picked.rows
     .filter((r) => num(r['p']) !== null && num(r['turn']) !== null)
-    .map((r) => ({ run: runLabel(r), assistant: str(r['assistant_model']), domain: str(r['domain']), method: str(r['method'] ?? 'per_prefix'), turn: num(r['turn'])!, p: num(r['p']), n: num(r['n']) ?? 0 }));
+    .map((r) => ({
+      run: runLabel(r),
+      assistant: str(r['assistant_model']),
+      domain: str(r['domain']),
+      method: str(r['method'] ?? 'per_prefix'),
+      turn: num(r['turn'])!,
+      p: num(r['p']),
+      n: num(r['n']) ?? 0,
+    }));
   if (points.length === 0) return null;
   // n of a domain: the most dialogues any series has at its first turn.
   const firstTurn = new Map<string, number>();
@@ -207,7 +250,8 @@ export function figure5Chart(rows: Row[]): ChartSpec | null {
     const key = `${v.domain}\u0000${v.assistant}\u0000${v.run}\u0000${v.method}`;
     if (!firstTurn.has(key) || v.turn < firstTurn.get(key)!) firstTurn.set(key, v.turn);
   }
-  for (const v of points) if (firstTurn.get(`${v.domain}\u0000${v.assistant}\u0000${v.run}\u0000${v.method}`) === v.turn) nOf.set(v.domain, Math.max(nOf.get(v.domain) ?? 0, v.n));
+  for (const v of points)
+    if (firstTurn.get(`${v.domain}\u0000${v.assistant}\u0000${v.run}\u0000${v.method}`) === v.turn) nOf.set(v.domain, Math.max(nOf.get(v.domain) ?? 0, v.n));
   const severalRuns = new Set(points.map((v) => v.run)).size > 1;
   const values = points.map((v) => ({ ...v, panel: `${v.domain} (n=${nOf.get(v.domain)})`, series: severalRuns ? `${v.assistant}, ${v.run}` : v.assistant }));
   const panels = [...new Set(values.map((v) => v.panel))].sort();
@@ -227,8 +271,20 @@ export function figure5Chart(rows: Row[]): ChartSpec | null {
         encoding: {
           x: { field: 'turn', type: 'quantitative', title: 'Assistant turn', axis: { tickMinStep: 1, format: 'd' } },
           // P is given on 1-4: a fixed scale keeps turns, domains, assistants and reports comparable.
-          y: { field: 'p', type: 'quantitative', title: 'P', scale: { domain: [...SCALES.p.domain], nice: false }, axis: { values: ticks(SCALES.p).filter((t) => Number.isInteger(t)) } },
-          color: { field: 'series', type: 'nominal', sort: series, title: severalRuns ? 'Assistant, run' : 'Assistant', legend: { orient: 'top', labelLimit: 400 } },
+          y: {
+            field: 'p',
+            type: 'quantitative',
+            title: 'P',
+            scale: { domain: [...SCALES.p.domain], nice: false },
+            axis: { values: ticks(SCALES.p).filter((t) => Number.isInteger(t)) },
+          },
+          color: {
+            field: 'series',
+            type: 'nominal',
+            sort: series,
+            title: severalRuns ? 'Assistant, run' : 'Assistant',
+            legend: { orient: 'top', labelLimit: 400 },
+          },
           // Per-prefix and chain-of-turn judgments of the same dialogues: solid and dashed lines.
           strokeDash: { field: 'method', type: 'nominal', title: 'Method', sort: ['per_prefix', 'chain_of_turn'] },
         },
@@ -284,7 +340,9 @@ export function scoreDistributionChart(rows: Row[]): ChartSpec | null {
         return {
           title: { text: `${d.label} (n=${n})`, fontSize: 13 },
           transform: [{ filter: { field: 'dimension', equal: d.key } }],
-          ...(severalRuns ? { facet: { row: { field: 'run', type: 'nominal', title: null, header: { labelAngle: 0, labelAlign: 'left', labelOrient: 'top' } } }, spec: panel } : panel),
+          ...(severalRuns
+            ? { facet: { row: { field: 'run', type: 'nominal', title: null, header: { labelAngle: 0, labelAlign: 'left', labelOrient: 'top' } } }, spec: panel }
+            : panel),
         };
       }),
     } as TopLevelSpec,
@@ -310,9 +368,7 @@ export async function renderChart(chart: ChartSpec, warnings: string[] = []): Pr
   const compiled = compile({ config: CHART_CONFIG, ...chart.spec } as TopLevelSpec, { logger }).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: 'none', logger });
   try {
-    const svg = (await view.toSVG())
-      .replace(/ xmlns(:xlink)?="[^"]*"/g, '')
-      .replace(/^<svg /, `<svg role="img" aria-label="${escapeHtml(chart.title)}" `);
+    const svg = (await view.toSVG()).replace(/ xmlns(:xlink)?="[^"]*"/g, '').replace(/^<svg /, `<svg role="img" aria-label="${escapeHtml(chart.title)}" `);
     return { id: chart.id, title: chart.title, caption: chart.caption, svg: scopeSvgIds(svg, chart.id) };
   } finally {
     view.finalize();

@@ -26,8 +26,26 @@ export function liftChart(rows: Row[]): ChartSpec | null {
   const layer = {
     layer: [
       { mark: { type: 'rule', color: '#888' }, encoding: { y: { datum: 0, type: 'quantitative' } } },
-      { mark: { type: 'rule' }, encoding: { x: { field: 'block', type: 'nominal', sort: BLOCKS, title: 'Context block' }, xOffset: { field: 'assistant' }, y: { field: 'lo', type: 'quantitative', title: 'Lift over Base' }, y2: { field: 'hi' }, color: { field: 'assistant', title: 'Assistant' } } },
-      { mark: { type: 'point', filled: true, size: 50 }, encoding: { x: { field: 'block', type: 'nominal', sort: BLOCKS }, xOffset: { field: 'assistant' }, y: { field: 'lift', type: 'quantitative' }, color: { field: 'assistant' }, shape: { field: 'significant', title: '' } } },
+      {
+        mark: { type: 'rule' },
+        encoding: {
+          x: { field: 'block', type: 'nominal', sort: BLOCKS, title: 'Context block' },
+          xOffset: { field: 'assistant' },
+          y: { field: 'lo', type: 'quantitative', title: 'Lift over Base' },
+          y2: { field: 'hi' },
+          color: { field: 'assistant', title: 'Assistant' },
+        },
+      },
+      {
+        mark: { type: 'point', filled: true, size: 50 },
+        encoding: {
+          x: { field: 'block', type: 'nominal', sort: BLOCKS },
+          xOffset: { field: 'assistant' },
+          y: { field: 'lift', type: 'quantitative' },
+          color: { field: 'assistant' },
+          shape: { field: 'significant', title: '' },
+        },
+      },
     ],
   };
   const spec = {
@@ -39,7 +57,8 @@ export function liftChart(rows: Row[]): ChartSpec | null {
   return {
     id: 'lift-chart',
     title: 'The personalization lift over Base',
-    caption: 'Per context block, the paired lift over Base on the same scenarios (all tasks), with 95% bootstrap intervals clustered by user; filled shapes distinguish lifts whose Holm-corrected p is below 0.05. From paired_lift.',
+    caption:
+      'Per context block, the paired lift over Base on the same scenarios (all tasks), with 95% bootstrap intervals clustered by user; filled shapes distinguish lifts whose Holm-corrected p is below 0.05. From paired_lift.',
     spec,
   };
 }

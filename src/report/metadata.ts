@@ -87,7 +87,8 @@ const SECTIONS: Section[] = [
   {
     name: 'meta_failures',
     title: 'Failures',
-    caption: 'Dialogues that failed (by error kind, with one message), and judgments that failed or did not parse (judgment_status). Rerun the stage with --retry-failed.',
+    caption:
+      'Dialogues that failed (by error kind, with one message), and judgments that failed or did not parse (judgment_status). Rerun the stage with --retry-failed.',
     requires: ['dialogues', 'judgment_status'],
     sql: `SELECT 'dialogue' AS what, assistant_model AS model, setting, coalesce(error.kind, status) AS reason, count(*) AS n, any_value(error.message) AS example
         FROM dialogues WHERE status <> 'ok' GROUP BY ALL
@@ -108,7 +109,8 @@ const SECTIONS: Section[] = [
   {
     name: 'meta_cost',
     title: 'LLM calls: usage and cost',
-    caption: 'Every call made or served from the cache (llm_calls); cache hits cost 0, so the cost is what was spent. Cost needs prices in the model spec (price_in, price_out).',
+    caption:
+      'Every call made or served from the cache (llm_calls); cache hits cost 0, so the cost is what was spent. Cost needs prices in the model spec (price_in, price_out).',
     requires: ['llm_calls'],
     sql: `SELECT stage, model, count(*) AS calls, count(*) FILTER (cached) AS cached, count(*) FILTER (status <> 'ok') AS failed,
         sum(attempts) AS attempts, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost_usd) AS cost_usd
@@ -132,7 +134,11 @@ const SECTIONS: Section[] = [
 const COUNTS: Array<{ label: string; requires: string; sql: string }> = [
   { label: 'Users', requires: 'users', sql: 'SELECT count(*) AS v FROM users' },
   { label: 'Scenarios selected', requires: 'scenarios', sql: 'SELECT count(*) AS v FROM scenarios' },
-  { label: 'Dialogues (finished / failed)', requires: 'dialogues', sql: "SELECT format('{:,} / {:,}', count(*) FILTER (status = 'ok'), count(*) FILTER (status <> 'ok')) AS v FROM dialogues" },
+  {
+    label: 'Dialogues (finished / failed)',
+    requires: 'dialogues',
+    sql: "SELECT format('{:,} / {:,}', count(*) FILTER (status = 'ok'), count(*) FILTER (status <> 'ok')) AS v FROM dialogues",
+  },
   {
     label: 'Judgments (scored / failed / unparsed)',
     requires: 'judgments',
@@ -141,9 +147,17 @@ const COUNTS: Array<{ label: string; requires: string; sql: string }> = [
   { label: 'Dialogues judged', requires: 'dialogue_scores', sql: 'SELECT count(*) AS v FROM dialogue_scores' },
   { label: 'Runs', requires: 'result_runs', sql: 'SELECT count(*) AS v FROM result_runs' },
   { label: 'LLM calls (cached)', requires: 'llm_calls', sql: "SELECT format('{:,} ({:,})', count(*), count(*) FILTER (cached)) AS v FROM llm_calls" },
-  { label: 'Tokens (input / output)', requires: 'llm_calls', sql: "SELECT format('{:,} / {:,}', coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)) AS v FROM llm_calls" },
+  {
+    label: 'Tokens (input / output)',
+    requires: 'llm_calls',
+    sql: "SELECT format('{:,} / {:,}', coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0)) AS v FROM llm_calls",
+  },
   { label: 'Cost (USD)', requires: 'llm_calls', sql: "SELECT printf('%.4f', coalesce(sum(cost_usd), 0)) AS v FROM llm_calls" },
-  { label: 'Warehouse built', requires: 'plens_build', sql: "SELECT strftime(built_at, '%Y-%m-%d %H:%M:%S') || ' by plens ' || plens_version AS v FROM plens_build" },
+  {
+    label: 'Warehouse built',
+    requires: 'plens_build',
+    sql: "SELECT strftime(built_at, '%Y-%m-%d %H:%M:%S') || ' by plens ' || plens_version AS v FROM plens_build",
+  },
   { label: 'Workspace', requires: 'plens_build', sql: 'SELECT workspace AS v FROM plens_build' },
 ];
 
@@ -154,7 +168,8 @@ export async function collectMetadata(db: Database, relations: Set<string>, extr
     if (!relations.has(c.requires)) continue;
     try {
       const [row] = await db.all<{ v: unknown }>(c.sql);
-      if (row && row.v !== null && row.v !== undefined) summary.push({ label: c.label, value: typeof row.v === 'number' ? row.v.toLocaleString('en-US') : String(row.v) });
+      if (row && row.v !== null && row.v !== undefined)
+        summary.push({ label: c.label, value: typeof row.v === 'number' ? row.v.toLocaleString('en-US') : String(row.v) });
     } catch (error) {
       notes.push(`${c.label}: left out (${(error as Error).message.split('\n')[0]})`);
     }

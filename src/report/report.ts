@@ -3,7 +3,16 @@ import { writeFileAtomic } from '../core/atomic.js';
 import { plensVersion } from '../core/version.js';
 import { Database } from '../db/database.js';
 import { collectTables } from '../tables/tables.js';
-import { figure4Chart, figure5Chart, renderChart, SCORE_DIMENSIONS, scoreDistributionChart, table4Chart, type ChartSpec, type RenderedChart } from './charts.js';
+import {
+  figure4Chart,
+  figure5Chart,
+  renderChart,
+  SCORE_DIMENSIONS,
+  scoreDistributionChart,
+  table4Chart,
+  type ChartSpec,
+  type RenderedChart,
+} from './charts.js';
 import { renderPage } from './html.js';
 import { liftChart } from './lift-chart.js';
 import { collectMetadata } from './metadata.js';

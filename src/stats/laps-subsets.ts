@@ -17,15 +17,7 @@ function isPythonSpace(c: number): boolean {
   if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x1f);
   if (c < 0x85) return false;
   return (
-    c === 0x85 ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000
+    c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000
   );
 }
 
@@ -105,11 +97,7 @@ function checkCount(name: string, v: number): number {
  *
  * Texts are the original strings (no lowercasing or other preprocessing) except the cut one.
  */
-export function lapsSubsetIterator(
-  messages: readonly string[],
-  stream: LapsStream,
-  options: LapsOptions = {},
-): Generator<LapsSubset, void, undefined> {
+export function lapsSubsetIterator(messages: readonly string[], stream: LapsStream, options: LapsOptions = {}): Generator<LapsSubset, void, undefined> {
   // Validate eagerly; a generator body would only throw on the first next().
   const iterations = checkCount('iterations', options.iterations ?? LAPS_DEFAULTS.iterations);
   const budget = checkCount('tokenBudget', options.tokenBudget ?? LAPS_DEFAULTS.tokenBudget);
@@ -144,7 +132,11 @@ function* generateSubsets(
         texts.push(messages[idx]!);
         used += c;
       } else {
-        texts.push(pythonSplit(messages[idx]!).slice(0, budget - used).join(' '));
+        texts.push(
+          pythonSplit(messages[idx]!)
+            .slice(0, budget - used)
+            .join(' '),
+        );
         break;
       }
     }

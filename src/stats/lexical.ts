@@ -65,7 +65,9 @@ export async function computeLexical(db: Database, corpus: string, out: string, 
   }
   await db.run(`CREATE OR REPLACE TABLE ${out} AS ${parts.join(' UNION ALL BY NAME ')}`);
   await db.run(`DROP TABLE IF EXISTS lexical_full_tmp; DROP TABLE IF EXISTS lexical_laps_tmp;`);
-  return db.all<LexicalRow>(`SELECT grp, protocol, n_utterances, n_empty, n_tokens, iterations, dist_1, dist_2, ent_4, self_bleu FROM ${out} ORDER BY grp, protocol`);
+  return db.all<LexicalRow>(
+    `SELECT grp, protocol, n_utterances, n_empty, n_tokens, iterations, dist_1, dist_2, ent_4, self_bleu FROM ${out} ORDER BY grp, protocol`,
+  );
 }
 
 /**
@@ -122,7 +124,10 @@ async function lapsPerIteration(db: Database, corpus: string, table: string, opt
       const dist = lapsSubsetIterator(texts, 'dist', laps);
       const selfBleu = lapsSubsetIterator(texts, 'self_bleu', laps);
       for (let d = dist.next(), b = selfBleu.next(); !d.done && !b.done; d = dist.next(), b = selfBleu.next()) {
-        for (const [stream, subset] of [['dist', d.value], ['self_bleu', b.value]] as const) {
+        for (const [stream, subset] of [
+          ['dist', d.value],
+          ['self_bleu', b.value],
+        ] as const) {
           subset.texts.forEach((text, pos) => {
             appendRow(appender!, [grp, stream, subset.iteration, pos, text]);
             buffered += text.length + 1;

@@ -38,13 +38,22 @@ export function utteranceFormatOf(file: string, given?: UtteranceFormat | 'auto'
  * 'assistant', text). Every record is checked first; errors name the file, the line (JSONL) or row
  * (Parquet), and the field. The corpus order is the file's order unless `order` is 'dialogue'.
  */
-export async function loadUtterances(db: Database, file: string, table: string, fields: UtteranceFields, format: UtteranceFormat, order: 'file' | 'dialogue'): Promise<number> {
+export async function loadUtterances(
+  db: Database,
+  file: string,
+  table: string,
+  fields: UtteranceFields,
+  format: UtteranceFormat,
+  order: 'file' | 'dialogue',
+): Promise<number> {
   if (!existsSync(file)) throw new PlensError('E_INPUT_NOT_FOUND', 'no such file', { location: { file } });
   await db.run(`CREATE OR REPLACE TEMP TABLE utterances_raw (utt BIGINT, dialogue_id VARCHAR, turn BIGINT, speaker VARCHAR, text VARCHAR)`);
   if (format === 'jsonl') await loadJsonLines(db, file, fields);
   else await loadParquet(db, file, fields);
   const orderBy = order === 'dialogue' ? 'dialogue_id, turn, utt' : 'utt';
-  await db.run(`CREATE OR REPLACE TEMP TABLE ${table} AS SELECT row_number() OVER (ORDER BY ${orderBy}) AS utt, * EXCLUDE (utt) FROM utterances_raw ORDER BY ${orderBy}`);
+  await db.run(
+    `CREATE OR REPLACE TEMP TABLE ${table} AS SELECT row_number() OVER (ORDER BY ${orderBy}) AS utt, * EXCLUDE (utt) FROM utterances_raw ORDER BY ${orderBy}`,
+  );
   await db.run('DROP TABLE utterances_raw');
   const [{ n }] = (await db.all<{ n: number }>(`SELECT count(*)::BIGINT AS n FROM ${table}`)) as [{ n: number }];
   if (n === 0) throw new PlensError('E_INPUT_SCHEMA', 'the file holds no utterance', { location: { file } });
@@ -59,10 +68,14 @@ function speakerOf(value: unknown, fields: UtteranceFields): 'user' | 'assistant
 }
 
 function badSpeaker(file: string, where: { line?: number; pointer?: string }, value: unknown, fields: UtteranceFields): PlensError {
-  return new PlensError('E_INPUT_DOMAIN', `speaker ${JSON.stringify(value)} is neither a user (${fields.userSpeakers.join(', ')}) nor an assistant (${fields.assistantSpeakers.join(', ')}) value`, {
-    location: { file, ...where },
-    hint: 'map speaker values with --user-speakers and --assistant-speakers',
-  });
+  return new PlensError(
+    'E_INPUT_DOMAIN',
+    `speaker ${JSON.stringify(value)} is neither a user (${fields.userSpeakers.join(', ')}) nor an assistant (${fields.assistantSpeakers.join(', ')}) value`,
+    {
+      location: { file, ...where },
+      hint: 'map speaker values with --user-speakers and --assistant-speakers',
+    },
+  );
 }
 
 async function loadJsonLines(db: Database, file: string, fields: UtteranceFields): Promise<void> {
@@ -89,16 +102,27 @@ async function loadJsonLines(db: Database, file: string, fields: UtteranceFields
       const speaker = speakerOf(r[fields.speaker], fields);
       if (!speaker) {
         if (r[fields.speaker] === undefined) {
-          throw new PlensError('E_INPUT_SCHEMA', `field "${fields.speaker}" is missing`, { location: { file, line: lineNo, pointer: `/${fields.speaker}` }, hint: 'name the speaker field with --speaker-field' });
+          throw new PlensError('E_INPUT_SCHEMA', `field "${fields.speaker}" is missing`, {
+            location: { file, line: lineNo, pointer: `/${fields.speaker}` },
+            hint: 'name the speaker field with --speaker-field',
+          });
         }
         throw badSpeaker(file, { line: lineNo, pointer: `/${fields.speaker}` }, r[fields.speaker], fields);
       }
       const turn = r[fields.turn];
       if (turn !== undefined && turn !== null && !Number.isInteger(turn)) {
-        throw new PlensError('E_INPUT_SCHEMA', `field "${fields.turn}" must be an integer (got ${JSON.stringify(turn)})`, { location: { file, line: lineNo, pointer: `/${fields.turn}` } });
+        throw new PlensError('E_INPUT_SCHEMA', `field "${fields.turn}" must be an integer (got ${JSON.stringify(turn)})`, {
+          location: { file, line: lineNo, pointer: `/${fields.turn}` },
+        });
       }
       const dialogue = r[fields.dialogue];
-      appendRow(appender, [utt++, dialogue === undefined || dialogue === null ? null : String(dialogue), (turn as number | null | undefined) ?? null, speaker, text]);
+      appendRow(appender, [
+        utt++,
+        dialogue === undefined || dialogue === null ? null : String(dialogue),
+        (turn as number | null | undefined) ?? null,
+        speaker,
+        text,
+      ]);
     }
   } catch (error) {
     if (error instanceof PlensError) throw error;
@@ -110,7 +134,10 @@ async function loadJsonLines(db: Database, file: string, fields: UtteranceFields
 
 async function loadParquet(db: Database, file: string, fields: UtteranceFields): Promise<void> {
   const columns = new Set((await db.all<{ name: string }>(`SELECT name FROM parquet_schema($1)`, undefined, [file])).map((r) => r.name));
-  for (const [what, name] of [['text', fields.text], ['speaker', fields.speaker]] as const) {
+  for (const [what, name] of [
+    ['text', fields.text],
+    ['speaker', fields.speaker],
+  ] as const) {
     if (!columns.has(name)) {
       throw new PlensError('E_INPUT_SCHEMA', `no column "${name}" (the ${what}); columns: ${[...columns].filter((c) => c !== 'schema').join(', ')}`, {
         location: { file },
@@ -119,7 +146,8 @@ async function loadParquet(db: Database, file: string, fields: UtteranceFields):
     }
   }
   const col = (name: string, type: string) => (columns.has(name) ? `${sqlIdentifier(name)}::${type}` : `NULL::${type}`);
-  await db.run(`
+  await db.run(
+    `
     CREATE OR REPLACE TEMP TABLE parquet_in AS
     SELECT row_number() OVER () - 1 AS utt, ${col(fields.dialogue, 'VARCHAR')} AS dialogue_id, ${col(fields.turn, 'BIGINT')} AS turn,
       ${col(fields.speaker, 'VARCHAR')} AS speaker, ${col(fields.text, 'VARCHAR')} AS text

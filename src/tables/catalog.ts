@@ -67,7 +67,7 @@ export const PAPER_TABLES: PaperTable[] = [
     name: 'table3',
     title: 'Table 3: Task completion and personalization per assistant (base setting)',
     caption:
-      'TCR: share of dialogues the judge found completed, over parsed verdicts; P: personalization 1-4; Nat, Coh: the assistant\'s naturalness and coherence 1-5. Means with seeded 95% bootstrap intervals; failed and unparsed judgments are counted, never scored. TC unparsed: verdicts plens could not read; TCR (orig.): TCR as the released gather script counts it, over every reply (a reply without a first `VERDICT: True` match, unparsed included, counts as not completed).',
+      "TCR: share of dialogues the judge found completed, over parsed verdicts; P: personalization 1-4; Nat, Coh: the assistant's naturalness and coherence 1-5. Means with seeded 95% bootstrap intervals; failed and unparsed judgments are counted, never scored. TC unparsed: verdicts plens could not read; TCR (orig.): TCR as the released gather script counts it, over every reply (a reply without a first `VERDICT: True` match, unparsed included, counts as not completed).",
     columns: [
       ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant' },
@@ -160,7 +160,8 @@ export const PAPER_TABLES: PaperTable[] = [
   {
     name: 'judge_swap',
     title: 'Judge swap: the same dialogues under two judges',
-    caption: 'Paired change b - a per dimension (seeded bootstrap over users; McNemar exact or Wilcoxon pratt; Holm over the dimensions) and the two judges\' agreement (Cohen\'s kappa, Krippendorff\'s alpha).',
+    caption:
+      "Paired change b - a per dimension (seeded bootstrap over users; McNemar exact or Wilcoxon pratt; Holm over the dimensions) and the two judges' agreement (Cohen's kappa, Krippendorff's alpha).",
     columns: [
       { key: 'judge_a', label: 'Judge a', group: true },
       { key: 'judge_b', label: 'Judge b', group: true },
@@ -176,7 +177,8 @@ export const PAPER_TABLES: PaperTable[] = [
   {
     name: 'judge_repeatability',
     title: 'Judge repeatability: a dimension judged more than once',
-    caption: 'Dialogues the same judge configuration scored k times: share whose scores changed, and intra-judge Krippendorff alpha with a seeded bootstrap interval.',
+    caption:
+      'Dialogues the same judge configuration scored k times: share whose scores changed, and intra-judge Krippendorff alpha with a seeded bootstrap interval.',
     columns: [
       { key: 'judge_model', label: 'Judge', group: true },
       { key: 'dimension', label: 'Dimension' },
@@ -192,7 +194,7 @@ export const PAPER_TABLES: PaperTable[] = [
     name: 'table10',
     title: 'Table 10: Lexical diversity of the dialogues',
     caption:
-      'Finished dialogues per assistant and task kind (all settings pooled). laps: the LAPS reference procedure the paper uses (mean of 100 subsets of 7,012 tokens drawn with Python\'s random stream seeded 42; character-level Self-BLEU); full: the whole corpus, word tokens, exact Self-BLEU.',
+      "Finished dialogues per assistant and task kind (all settings pooled). laps: the LAPS reference procedure the paper uses (mean of 100 subsets of 7,012 tokens drawn with Python's random stream seeded 42; character-level Self-BLEU); full: the whole corpus, word tokens, exact Self-BLEU.",
     columns: [
       { key: 'assistant_model', label: 'Assistant', group: true },
       { key: 'kind', label: 'Kind', group: true },
@@ -204,8 +206,8 @@ export const PAPER_TABLES: PaperTable[] = [
   },
   {
     name: 'table12',
-    title: 'Table 12: The user agent\'s naturalness and coherence (base setting)',
-    caption: 'Judged on the simulated user\'s utterances, per assistant it talked to and task kind (SD and MD apart, as the original reports them).',
+    title: "Table 12: The user agent's naturalness and coherence (base setting)",
+    caption: "Judged on the simulated user's utterances, per assistant it talked to and task kind (SD and MD apart, as the original reports them).",
     columns: [
       ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant' },
@@ -218,7 +220,7 @@ export const PAPER_TABLES: PaperTable[] = [
   {
     name: 'table13',
     title: 'Table 13: Dialogue statistics',
-    caption: 'Turns per dialogue: assistant replies; tokens per turn: mean output tokens of an utterance (all, and the assistant\'s). Finished dialogues only.',
+    caption: "Turns per dialogue: assistant replies; tokens per turn: mean output tokens of an utterance (all, and the assistant's). Finished dialogues only.",
     columns: [
       { key: 'assistant_model', label: 'Assistant', group: true },
       { key: 'user_model', label: 'User agent', group: true },
@@ -249,7 +251,7 @@ export const PAPER_TABLES: PaperTable[] = [
     name: 'figure5',
     title: 'Figure 5: Personalization by assistant turn, per domain',
     caption:
-      'Method per_prefix: the judge scores each prefix of a dialogue that ends with an assistant turn, one call each (plens judge --dimensions personalization_turns); chain_of_turn: the original\'s prompt, one call per dialogue scoring every assistant turn in one reply (--dimensions personalization_chain).',
+      "Method per_prefix: the judge scores each prefix of a dialogue that ends with an assistant turn, one call each (plens judge --dimensions personalization_turns); chain_of_turn: the original's prompt, one call per dialogue scoring every assistant turn in one reply (--dimensions personalization_chain).",
     columns: [
       ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant', group: true },
@@ -357,7 +359,7 @@ export const PAPER_TABLES: PaperTable[] = [
     name: 'original_scoring',
     title: 'Judge replies read by plens and by the original gather script',
     caption:
-      'plens: its own parse (tolerant of formatting, strict about range and conflicts; unreadable replies never scored). Original: the released gather script\'s reading (task completion: first `VERDICT: True|False` match, no match = not completed; scores: first `<Name> Score: <digits>` match, no range check). Differ: both read a value and they disagree.',
+      "plens: its own parse (tolerant of formatting, strict about range and conflicts; unreadable replies never scored). Original: the released gather script's reading (task completion: first `VERDICT: True|False` match, no match = not completed; scores: first `<Name> Score: <digits>` match, no range check). Differ: both read a value and they disagree.",
     columns: [
       ...JUDGE_RUN,
       { key: 'assistant_model', label: 'Assistant', group: true },
@@ -378,7 +380,8 @@ export const PAPER_TABLES: PaperTable[] = [
   {
     name: 'judgment_status',
     title: 'Judgments by status',
-    caption: 'Failed: the judge call failed after retries; unparsed: the reply did not parse (kept in judgments.raw). Neither enters any mean; plens judge --retry-failed judges them again.',
+    caption:
+      'Failed: the judge call failed after retries; unparsed: the reply did not parse (kept in judgments.raw). Neither enters any mean; plens judge --retry-failed judges them again.',
     columns: [
       { key: 'judge_model', label: 'Judge', group: true },
       { key: 'assistant_model', label: 'Assistant', group: true },

@@ -85,7 +85,9 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
 
 export function formatTables(result: TablesResult, format: TableFormat): string {
   if (result.files.length > 0) {
-    return [`Wrote ${result.files.length} table(s):`, ...result.files.map((f) => `  ${f}`), ...result.missing.map((m) => `  (${m.name}: ${m.reason})`)].join('\n');
+    return [`Wrote ${result.files.length} table(s):`, ...result.files.map((f) => `  ${f}`), ...result.missing.map((m) => `  (${m.name}: ${m.reason})`)].join(
+      '\n',
+    );
   }
   const separator = format === 'csv' ? '\n\n' : '\n\n';
   const body = result.tables.map((t) => (format === 'csv' ? `# ${t.name}\n${renderTable(t, format)}` : renderTable(t, format))).join(separator);
@@ -100,7 +102,9 @@ export function formatTables(result: TablesResult, format: TableFormat): string 
  */
 async function excludeFlaggedDialogues(db: Database, relations: Set<string>): Promise<string> {
   if (!relations.has('simulator_audit_flagged')) {
-    throw new PlensError('E_PREREQUISITE', '--exclude-flagged: the warehouse has no simulator audit', { hint: 'it needs dialogues and the dataset profiles; run plens warehouse' });
+    throw new PlensError('E_PREREQUISITE', '--exclude-flagged: the warehouse has no simulator audit', {
+      hint: 'it needs dialogues and the dataset profiles; run plens warehouse',
+    });
   }
   // The warehouse's own catalog name: "main" alone would also name the temp catalog's schema.
   const [{ catalog }] = (await db.all<{ catalog: string }>(`SELECT current_database() AS catalog`)) as [{ catalog: string }];

@@ -11,7 +11,9 @@ import { parseArgs } from 'node:util';
 import { defaultReply, startMockLlm, type MockRequest } from './mock-server.js';
 
 function usage(message: string): never {
-  process.stderr.write(`mock-server: ${message}\nusage: mock-server-main --port <n> --latency <ms> [--jitter <ms>] [--terminate-after <n>] [--no-keep] [--require-auth] [--unique-replies]\n`);
+  process.stderr.write(
+    `mock-server: ${message}\nusage: mock-server-main --port <n> --latency <ms> [--jitter <ms>] [--terminate-after <n>] [--no-keep] [--require-auth] [--unique-replies]\n`,
+  );
   process.exit(2);
 }
 
@@ -22,7 +24,15 @@ function integer(name: string, value: string | undefined, fallback: number): num
   return n;
 }
 
-let values: { port?: string; latency?: string; jitter?: string; 'terminate-after'?: string; 'no-keep'?: boolean; 'require-auth'?: boolean; 'unique-replies'?: boolean };
+let values: {
+  port?: string;
+  latency?: string;
+  jitter?: string;
+  'terminate-after'?: string;
+  'no-keep'?: boolean;
+  'require-auth'?: boolean;
+  'unique-replies'?: boolean;
+};
 try {
   ({ values } = parseArgs({
     args: process.argv.slice(2),

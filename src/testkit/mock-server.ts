@@ -263,15 +263,24 @@ function successBody(api: Api, req: MockRequest, text: string | undefined): stri
 
 function defaultMessage(status: number): string {
   switch (status) {
-    case 400: return 'Invalid request (mock)';
-    case 401: return 'Invalid or missing API key (mock)';
-    case 403: return 'Permission denied (mock)';
-    case 404: return 'Not found (mock)';
-    case 429: return 'Rate limit reached; please try again later (mock)';
-    case 500: return 'Internal server error (mock)';
-    case 503: return 'Service unavailable (mock)';
-    case 529: return 'Overloaded (mock)';
-    default: return `HTTP ${status} (mock)`;
+    case 400:
+      return 'Invalid request (mock)';
+    case 401:
+      return 'Invalid or missing API key (mock)';
+    case 403:
+      return 'Permission denied (mock)';
+    case 404:
+      return 'Not found (mock)';
+    case 429:
+      return 'Rate limit reached; please try again later (mock)';
+    case 500:
+      return 'Internal server error (mock)';
+    case 503:
+      return 'Service unavailable (mock)';
+    case 529:
+      return 'Overloaded (mock)';
+    default:
+      return `HTTP ${status} (mock)`;
   }
 }
 
@@ -351,10 +360,13 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
       return;
     }
     const latency = jitterMs ? latencyMs - jitterMs + 2 * jitterMs * rng.random() : latencyMs;
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      send(res, status, body, retryAfterSeconds);
-    }, Math.max(0, latency - (performance.now() - arrived)));
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        send(res, status, body, retryAfterSeconds);
+      },
+      Math.max(0, latency - (performance.now() - arrived)),
+    );
     timers.add(timer);
   };
 

@@ -71,14 +71,24 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
       if (options.dryRun && file.requiresFiles.length > 0) {
         // A dry run checks the SQL without loading data: the data-loading files only need their inputs to exist.
         ran.push(file.name);
-        await db.run(file.sql.replace(/CREATE OR REPLACE TABLE (\w+) AS SELECT \* FROM (read_parquet\([^;]+\));/g, 'CREATE OR REPLACE TABLE $1 AS SELECT * FROM $2 LIMIT 0;'), { file: file.path });
+        await db.run(
+          file.sql.replace(
+            /CREATE OR REPLACE TABLE (\w+) AS SELECT \* FROM (read_parquet\([^;]+\));/g,
+            'CREATE OR REPLACE TABLE $1 AS SELECT * FROM $2 LIMIT 0;',
+          ),
+          { file: file.path },
+        );
         continue;
       }
-      for (const step of file.steps) steps.push(await runStep(step, { db, lexical: options.dryRun ? [] : (options.lexical ?? ['laps', 'full']), cacheDir }, file.path));
+      for (const step of file.steps)
+        steps.push(await runStep(step, { db, lexical: options.dryRun ? [] : (options.lexical ?? ['laps', 'full']), cacheDir }, file.path));
       await db.run(file.sql, { file: file.path });
       ran.push(file.name);
     }
-    await db.run('CREATE OR REPLACE TABLE plens_build AS SELECT $1 AS plens_version, now() AS built_at, $2 AS workspace', undefined, [plensVersion, options.workspace.root]);
+    await db.run('CREATE OR REPLACE TABLE plens_build AS SELECT $1 AS plens_version, now() AS built_at, $2 AS workspace', undefined, [
+      plensVersion,
+      options.workspace.root,
+    ]);
     relations = await listRelations(db);
     // Closing checkpoints too, but swallows a failed write (a full disk): checkpoint here, where it throws.
     if (!options.dryRun) await db.run('CHECKPOINT');
@@ -116,7 +126,10 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
  */
 async function verifyBuilt(tmp: string, relations: WarehouseSummary['relations']): Promise<void> {
   if (existsSync(`${tmp}.wal`)) {
-    throw new PlensError('E_STORAGE', 'the warehouse could not be written completely (its write-ahead log was not checkpointed; disk full?)', { location: { file: tmp }, hint: 'free some space and run `plens warehouse` again; the previous warehouse is kept' });
+    throw new PlensError('E_STORAGE', 'the warehouse could not be written completely (its write-ahead log was not checkpointed; disk full?)', {
+      location: { file: tmp },
+      hint: 'free some space and run `plens warehouse` again; the previous warehouse is kept',
+    });
   }
   const db = await Database.open(tmp, { readOnly: true });
   try {
@@ -151,7 +164,8 @@ export function formatWarehouseSummary(s: WarehouseSummary): string {
   const lines = [`${s.dry_run ? 'Checked (dry run)' : 'Built'} warehouse ${s.db}`, `  from workspace ${s.workspace}`];
   lines.push(`  ran      ${s.ran.join(', ')}`);
   for (const k of s.skipped) lines.push(`  skipped  ${k.file}: ${k.reason}`);
-  for (const k of s.steps) lines.push(`  step     ${k.step}: ${k.status === 'reused' ? 'reused (inputs unchanged)' : k.status} in ${(k.elapsed_ms / 1000).toFixed(1)} s`);
+  for (const k of s.steps)
+    lines.push(`  step     ${k.step}: ${k.status === 'reused' ? 'reused (inputs unchanged)' : k.status} in ${(k.elapsed_ms / 1000).toFixed(1)} s`);
   const tables = s.relations.filter((r) => r.type === 'table');
   const views = s.relations.filter((r) => r.type === 'view');
   lines.push(`  tables   ${tables.map((t) => `${t.name} (${t.rows})`).join(', ')}`);
@@ -168,7 +182,9 @@ export function workspaceHas(root: string, pattern: string): boolean {
   if (head === '*') {
     let names: string[];
     try {
-      names = readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+      names = readdirSync(root, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name);
     } catch {
       return false;
     }

@@ -24,7 +24,10 @@ export async function readWarehouseSqlFiles(dir: string): Promise<WarehouseSqlFi
     for (const line of sql.split('\n')) {
       const m = HEADER.exec(line.trim());
       if (!m) continue;
-      const items = m[2]!.split(',').map((s) => s.trim()).filter(Boolean);
+      const items = m[2]!
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       (m[1] === 'requires' ? file.requiresRelations : m[1] === 'step' ? file.steps : file.requiresFiles).push(...items);
     }
     files.push(file);

@@ -12,7 +12,9 @@ import { describe, expect, it } from 'vitest';
 const LAYERS: string[][] = [
   ['core'],
   ['db'],
-  ['engine', 'llm', 'stats'],
+  ['llm', 'stats'],
+  // The LLM-stage kit (engine/llm-stage.ts) makes clients: the engine sits on the LLM layer.
+  ['engine'],
   ['warehouse'],
   ['tables'],
   ['report', 'notebook', 'compare'],

@@ -77,11 +77,11 @@ describe('plens sql', () => {
 
   it('runs a file with several statements and prints the last result', async () => {
     const file = join(root, 'q.sql');
-    writeFileSync(file, "create temp table t as select 41 as x;\nselect x + 1 as answer from t;\n");
+    writeFileSync(file, 'create temp table t as select 41 as x;\nselect x + 1 as answer from t;\n');
     expect((await runCli(['sql', '-f', file, '--db', db, '--format', 'csv'])).stdout).toBe('answer\n42\n');
   });
 
-  it('a SQL error exits 5 with DuckDB\'s message', async () => {
+  it("a SQL error exits 5 with DuckDB's message", async () => {
     const r = await runCli(['sql', 'select * from no_such_table', '--db', db]);
     expect(r.code).toBe(5);
     expect(r.stderr).toContain('E_SQL');

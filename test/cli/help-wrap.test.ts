@@ -20,7 +20,10 @@ async function helpAt(columns: number | undefined, args: string[]): Promise<stri
 
 // Phrases from option descriptions that a column cut used to split.
 const PHRASES: Array<[string[], string[]]> = [
-  [['dialogues'], ['each shard writes its own log', 'replay (use; a miss fails)', 'params after ?', 'Dialogues per scenario and cell (each its own key and cache entries)']],
+  [
+    ['dialogues'],
+    ['each shard writes its own log', 'replay (use; a miss fails)', 'params after ?', 'Dialogues per scenario and cell (each its own key and cache entries)'],
+  ],
   [['scenarios'], ['keeps scenarios touching any of them', 'chosen by a seeded hash (stable; larger N keeps smaller N)']],
   [['judge'], ['Run again what is recorded as failed']],
   [[], ['Runs the PersonaLens personalization benchmark as a pipeline of resumable stages']],

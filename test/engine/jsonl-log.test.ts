@@ -117,7 +117,9 @@ describe('WriterLock layouts', () => {
     const dir = tempDir();
     const shard0 = WriterLock.acquireLayout(dir, '.shard-0-of-2', 'out/x (shard 0-of-2)');
     const shard1 = WriterLock.acquireLayout(dir, '.shard-1-of-2', 'out/x (shard 1-of-2)');
-    expect(() => WriterLock.acquireLayout(dir, '', 'out/x')).toThrow(/out\/x is being written by another plens process as shard 0\/2 .*this run would write it as one unsharded run/);
+    expect(() => WriterLock.acquireLayout(dir, '', 'out/x')).toThrow(
+      /out\/x is being written by another plens process as shard 0\/2 .*this run would write it as one unsharded run/,
+    );
     expect(() => WriterLock.acquireLayout(dir, '.shard-0-of-3', 'out/x (shard 0-of-3)')).toThrow(/as shard [01]\/2 .*as shard 0\/3/);
     // A refused run leaves no lock of its own behind.
     expect(readdirSync(dir).sort()).toEqual(['.lock.shard-0-of-2', '.lock.shard-1-of-2']);
@@ -144,4 +146,3 @@ describe('shards', () => {
     for (const k of keys) expect([0, 1, 2, 3].filter((i) => inShard(k, { index: i, count: 4 }))).toHaveLength(1);
   });
 });
-

@@ -1,5 +1,4 @@
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { llmStageFormat } from '../../src/engine/llm-stage.js';
 import { Partition } from '../../src/engine/partition.js';
@@ -23,13 +22,22 @@ describe('Partition', () => {
     const root = tempDir();
     const p = Partition.in(root, 'one', FORMAT);
     mkdirSync(p.dir);
-    writeFileSync(p.logPath('records'), jsonl([
-      { key: 'a', try: 1, status: 'failed', error: { kind: 'timeout', message: 't' } },
-      { key: 'b', try: 1, status: 'ok', n: 1 },
-      { key: 'a', try: 2, status: 'parse_error', error: { kind: 'parse_error', message: 'p' } },
-    ]));
+    writeFileSync(
+      p.logPath('records'),
+      jsonl([
+        { key: 'a', try: 1, status: 'failed', error: { kind: 'timeout', message: 't' } },
+        { key: 'b', try: 1, status: 'ok', n: 1 },
+        { key: 'a', try: 2, status: 'parse_error', error: { kind: 'parse_error', message: 'p' } },
+      ]),
+    );
     // A second writer; its torn last line is no record yet.
-    writeFileSync(p.logPath('records', { index: 0, count: 2 }), jsonl([{ key: 'c', try: 1, status: 'ok', n: 3 }, { key: 'b', try: 2, status: 'failed' }]) + '{"key":"d"');
+    writeFileSync(
+      p.logPath('records', { index: 0, count: 2 }),
+      jsonl([
+        { key: 'c', try: 1, status: 'ok', n: 3 },
+        { key: 'b', try: 2, status: 'failed' },
+      ]) + '{"key":"d"',
+    );
     expect(await p.keyStates()).toEqual(
       new Map([
         ['a', { ok: false, tries: 2 }],
@@ -57,7 +65,10 @@ describe('Partition', () => {
     expect(p.needsCompaction()).toBe(false);
     expect(Partition.list(root, FORMAT, true).map((x) => x.dir)).toEqual([p.dir]);
     // An append after compaction (a run killed before it compacted again): the compacted file is older than a log.
-    writeFileSync(p.logPath('events'), jsonl([{ run_id: 'r', key: 'a', turn: null, role: 'x', model: 'm', status: 'ok', cached: false, attempts: 1, at: new Date().toISOString() }]));
+    writeFileSync(
+      p.logPath('events'),
+      jsonl([{ run_id: 'r', key: 'a', turn: null, role: 'x', model: 'm', status: 'ok', cached: false, attempts: 1, at: new Date().toISOString() }]),
+    );
     const earlier = new Date(Date.now() - 60_000);
     utimesSync(p.outputFile, earlier, earlier);
     expect(p.needsCompaction()).toBe(true);

@@ -58,7 +58,12 @@ describe('writeRecordWinners', () => {
       'records.shard-1-of-2.jsonl': '{"key":"9b","try":1,"status":"ok"}\n{"key":"00","try":1,"status":"failed"}\n{"key":"c1","try":1,"status":"ok"}\n',
     });
     expect(r.rows).toBe(5);
-    expect(r.text.split('\n').filter(Boolean).map((l) => JSON.parse(l).key)).toEqual(['00', '0a', '9b', 'c1', 'f3']);
+    expect(
+      r.text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).key),
+    ).toEqual(['00', '0a', '9b', 'c1', 'f3']);
   });
 
   it('reads only up to the given length: a torn tail or a later append is not read', async () => {
@@ -84,14 +89,22 @@ describe('writeRecordWinners', () => {
 
   it('a complete line that is not JSON is an error naming file and line; a record with no key too', async () => {
     const bad = logs({ 'records.jsonl': '{"key":"a","try":1,"status":"ok"}\n{"key":"b",\n' });
-    await expect(writeRecordWinners(bad.logs, join(bad.dir, 'out.jsonl'))).rejects.toMatchObject({ code: 'E_INPUT_JSON', location: { file: bad.logs[0]!.path, line: 2 } });
+    await expect(writeRecordWinners(bad.logs, join(bad.dir, 'out.jsonl'))).rejects.toMatchObject({
+      code: 'E_INPUT_JSON',
+      location: { file: bad.logs[0]!.path, line: 2 },
+    });
     const keyless = logs({ 'records.jsonl': '\n{"try":1,"status":"ok"}\n' });
-    await expect(writeRecordWinners(keyless.logs, join(keyless.dir, 'out.jsonl'))).rejects.toMatchObject({ code: 'E_INPUT_SCHEMA', location: { file: keyless.logs[0]!.path, line: 2 } });
+    await expect(writeRecordWinners(keyless.logs, join(keyless.dir, 'out.jsonl'))).rejects.toMatchObject({
+      code: 'E_INPUT_SCHEMA',
+      location: { file: keyless.logs[0]!.path, line: 2 },
+    });
   });
 
   it('writes lines longer than its output buffer whole', async () => {
     const big = 'x'.repeat(1_500_000);
-    const r = await winners({ 'records.jsonl': `{"key":"b","try":1,"status":"ok"}\n{"key":"a","try":1,"status":"ok","t":"${big}"}\n{"key":"c","try":1,"status":"ok"}\n` });
+    const r = await winners({
+      'records.jsonl': `{"key":"b","try":1,"status":"ok"}\n{"key":"a","try":1,"status":"ok","t":"${big}"}\n{"key":"c","try":1,"status":"ok"}\n`,
+    });
     expect(r.text).toBe(`{"key":"a","try":1,"status":"ok","t":"${big}"}\n{"key":"b","try":1,"status":"ok"}\n{"key":"c","try":1,"status":"ok"}\n`);
   });
 });

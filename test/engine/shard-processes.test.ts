@@ -34,7 +34,18 @@ function reply(r: MockRequest): string {
 
 /** Every variable resolveShard reads, emptied (empty counts as unset), so the test's own environment cannot shard a run. */
 const NO_SHARD_ENV: Record<string, string> = Object.fromEntries(
-  ['PLENS_SHARD', 'PLENS_SHARD_COUNT', 'JOB_COMPLETION_INDEX', 'SLURM_ARRAY_TASK_ID', 'SLURM_ARRAY_TASK_COUNT', 'SLURM_ARRAY_TASK_MIN', 'SLURM_ARRAY_TASK_MAX', 'SLURM_ARRAY_TASK_STEP', 'AWS_BATCH_JOB_ARRAY_INDEX', 'AWS_BATCH_JOB_ARRAY_SIZE'].map((k) => [k, '']),
+  [
+    'PLENS_SHARD',
+    'PLENS_SHARD_COUNT',
+    'JOB_COMPLETION_INDEX',
+    'SLURM_ARRAY_TASK_ID',
+    'SLURM_ARRAY_TASK_COUNT',
+    'SLURM_ARRAY_TASK_MIN',
+    'SLURM_ARRAY_TASK_MAX',
+    'SLURM_ARRAY_TASK_STEP',
+    'AWS_BATCH_JOB_ARRAY_INDEX',
+    'AWS_BATCH_JOB_ARRAY_SIZE',
+  ].map((k) => [k, '']),
 );
 
 /** The four ways a process learns its shard, one per process. */
@@ -69,7 +80,15 @@ function ok(r: CliResult): void {
 async function merged(ws: string) {
   const db = join(ws, '..', 'plens.duckdb');
   ok(await runCli(['warehouse', '-w', ws, '--db', db, '--lexical', 'none']));
-  const tables = await runCliJson<{ tables: Array<{ name: string; rows: unknown[] }> }>(['tables', '--db', db, '--only', 'table3,table4,table13', '--format', 'json']);
+  const tables = await runCliJson<{ tables: Array<{ name: string; rows: unknown[] }> }>([
+    'tables',
+    '--db',
+    db,
+    '--only',
+    'table3,table4,table13',
+    '--format',
+    'json',
+  ]);
   ok(tables);
   const sql = async (q: string) => {
     const r = await runCliJson<Array<Record<string, unknown>>>(['sql', q, '--db', db]);
@@ -121,7 +140,11 @@ describe('a pipeline run as 4 shards in separate processes', () => {
       expect(single[stage].shard).toBeUndefined();
       // The shards' work adds up to the whole: nothing lost, nothing done twice.
       const sum = (k: 'planned' | 'ok' | 'failed') => results[stage].reduce((n, r) => n + r[k], 0);
-      expect({ planned: sum('planned'), ok: sum('ok'), failed: sum('failed') }, stage).toEqual({ planned: single[stage].planned, ok: single[stage].ok, failed: single[stage].failed });
+      expect({ planned: sum('planned'), ok: sum('ok'), failed: sum('failed') }, stage).toEqual({
+        planned: single[stage].planned,
+        ok: single[stage].ok,
+        failed: single[stage].failed,
+      });
     }
     // users 0-1: 49 scenarios; six judgments each (task, personalization, naturalness and coherence of both sides).
     expect(single.dialogues.planned).toBe(49);

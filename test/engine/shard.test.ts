@@ -33,30 +33,76 @@ describe('resolveShard: sources', () => {
   });
 
   it('JOB_COMPLETION_INDEX with the count from --shard-count or PLENS_SHARD_COUNT', () => {
-    expect(resolveShard(undefined, undefined, { JOB_COMPLETION_INDEX: '2', PLENS_SHARD_COUNT: '4' })).toEqual({ index: 2, count: 4, source: 'JOB_COMPLETION_INDEX', count_source: 'PLENS_SHARD_COUNT' });
-    expect(resolveShard(undefined, '4', { JOB_COMPLETION_INDEX: '0' })).toEqual({ index: 0, count: 4, source: 'JOB_COMPLETION_INDEX', count_source: '--shard-count' });
+    expect(resolveShard(undefined, undefined, { JOB_COMPLETION_INDEX: '2', PLENS_SHARD_COUNT: '4' })).toEqual({
+      index: 2,
+      count: 4,
+      source: 'JOB_COMPLETION_INDEX',
+      count_source: 'PLENS_SHARD_COUNT',
+    });
+    expect(resolveShard(undefined, '4', { JOB_COMPLETION_INDEX: '0' })).toEqual({
+      index: 0,
+      count: 4,
+      source: 'JOB_COMPLETION_INDEX',
+      count_source: '--shard-count',
+    });
     // The flag beats the variable.
     expect(resolveShard('auto', 8, { JOB_COMPLETION_INDEX: '5', PLENS_SHARD_COUNT: '4' })).toMatchObject({ index: 5, count: 8, count_source: '--shard-count' });
   });
 
   it('SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT, counted from SLURM_ARRAY_TASK_MIN', () => {
-    expect(resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '3', SLURM_ARRAY_TASK_COUNT: '4' })).toEqual({ index: 3, count: 4, source: 'SLURM_ARRAY_TASK_ID', count_source: 'SLURM_ARRAY_TASK_COUNT' });
+    expect(resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '3', SLURM_ARRAY_TASK_COUNT: '4' })).toEqual({
+      index: 3,
+      count: 4,
+      source: 'SLURM_ARRAY_TASK_ID',
+      count_source: 'SLURM_ARRAY_TASK_COUNT',
+    });
     // sbatch --array=1-4
-    const oneBased = { SLURM_ARRAY_TASK_ID: '1', SLURM_ARRAY_TASK_MIN: '1', SLURM_ARRAY_TASK_MAX: '4', SLURM_ARRAY_TASK_STEP: '1', SLURM_ARRAY_TASK_COUNT: '4' };
+    const oneBased = {
+      SLURM_ARRAY_TASK_ID: '1',
+      SLURM_ARRAY_TASK_MIN: '1',
+      SLURM_ARRAY_TASK_MAX: '4',
+      SLURM_ARRAY_TASK_STEP: '1',
+      SLURM_ARRAY_TASK_COUNT: '4',
+    };
     expect(resolveShard(undefined, undefined, oneBased)).toMatchObject({ index: 0, count: 4 });
     expect(resolveShard(undefined, undefined, { ...oneBased, SLURM_ARRAY_TASK_ID: '4' })).toMatchObject({ index: 3, count: 4 });
     // sbatch --array=0-12:4 (tasks 0, 4, 8, 12)
-    const stepped = { SLURM_ARRAY_TASK_ID: '8', SLURM_ARRAY_TASK_MIN: '0', SLURM_ARRAY_TASK_MAX: '12', SLURM_ARRAY_TASK_STEP: '4', SLURM_ARRAY_TASK_COUNT: '4' };
+    const stepped = {
+      SLURM_ARRAY_TASK_ID: '8',
+      SLURM_ARRAY_TASK_MIN: '0',
+      SLURM_ARRAY_TASK_MAX: '12',
+      SLURM_ARRAY_TASK_STEP: '4',
+      SLURM_ARRAY_TASK_COUNT: '4',
+    };
     expect(resolveShard(undefined, undefined, stepped)).toMatchObject({ index: 2, count: 4 });
     // No SLURM_ARRAY_TASK_COUNT (old Slurm): the count is given.
-    expect(resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '1', PLENS_SHARD_COUNT: '2' })).toEqual({ index: 1, count: 2, source: 'SLURM_ARRAY_TASK_ID', count_source: 'PLENS_SHARD_COUNT' });
+    expect(resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '1', PLENS_SHARD_COUNT: '2' })).toEqual({
+      index: 1,
+      count: 2,
+      source: 'SLURM_ARRAY_TASK_ID',
+      count_source: 'PLENS_SHARD_COUNT',
+    });
     // A given count that agrees is fine.
-    expect(resolveShard(undefined, '4', { SLURM_ARRAY_TASK_ID: '0', SLURM_ARRAY_TASK_COUNT: '4' })).toMatchObject({ index: 0, count: 4, count_source: 'SLURM_ARRAY_TASK_COUNT' });
+    expect(resolveShard(undefined, '4', { SLURM_ARRAY_TASK_ID: '0', SLURM_ARRAY_TASK_COUNT: '4' })).toMatchObject({
+      index: 0,
+      count: 4,
+      count_source: 'SLURM_ARRAY_TASK_COUNT',
+    });
   });
 
   it('AWS_BATCH_JOB_ARRAY_INDEX with AWS_BATCH_JOB_ARRAY_SIZE or a given count', () => {
-    expect(resolveShard(undefined, undefined, { AWS_BATCH_JOB_ARRAY_INDEX: '1', AWS_BATCH_JOB_ARRAY_SIZE: '3' })).toEqual({ index: 1, count: 3, source: 'AWS_BATCH_JOB_ARRAY_INDEX', count_source: 'AWS_BATCH_JOB_ARRAY_SIZE' });
-    expect(resolveShard(undefined, undefined, { AWS_BATCH_JOB_ARRAY_INDEX: '2', PLENS_SHARD_COUNT: '3' })).toEqual({ index: 2, count: 3, source: 'AWS_BATCH_JOB_ARRAY_INDEX', count_source: 'PLENS_SHARD_COUNT' });
+    expect(resolveShard(undefined, undefined, { AWS_BATCH_JOB_ARRAY_INDEX: '1', AWS_BATCH_JOB_ARRAY_SIZE: '3' })).toEqual({
+      index: 1,
+      count: 3,
+      source: 'AWS_BATCH_JOB_ARRAY_INDEX',
+      count_source: 'AWS_BATCH_JOB_ARRAY_SIZE',
+    });
+    expect(resolveShard(undefined, undefined, { AWS_BATCH_JOB_ARRAY_INDEX: '2', PLENS_SHARD_COUNT: '3' })).toEqual({
+      index: 2,
+      count: 3,
+      source: 'AWS_BATCH_JOB_ARRAY_INDEX',
+      count_source: 'PLENS_SHARD_COUNT',
+    });
   });
 });
 
@@ -98,22 +144,42 @@ describe('resolveShard: errors (exit 2, naming the variable)', () => {
   it('rejects counts that are not whole numbers >= 1', () => {
     expect(usage(() => resolveShard(undefined, 'four', { JOB_COMPLETION_INDEX: '0' })).message).toContain('--shard-count="four"');
     expect(usage(() => resolveShard(undefined, 0, { JOB_COMPLETION_INDEX: '0' })).message).toContain('--shard-count="0"');
-    expect(usage(() => resolveShard(undefined, undefined, { JOB_COMPLETION_INDEX: '0', PLENS_SHARD_COUNT: '2.5' })).message).toContain('PLENS_SHARD_COUNT="2.5"');
-    expect(usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '0', SLURM_ARRAY_TASK_COUNT: 'x' })).message).toContain('SLURM_ARRAY_TASK_COUNT="x"');
-    expect(usage(() => resolveShard(undefined, undefined, { AWS_BATCH_JOB_ARRAY_INDEX: '0', AWS_BATCH_JOB_ARRAY_SIZE: '0' })).message).toContain('AWS_BATCH_JOB_ARRAY_SIZE="0"');
+    expect(usage(() => resolveShard(undefined, undefined, { JOB_COMPLETION_INDEX: '0', PLENS_SHARD_COUNT: '2.5' })).message).toContain(
+      'PLENS_SHARD_COUNT="2.5"',
+    );
+    expect(usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '0', SLURM_ARRAY_TASK_COUNT: 'x' })).message).toContain(
+      'SLURM_ARRAY_TASK_COUNT="x"',
+    );
+    expect(usage(() => resolveShard(undefined, undefined, { AWS_BATCH_JOB_ARRAY_INDEX: '0', AWS_BATCH_JOB_ARRAY_SIZE: '0' })).message).toContain(
+      'AWS_BATCH_JOB_ARRAY_SIZE="0"',
+    );
   });
 
   it('rejects indices that are not whole numbers', () => {
-    expect(usage(() => resolveShard(undefined, undefined, { JOB_COMPLETION_INDEX: 'a', PLENS_SHARD_COUNT: '4' })).message).toContain('JOB_COMPLETION_INDEX="a"');
-    expect(usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '1.0', SLURM_ARRAY_TASK_COUNT: '4' })).message).toContain('SLURM_ARRAY_TASK_ID="1.0"');
-    expect(usage(() => resolveShard(undefined, undefined, { AWS_BATCH_JOB_ARRAY_INDEX: '-1', PLENS_SHARD_COUNT: '4' })).message).toContain('AWS_BATCH_JOB_ARRAY_INDEX="-1"');
-    expect(usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '0', SLURM_ARRAY_TASK_MIN: 'z', SLURM_ARRAY_TASK_COUNT: '4' })).message).toContain('SLURM_ARRAY_TASK_MIN="z"');
+    expect(usage(() => resolveShard(undefined, undefined, { JOB_COMPLETION_INDEX: 'a', PLENS_SHARD_COUNT: '4' })).message).toContain(
+      'JOB_COMPLETION_INDEX="a"',
+    );
+    expect(usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '1.0', SLURM_ARRAY_TASK_COUNT: '4' })).message).toContain(
+      'SLURM_ARRAY_TASK_ID="1.0"',
+    );
+    expect(usage(() => resolveShard(undefined, undefined, { AWS_BATCH_JOB_ARRAY_INDEX: '-1', PLENS_SHARD_COUNT: '4' })).message).toContain(
+      'AWS_BATCH_JOB_ARRAY_INDEX="-1"',
+    );
+    expect(
+      usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '0', SLURM_ARRAY_TASK_MIN: 'z', SLURM_ARRAY_TASK_COUNT: '4' })).message,
+    ).toContain('SLURM_ARRAY_TASK_MIN="z"');
   });
 
   it('rejects an index not below the count', () => {
-    expect(usage(() => resolveShard(undefined, undefined, { JOB_COMPLETION_INDEX: '4', PLENS_SHARD_COUNT: '4' })).message).toMatch(/JOB_COMPLETION_INDEX=4: shard index 4 is not below the number of shards 4 \(PLENS_SHARD_COUNT\)/);
-    expect(usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '4', SLURM_ARRAY_TASK_COUNT: '4' })).message).toContain('SLURM_ARRAY_TASK_ID=4');
-    expect(usage(() => resolveShard(undefined, undefined, { AWS_BATCH_JOB_ARRAY_INDEX: '3', AWS_BATCH_JOB_ARRAY_SIZE: '3' })).message).toContain('AWS_BATCH_JOB_ARRAY_INDEX=3');
+    expect(usage(() => resolveShard(undefined, undefined, { JOB_COMPLETION_INDEX: '4', PLENS_SHARD_COUNT: '4' })).message).toMatch(
+      /JOB_COMPLETION_INDEX=4: shard index 4 is not below the number of shards 4 \(PLENS_SHARD_COUNT\)/,
+    );
+    expect(usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '4', SLURM_ARRAY_TASK_COUNT: '4' })).message).toContain(
+      'SLURM_ARRAY_TASK_ID=4',
+    );
+    expect(usage(() => resolveShard(undefined, undefined, { AWS_BATCH_JOB_ARRAY_INDEX: '3', AWS_BATCH_JOB_ARRAY_SIZE: '3' })).message).toContain(
+      'AWS_BATCH_JOB_ARRAY_INDEX=3',
+    );
   });
 
   it('rejects a scheduler index without a count', () => {
@@ -126,14 +192,24 @@ describe('resolveShard: errors (exit 2, naming the variable)', () => {
 
   it('rejects counts that disagree', () => {
     expect(usage(() => resolveShard('1/4', '8', {})).message).toContain('--shard "1/4" disagrees with --shard-count=8');
-    expect(usage(() => resolveShard(undefined, undefined, { PLENS_SHARD: '1/4', PLENS_SHARD_COUNT: '8' })).message).toContain('PLENS_SHARD "1/4" disagrees with PLENS_SHARD_COUNT=8');
-    expect(usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '1', SLURM_ARRAY_TASK_COUNT: '4', PLENS_SHARD_COUNT: '8' })).message).toContain('SLURM_ARRAY_TASK_COUNT=4 disagrees with PLENS_SHARD_COUNT=8');
-    expect(usage(() => resolveShard(undefined, '2', { AWS_BATCH_JOB_ARRAY_INDEX: '1', AWS_BATCH_JOB_ARRAY_SIZE: '3' })).message).toContain('AWS_BATCH_JOB_ARRAY_SIZE=3 disagrees with --shard-count=2');
+    expect(usage(() => resolveShard(undefined, undefined, { PLENS_SHARD: '1/4', PLENS_SHARD_COUNT: '8' })).message).toContain(
+      'PLENS_SHARD "1/4" disagrees with PLENS_SHARD_COUNT=8',
+    );
+    expect(
+      usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '1', SLURM_ARRAY_TASK_COUNT: '4', PLENS_SHARD_COUNT: '8' })).message,
+    ).toContain('SLURM_ARRAY_TASK_COUNT=4 disagrees with PLENS_SHARD_COUNT=8');
+    expect(usage(() => resolveShard(undefined, '2', { AWS_BATCH_JOB_ARRAY_INDEX: '1', AWS_BATCH_JOB_ARRAY_SIZE: '3' })).message).toContain(
+      'AWS_BATCH_JOB_ARRAY_SIZE=3 disagrees with --shard-count=2',
+    );
   });
 
   it('rejects Slurm tasks off a plain range', () => {
-    expect(usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '0', SLURM_ARRAY_TASK_MIN: '1', SLURM_ARRAY_TASK_COUNT: '4' })).message).toContain('not on the array');
-    expect(usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '5', SLURM_ARRAY_TASK_STEP: '4', SLURM_ARRAY_TASK_COUNT: '4' })).message).toContain('not on the array');
+    expect(
+      usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '0', SLURM_ARRAY_TASK_MIN: '1', SLURM_ARRAY_TASK_COUNT: '4' })).message,
+    ).toContain('not on the array');
+    expect(
+      usage(() => resolveShard(undefined, undefined, { SLURM_ARRAY_TASK_ID: '5', SLURM_ARRAY_TASK_STEP: '4', SLURM_ARRAY_TASK_COUNT: '4' })).message,
+    ).toContain('not on the array');
     // sbatch --array=1,3,7: no MIN/STEP numbers these 0..2.
     const list = { SLURM_ARRAY_TASK_ID: '3', SLURM_ARRAY_TASK_MIN: '1', SLURM_ARRAY_TASK_MAX: '7', SLURM_ARRAY_TASK_STEP: '1', SLURM_ARRAY_TASK_COUNT: '3' };
     expect(usage(() => resolveShard(undefined, undefined, list)).message).toContain('SLURM_ARRAY_TASK_COUNT=3 does not match the range');
@@ -155,7 +231,9 @@ describe('shards', () => {
   });
 
   it('say where they came from in the summary', () => {
-    expect(formatShard(resolveShard(undefined, undefined, { JOB_COMPLETION_INDEX: '2', PLENS_SHARD_COUNT: '4' })!)).toBe('2 of 4 (0-based), from JOB_COMPLETION_INDEX, count from PLENS_SHARD_COUNT');
+    expect(formatShard(resolveShard(undefined, undefined, { JOB_COMPLETION_INDEX: '2', PLENS_SHARD_COUNT: '4' })!)).toBe(
+      '2 of 4 (0-based), from JOB_COMPLETION_INDEX, count from PLENS_SHARD_COUNT',
+    );
     expect(formatShard(resolveShard('0/4', undefined, {})!)).toBe('0 of 4 (0-based), from --shard');
   });
 });

@@ -47,7 +47,14 @@ function reply(r: MockRequest): string {
 }
 
 async function runPredictions(url: string, ws: Workspace, extra: Partial<LlmStageOptions> & { reask?: boolean } = {}) {
-  const options: LlmStageOptions = { workspace: ws, cache: 'on', concurrency: 3, signal: new AbortController().signal, env: { OPENAI_API_KEY: 'sk-test' }, ...extra };
+  const options: LlmStageOptions = {
+    workspace: ws,
+    cache: 'on',
+    concurrency: 3,
+    signal: new AbortController().signal,
+    env: { OPENAI_API_KEY: 'sk-test' },
+    ...extra,
+  };
   return LlmStageKit.with(options, 'predictions', 'run with --cache on', async (kit) => {
     const model = kit.client(parseModelSpec(`openai:tiny?base_url=${url}/v1`, '--model'));
     const partition = Partition.in(join(ws.root, 'predictions'), partitionName([model.id], [model.id, 'v1']), llmStageFormat('predictions', COLUMNS));
@@ -59,7 +66,14 @@ async function runPredictions(url: string, ws: Workspace, extra: Partial<LlmStag
       keyOf: (q) => ({ key: hashParts(['prediction-v1', q.id, model.id]), partition }),
       client: () => model,
       at: () => ({ turn: null, role: 'predict' }),
-      request: (q) => ({ system: 'Answer with ANSWER: <number>.', messages: [{ role: 'user', content: q.text }], params: { temperature: 0, maxTokens: 20 }, purpose: 'predict', promptVersion: 'v1', replicate: 0 }),
+      request: (q) => ({
+        system: 'Answer with ANSWER: <number>.',
+        messages: [{ role: 'user', content: q.text }],
+        params: { temperature: 0, maxTokens: 20 },
+        purpose: 'predict',
+        promptVersion: 'v1',
+        replicate: 0,
+      }),
       parse: (text) => {
         const m = /^ANSWER: (\d+)$/.exec(text.trim());
         return m ? { ok: true, value: Number(m[1]) } : { ok: false, error: 'no ANSWER line' };
@@ -109,7 +123,11 @@ describe('a single-call stage on the LLM-stage kit', () => {
         { item_id: 'q4', status: 'ok', answer: 8, raw: null, kind: null },
         { item_id: 'q5', status: 'failed', answer: null, raw: null, kind: 'http_400' },
       ]);
-      const calls = await db.all<{ status: string; role: string; n: number }>(`SELECT status, role, count(*)::INTEGER AS n FROM read_parquet(?) GROUP BY ALL ORDER BY ALL`, undefined, [first.partition.callsFile]);
+      const calls = await db.all<{ status: string; role: string; n: number }>(
+        `SELECT status, role, count(*)::INTEGER AS n FROM read_parquet(?) GROUP BY ALL ORDER BY ALL`,
+        undefined,
+        [first.partition.callsFile],
+      );
       expect(calls).toEqual([
         { status: 'failed', role: 'predict', n: 1 },
         { status: 'ok', role: 'predict', n: 5 },
@@ -127,7 +145,12 @@ describe('a single-call stage on the LLM-stage kit', () => {
     // fixed by the re-ask; the 400 fails again.
     const retried = await runPredictions(server.url, ws, { retryFailed: true, reask: true });
     expect(retried.summary).toMatchObject({ planned: 2, ok: 1, failed: 1, failure_reasons: { http_400: 1 }, calls: 3, cached_calls: 0 });
-    expect(server.requests.slice(6).map((r) => r.messages.length).sort()).toEqual([1, 1, 3]);
+    expect(
+      server.requests
+        .slice(6)
+        .map((r) => r.messages.length)
+        .sort(),
+    ).toEqual([1, 1, 3]);
     expect(retried.rows).toBe(6);
   });
 

@@ -30,7 +30,12 @@ describe.skipIf(!available)('the released PersonaLens data (1,500 users)', () =>
     expect(importJson.tasks).toEqual({ sd: 86, md: 25 });
     expect(importJson.scenarios).toEqual({ sd: 98115, md: 24018 });
     expect(importJson.normalisations).toEqual([
-      expect.objectContaining({ file: join(sharedPersonaLens, 'data', 'profile', 'user874', 'profile.json'), pointer: '/interests/Buses**', from: 'Buses**', to: 'Buses' }),
+      expect.objectContaining({
+        file: join(sharedPersonaLens, 'data', 'profile', 'user874', 'profile.json'),
+        pointer: '/interests/Buses**',
+        from: 'Buses**',
+        to: 'Buses',
+      }),
     ]);
     // The six per-user MD tasks whose relevant preference types differ from the definitions are reported, not hidden.
     expect(importJson.warnings.filter((w) => w.includes('relevant preference types'))).toHaveLength(6);
@@ -47,7 +52,7 @@ describe.skipIf(!available)('the released PersonaLens data (1,500 users)', () =>
     expect(r.json.scenarios).toMatchObject(expected.samples[`sample_${n}`]!);
   });
 
-  it('sample 50 is the paper\'s 3,283 SD + 813 MD', async () => {
+  it("sample 50 is the paper's 3,283 SD + 813 MD", async () => {
     const r = await runCliJson<{ scenarios: { sd: number; md: number } }>(['scenarios', '--sample', '50', '--dry-run', '-w', ws]);
     expect(r.json.scenarios).toMatchObject({ sd: 3283, md: 813 });
   });

@@ -59,25 +59,45 @@ function uriEncode(s: string): string {
  * URI is the path with each segment encoded once more (the SDK sent `%3A`, the canonical form
  * has `%253A`).
  */
-function verifySigV4(req: IncomingMessage, body: Buffer, secretAccessKey: string): { auth: MockBedrockRequest['authorization']; valid: boolean; problem?: string } {
+function verifySigV4(
+  req: IncomingMessage,
+  body: Buffer,
+  secretAccessKey: string,
+): { auth: MockBedrockRequest['authorization']; valid: boolean; problem?: string } {
   const header = req.headers['authorization'];
-  const m = typeof header === 'string' ? /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(header) : null;
+  const m =
+    typeof header === 'string'
+      ? /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=([0-9a-f]{64})$/.exec(header)
+      : null;
   if (!m) return { auth: undefined, valid: false, problem: `Authorization header is not SigV4: ${String(header)}` };
   const [, accessKeyId, date, region, service, signed, signature] = m as unknown as string[];
   const signedHeaders = signed!.split(';');
   const auth = { accessKeyId: accessKeyId!, date: date!, region: region!, service: service!, signedHeaders };
   const amzDate = req.headers['x-amz-date'];
-  if (typeof amzDate !== 'string' || !amzDate.startsWith(date!)) return { auth, valid: false, problem: `x-amz-date ${String(amzDate)} does not match the credential date ${date}` };
+  if (typeof amzDate !== 'string' || !amzDate.startsWith(date!))
+    return { auth, valid: false, problem: `x-amz-date ${String(amzDate)} does not match the credential date ${date}` };
   for (const required of ['host', 'x-amz-date']) if (!signedHeaders.includes(required)) return { auth, valid: false, problem: `${required} is not signed` };
   const [rawPath, rawQuery = ''] = (req.url ?? '/').split('?');
   const canonicalUri = rawPath!.split('/').map(uriEncode).join('/');
   const canonicalQuery = rawQuery
     .split('&')
     .filter(Boolean)
-    .map((p) => p.split('=').map((x) => uriEncode(decodeURIComponent(x))).join('='))
+    .map((p) =>
+      p
+        .split('=')
+        .map((x) => uriEncode(decodeURIComponent(x)))
+        .join('='),
+    )
     .sort()
     .join('&');
-  const canonicalHeaders = signedHeaders.map((h) => `${h}:${String(req.headers[h] ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
+  const canonicalHeaders = signedHeaders
+    .map(
+      (h) =>
+        `${h}:${String(req.headers[h] ?? '')
+          .trim()
+          .replace(/\s+/g, ' ')}\n`,
+    )
+    .join('');
   const payloadHash = typeof req.headers['x-amz-content-sha256'] === 'string' ? req.headers['x-amz-content-sha256'] : sha256(body);
   if (payloadHash !== sha256(body)) return { auth, valid: false, problem: 'x-amz-content-sha256 is not the hash of the body' };
   const canonicalRequest = [req.method, canonicalUri, canonicalQuery, canonicalHeaders, signed, payloadHash].join('\n');
@@ -99,14 +119,20 @@ export async function startMockBedrock(options: MockBedrockOptions): Promise<Moc
         const text = JSON.stringify(json);
         const go = () => {
           if (res.destroyed) return;
-          res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'x-amzn-requestid': `req-${requests.length}`, ...headers });
+          res.writeHead(status, {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(text),
+            'x-amzn-requestid': `req-${requests.length}`,
+            ...headers,
+          });
           res.end(text);
         };
         if (options.latencyMs) setTimeout(go, options.latencyMs);
         else go();
       };
       const route = /^\/model\/([^/]+)\/converse$/.exec((req.url ?? '').split('?')[0]!);
-      if (req.method !== 'POST' || !route) return send(404, { message: `no route ${req.method} ${req.url}` }, { 'x-amzn-errortype': 'UnknownOperationException' });
+      if (req.method !== 'POST' || !route)
+        return send(404, { message: `no route ${req.method} ${req.url}` }, { 'x-amzn-errortype': 'UnknownOperationException' });
       const check = verifySigV4(req, body, options.credentials.secretAccessKey);
       let parsed: MockBedrockRequest['body'];
       try {
@@ -124,17 +150,32 @@ export async function startMockBedrock(options: MockBedrockOptions): Promise<Moc
         ...(check.problem ? { signatureProblem: check.problem } : {}),
       };
       requests.push(record);
-      if (!check.valid) return send(403, { message: `The request signature we calculated does not match the signature you provided (${check.problem})` }, { 'x-amzn-errortype': 'InvalidSignatureException' });
-      if (check.auth!.accessKeyId !== options.credentials.accessKeyId) return send(403, { message: 'The security token included in the request is invalid.' }, { 'x-amzn-errortype': 'UnrecognizedClientException' });
+      if (!check.valid)
+        return send(
+          403,
+          { message: `The request signature we calculated does not match the signature you provided (${check.problem})` },
+          { 'x-amzn-errortype': 'InvalidSignatureException' },
+        );
+      if (check.auth!.accessKeyId !== options.credentials.accessKeyId)
+        return send(403, { message: 'The security token included in the request is invalid.' }, { 'x-amzn-errortype': 'UnrecognizedClientException' });
       if (options.credentials.sessionToken !== undefined && req.headers['x-amz-security-token'] !== options.credentials.sessionToken) {
         return send(403, { message: 'The security token included in the request is invalid.' }, { 'x-amzn-errortype': 'UnrecognizedClientException' });
       }
       const fault = options.fault?.(record);
       if (fault) {
-        return send(fault.status, { message: fault.message ?? fault.type }, { 'x-amzn-errortype': `${fault.type}:http://internal.amazon.com/coral/com.amazon.bedrock/`, ...(fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {}) });
+        return send(
+          fault.status,
+          { message: fault.message ?? fault.type },
+          {
+            'x-amzn-errortype': `${fault.type}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+            ...(fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {}),
+          },
+        );
       }
       const text = options.reply ? options.reply(record) : `Mock Bedrock answer from ${record.modelId}.`;
-      const promptChars = (parsed.system ?? []).reduce((n, b) => n + b.text.length, 0) + parsed.messages.reduce((n, m) => n + m.content.reduce((k, c) => k + c.text.length, 0), 0);
+      const promptChars =
+        (parsed.system ?? []).reduce((n, b) => n + b.text.length, 0) +
+        parsed.messages.reduce((n, m) => n + m.content.reduce((k, c) => k + c.text.length, 0), 0);
       const inputTokens = Math.ceil(promptChars / 4);
       const outputTokens = Math.ceil(text.length / 4);
       send(200, {

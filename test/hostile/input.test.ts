@@ -73,7 +73,10 @@ describe('JSON input that must be refused', () => {
 
   it.each([
     ['a duplicate key in a profile', (f: string) => writeFileSync(f, readFileSync(f, 'utf8').replace(/^\{/, '{"demographics": {},'))],
-    ['a Latin-1 byte in a profile', (f: string) => writeFileSync(f, Buffer.concat([readFileSync(f).subarray(0, 40), Buffer.from([0xff]), readFileSync(f).subarray(40)]))],
+    [
+      'a Latin-1 byte in a profile',
+      (f: string) => writeFileSync(f, Buffer.concat([readFileSync(f).subarray(0, 40), Buffer.from([0xff]), readFileSync(f).subarray(40)])),
+    ],
     ['a lone surrogate in a profile', (f: string) => writeFileSync(f, readFileSync(f, 'utf8').replace(/"([^"]{3,})"/, '"$1\\udfff"'))],
   ])('plens import refuses %s: exit 3, the file named, nothing written', async (_what, corrupt) => {
     const data = join(tempDir(), 'data');
@@ -154,9 +157,12 @@ describe('model specs that must be refused', () => {
     expect(e.message).not.toContain('hunter22');
   });
 
-  it.each(['temperature=0&temperature=1', 'base_url=http://a/v1&base_url=http://b/v1', 'key_env=A&key_env=B', 'max_tokens=10&max_tokens=10'])('a parameter given twice: %s', (params) => {
-    expect(errorOf(() => parseModelSpec(`openai:m?${params}`)).message).toMatch(/given twice/);
-  });
+  it.each(['temperature=0&temperature=1', 'base_url=http://a/v1&base_url=http://b/v1', 'key_env=A&key_env=B', 'max_tokens=10&max_tokens=10'])(
+    'a parameter given twice: %s',
+    (params) => {
+      expect(errorOf(() => parseModelSpec(`openai:m?${params}`)).message).toMatch(/given twice/);
+    },
+  );
 
   it('key_env must name a variable', () => {
     expect(errorOf(() => parseModelSpec('openai:m?key_env=sk-abc123')).message).toMatch(/key_env/);
@@ -164,7 +170,9 @@ describe('model specs that must be refused', () => {
 
   it('the CLI refuses a bad base_url at once (exit 2), before any record is written', async () => {
     const ws = await sampleWorkspace(['--users', '0']);
-    const r = await runCli(['dialogues', '-w', ws, '--assistant', 'openai:m?base_url=file:///etc/passwd', '--user', 'sim:default'], { env: { OPENAI_API_KEY: 'sk-x' } });
+    const r = await runCli(['dialogues', '-w', ws, '--assistant', 'openai:m?base_url=file:///etc/passwd', '--user', 'sim:default'], {
+      env: { OPENAI_API_KEY: 'sk-x' },
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/E_USAGE.*scheme "file:"/);
     expect(existsSync(join(ws, 'dialogues'))).toBe(false);
@@ -172,7 +180,9 @@ describe('model specs that must be refused', () => {
 
   it('OPENAI_BASE_URL with another scheme is refused too', async () => {
     const ws = await sampleWorkspace(['--users', '0']);
-    const r = await runCli(['dialogues', '-w', ws, '--assistant', 'openai:m', '--user', 'sim:default'], { env: { OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'ftp://127.0.0.1/v1' } });
+    const r = await runCli(['dialogues', '-w', ws, '--assistant', 'openai:m', '--user', 'sim:default'], {
+      env: { OPENAI_API_KEY: 'sk-x', OPENAI_BASE_URL: 'ftp://127.0.0.1/v1' },
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/OPENAI_BASE_URL/);
   });
@@ -187,7 +197,12 @@ describe('pipelines (YAML) that must be refused without a crash', () => {
 
   it('an alias bomb is E_INPUT_JSON, quickly, with no stack', async () => {
     const lines = ['name: bomb', 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
-    for (let i = 1; i < 12; i++) lines.push(`a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]`);
+    for (let i = 1; i < 12; i++)
+      lines.push(
+        `a${i}: &a${i} [${Array(10)
+          .fill(`*a${i - 1}`)
+          .join(', ')}]`,
+      );
     const r = await runCli(['make', 'all', '-p', pipeline(lines.join('\n') + '\n'), '--dry-run']);
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/E_INPUT_JSON.*alias/);

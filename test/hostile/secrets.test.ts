@@ -58,13 +58,56 @@ describe('secrets never leave the process (echo server)', () => {
       return r;
     };
     const common = ['--retry-delay-ms', '1', '--retries', '1', '--no-progress'];
-    const d = await run(['dialogues', '-w', ws, '--assistant', `openai:gw-model?${endpoint}&key_env=MY_GATEWAY`, '--user', `openai:user-model?${endpoint}`, ...common]);
+    const d = await run([
+      'dialogues',
+      '-w',
+      ws,
+      '--assistant',
+      `openai:gw-model?${endpoint}&key_env=MY_GATEWAY`,
+      '--user',
+      `openai:user-model?${endpoint}`,
+      ...common,
+    ]);
     expect(d.code, d.stderr).toBe(0);
     // Failures print their reasons; the run also goes through --json output.
-    await run(['dialogues', '-w', ws, '--assistant', `openai:gw-model?${endpoint}&key_env=MY_GATEWAY`, '--user', `openai:user-model?${endpoint}`, '--retry-failed', '--json', ...common]);
-    const j = await run(['judge', '-w', ws, '--judge', `openai:judge?${endpoint}&key_env=MY_GATEWAY`, '--dimensions', 'task_completion', 'personalization', ...common]);
+    await run([
+      'dialogues',
+      '-w',
+      ws,
+      '--assistant',
+      `openai:gw-model?${endpoint}&key_env=MY_GATEWAY`,
+      '--user',
+      `openai:user-model?${endpoint}`,
+      '--retry-failed',
+      '--json',
+      ...common,
+    ]);
+    const j = await run([
+      'judge',
+      '-w',
+      ws,
+      '--judge',
+      `openai:judge?${endpoint}&key_env=MY_GATEWAY`,
+      '--dimensions',
+      'task_completion',
+      'personalization',
+      ...common,
+    ]);
     expect(j.code, j.stderr).toBe(0);
-    await run(['judge', '-w', ws, '--judge', `openai:judge?${endpoint}&key_env=MY_GATEWAY`, '--dimensions', 'task_completion', 'personalization', '--retry-failed', '--reask', '--json', ...common]);
+    await run([
+      'judge',
+      '-w',
+      ws,
+      '--judge',
+      `openai:judge?${endpoint}&key_env=MY_GATEWAY`,
+      '--dimensions',
+      'task_completion',
+      'personalization',
+      '--retry-failed',
+      '--reask',
+      '--json',
+      ...common,
+    ]);
     const w = await run(['warehouse', '-w', ws, '--db', db, '--lexical', 'none']);
     expect(w.code, w.stderr).toBe(0);
     await run(['report', '-w', ws, '--db', db, '--out', join(root, 'report.html')]);
@@ -81,7 +124,9 @@ describe('secrets never leave the process (echo server)', () => {
   });
 
   it('the hostile server really echoed the keys (the test can fail)', () => {
-    const echoedKeys = server.requests.some((r) => String(r.headers['authorization']).includes(USER_KEY)) && server.requests.some((r) => String(r.headers['authorization']).includes(GATEWAY_KEY));
+    const echoedKeys =
+      server.requests.some((r) => String(r.headers['authorization']).includes(USER_KEY)) &&
+      server.requests.some((r) => String(r.headers['authorization']).includes(GATEWAY_KEY));
     expect(echoedKeys).toBe(true);
   });
 
@@ -90,7 +135,9 @@ describe('secrets never leave the process (echo server)', () => {
     try {
       const failed = await d.all<{ n: number }>(`select count(*)::INTEGER AS n from dialogues where status = 'failed' and error.message like '%REDACTED%'`);
       expect(failed[0]!.n).toBeGreaterThan(0);
-      const quoted = await d.all<{ n: number }>(`select count(*)::INTEGER AS n from dialogues, unnest(messages) AS m(msg) where msg.content like '%authorization=Bearer [REDACTED]%'`);
+      const quoted = await d.all<{ n: number }>(
+        `select count(*)::INTEGER AS n from dialogues, unnest(messages) AS m(msg) where msg.content like '%authorization=Bearer [REDACTED]%'`,
+      );
       expect(quoted[0]!.n).toBeGreaterThan(0);
     } finally {
       d.close();

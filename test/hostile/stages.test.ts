@@ -19,8 +19,13 @@ const serve = async (...args: Parameters<typeof startMockLlm>) => {
 
 const env = { env: { OPENAI_API_KEY: 'sk-stage-test', ANTHROPIC_API_KEY: 'sk-ant-stage-test' } };
 /** 0-99, stable per distinct request body, so a fault hits the same calls on every attempt. */
-const bucket = (r: MockRequest) => createHash('sha256').update(r.system + JSON.stringify(r.messages)).digest().readUInt16BE(0) % 100;
-const specOf = (api: 'openai' | 'anthropic', model: string, url: string) => (api === 'openai' ? `openai:${model}?base_url=${url}/v1` : `anthropic:${model}?base_url=${url}`);
+const bucket = (r: MockRequest) =>
+  createHash('sha256')
+    .update(r.system + JSON.stringify(r.messages))
+    .digest()
+    .readUInt16BE(0) % 100;
+const specOf = (api: 'openai' | 'anthropic', model: string, url: string) =>
+  api === 'openai' ? `openai:${model}?base_url=${url}/v1` : `anthropic:${model}?base_url=${url}`;
 
 async function rows<T>(file: string, sql: string): Promise<T[]> {
   const db = await Database.open(':memory:');
@@ -44,7 +49,20 @@ describe.each(['openai', 'anthropic'] as const)('empty answers never become turn
     const server = await serve({ fault, requireAuth: true });
     const ws = await sampleWorkspace(['--users', '0']);
     const r = await runCliJson<{ ok: number; failed: number; failure_reasons: Record<string, number> }>(
-      ['dialogues', '-w', ws, '--assistant', specOf(api, 'a', server.url), '--user', specOf(api, 'u', server.url), '--retries', '2', '--retry-delay-ms', '1', '--no-progress'],
+      [
+        'dialogues',
+        '-w',
+        ws,
+        '--assistant',
+        specOf(api, 'a', server.url),
+        '--user',
+        specOf(api, 'u', server.url),
+        '--retries',
+        '2',
+        '--retry-delay-ms',
+        '1',
+        '--no-progress',
+      ],
       env,
     );
     expect(r.code, r.stderr).toBe(0);
@@ -53,10 +71,16 @@ describe.each(['openai', 'anthropic'] as const)('empty answers never become turn
     expect(server.stats().outcomes['text']).toBeGreaterThan(r.json.failed);
     const cell = readdirSync(join(ws, 'dialogues'))[0]!;
     const file = join(ws, 'dialogues', cell, 'dialogues.parquet');
-    const empty = await rows<{ n: number }>(file, `select count(*)::INTEGER AS n from read_parquet($file), unnest(messages) AS m(msg) where trim(msg.content) = ''`);
+    const empty = await rows<{ n: number }>(
+      file,
+      `select count(*)::INTEGER AS n from read_parquet($file), unnest(messages) AS m(msg) where trim(msg.content) = ''`,
+    );
     expect(empty[0]!.n).toBe(0);
     // Turns alternate: user, assistant, user, ... (no assistant turn left without the user turn before it).
-    const roles = await rows<{ status: string; roles: string[] }>(file, `select status, list_transform(messages, m -> m.role) AS roles from read_parquet($file)`);
+    const roles = await rows<{ status: string; roles: string[] }>(
+      file,
+      `select status, list_transform(messages, m -> m.role) AS roles from read_parquet($file)`,
+    );
     for (const d of roles.filter((x) => x.status === 'ok')) {
       d.roles.forEach((role, i) => expect(role).toBe(i % 2 === 0 ? 'user' : 'assistant'));
     }
@@ -68,7 +92,9 @@ describe.each(['openai', 'anthropic'] as const)('empty answers never become turn
 describe('an opening that is only the end marker', () => {
   it('is kept as written, as the original does (the opening is never checked for the marker)', async () => {
     // The user agent's first call (no conversation yet) answers with the marker alone.
-    const server = await serve({ reply: (r) => (/TERMINATE/.test(r.system) && !r.messages.at(-1)!.content.includes('[ASSISTANT]:') ? '**TERMINATE**' : defaultReply(r)) });
+    const server = await serve({
+      reply: (r) => (/TERMINATE/.test(r.system) && !r.messages.at(-1)!.content.includes('[ASSISTANT]:') ? '**TERMINATE**' : defaultReply(r)),
+    });
     const ws = await sampleWorkspace(['--users', '0']);
     const r = await runCliJson<{ ok: number; failed: number; failure_reasons: Record<string, number> }>(
       ['dialogues', '-w', ws, '--assistant', 'sim:default', '--user', `openai:u?base_url=${server.url}/v1`, '--limit', '3', '--no-progress'],
@@ -77,7 +103,10 @@ describe('an opening that is only the end marker', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.json).toMatchObject({ ok: 3, failed: 0 });
     const cell = readdirSync(join(ws, 'dialogues'))[0]!;
-    const openings = await rows<{ first: string }>(join(ws, 'dialogues', cell, 'dialogues.parquet'), `select messages[1].content AS first from read_parquet($file)`);
+    const openings = await rows<{ first: string }>(
+      join(ws, 'dialogues', cell, 'dialogues.parquet'),
+      `select messages[1].content AS first from read_parquet($file)`,
+    );
     expect(openings.map((o) => o.first)).toEqual(['**TERMINATE**', '**TERMINATE**', '**TERMINATE**']);
   });
 });
@@ -113,11 +142,27 @@ describe('the judge', () => {
     const server = await serve({ fault: () => (empty ? { kind: 'text', text: '   ' } : undefined), reply: () => 'VERDICT: False\nEXPLANATION: no.' });
     const ws = await sampleWorkspace(['--users', '0']);
     expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default'])).code).toBe(0);
-    const args = ['judge', '-w', ws, '--judge', `openai:judge?base_url=${server.url}/v1`, '--dimensions', 'task_completion', '--retries', '1', '--retry-delay-ms', '1', '--no-progress'];
+    const args = [
+      'judge',
+      '-w',
+      ws,
+      '--judge',
+      `openai:judge?base_url=${server.url}/v1`,
+      '--dimensions',
+      'task_completion',
+      '--retries',
+      '1',
+      '--retry-delay-ms',
+      '1',
+      '--no-progress',
+    ];
     const first = await runCliJson<{ planned: number; failed: number; failure_reasons: Record<string, number> }>(args, env);
     expect(first.json.failure_reasons).toEqual({ empty_response: first.json.planned });
     const dir = readdirSync(join(ws, 'judgments'))[0]!;
-    const scored = await rows<{ n: number }>(join(ws, 'judgments', dir, 'judgments.parquet'), `select count(score)::INTEGER + count(verdict)::INTEGER AS n from read_parquet($file)`);
+    const scored = await rows<{ n: number }>(
+      join(ws, 'judgments', dir, 'judgments.parquet'),
+      `select count(score)::INTEGER + count(verdict)::INTEGER AS n from read_parquet($file)`,
+    );
     expect(scored[0]!.n).toBe(0);
     empty = false;
     const retry = await runCliJson<{ ok: number; cached_calls: number }>([...args, '--retry-failed'], env);
@@ -126,12 +171,13 @@ describe('the judge', () => {
 });
 
 describe('base_url is part of the run identity', () => {
-  it('the same model at a second server is new work: not skipped as done, not served the first server\'s answers', async () => {
+  it("the same model at a second server is new work: not skipped as done, not served the first server's answers", async () => {
     const a = await serve({ reply: (r) => `A says: ${defaultReply(r)}` });
     const b = await serve({ reply: (r) => `B says: ${defaultReply(r)}` });
     const ws = await sampleWorkspace(['--users', '0']);
     type S = { planned: number; already_done: number; ok: number; cached_calls: number };
-    const run = (url: string) => runCliJson<S>(['dialogues', '-w', ws, '--assistant', `openai:m?base_url=${url}/v1`, '--user', 'sim:default', '--no-progress'], env);
+    const run = (url: string) =>
+      runCliJson<S>(['dialogues', '-w', ws, '--assistant', `openai:m?base_url=${url}/v1`, '--user', 'sim:default', '--no-progress'], env);
     const first = await run(a.url);
     expect(first.code, first.stderr).toBe(0);
     const second = await run(b.url);
@@ -141,7 +187,10 @@ describe('base_url is part of the run identity', () => {
     expect(cells).toHaveLength(2);
     // Each cell holds its own server's answers, and neither cell.json holds more than scheme, host, port and path.
     for (const cell of cells) {
-      const texts = await rows<{ t: string }>(join(ws, 'dialogues', cell, 'dialogues.parquet'), `select string_agg(m.content, ' ') AS t from read_parquet($file), unnest(messages) AS x(m) where m.role = 'assistant'`);
+      const texts = await rows<{ t: string }>(
+        join(ws, 'dialogues', cell, 'dialogues.parquet'),
+        `select string_agg(m.content, ' ') AS t from read_parquet($file), unnest(messages) AS x(m) where m.role = 'assistant'`,
+      );
       expect(texts[0]!.t.includes('A says') !== texts[0]!.t.includes('B says')).toBe(true);
     }
     // The same server again: everything is done.
@@ -154,7 +203,11 @@ describe('base_url is part of the run identity', () => {
     const b = await serve({ reply: judgeReply });
     const ws = await sampleWorkspace(['--users', '0']);
     expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default'])).code).toBe(0);
-    const judge = (url: string) => runCliJson<{ planned: number; cached_calls: number }>(['judge', '-w', ws, '--judge', `openai:j?base_url=${url}/v1`, '--dimensions', 'task_completion', '--no-progress'], env);
+    const judge = (url: string) =>
+      runCliJson<{ planned: number; cached_calls: number }>(
+        ['judge', '-w', ws, '--judge', `openai:j?base_url=${url}/v1`, '--dimensions', 'task_completion', '--no-progress'],
+        env,
+      );
     const first = await judge(a.url);
     expect(first.json.planned).toBeGreaterThan(0);
     expect((await judge(b.url)).json).toMatchObject({ planned: first.json.planned, cached_calls: 0 });

@@ -111,7 +111,16 @@ describe.skipIf(cannotMount !== undefined)('storage faults (real tmpfs and read-
     const full = join(disk, 'ws');
     cpSync(ws, full, { recursive: true });
     fill(disk, 16 * 1024);
-    const args = ['dialogues', '-w', full, '--assistant', `openai:m?base_url=${server.url}/v1`, '--user', `openai:u?base_url=${server.url}/v1`, '--no-progress'];
+    const args = [
+      'dialogues',
+      '-w',
+      full,
+      '--assistant',
+      `openai:m?base_url=${server.url}/v1`,
+      '--user',
+      `openai:u?base_url=${server.url}/v1`,
+      '--no-progress',
+    ];
     const r = await runCli(args, { env: { OPENAI_API_KEY: 'sk-storage-test' } });
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/E_STORAGE: .*disk is full/);

@@ -102,9 +102,18 @@ describe('AimdController', () => {
     const first = await c.acquire();
     const order: string[] = [];
     const controller = new AbortController();
-    const a = c.acquire().then((s) => (order.push('a'), s));
-    const b = c.acquire(controller.signal).then((s) => (order.push('b'), s));
-    const d = c.acquire().then((s) => (order.push('d'), s));
+    const a = c.acquire().then((s) => {
+      order.push('a');
+      return s;
+    });
+    const b = c.acquire(controller.signal).then((s) => {
+      order.push('b');
+      return s;
+    });
+    const d = c.acquire().then((s) => {
+      order.push('d');
+      return s;
+    });
     controller.abort(new Error('cancelled'));
     await expect(b).rejects.toThrow('cancelled');
     first.release('ok');

@@ -15,7 +15,11 @@ const FAST_RETRY: RetryPolicy = { retries: 3, minDelayMs: 5, maxDelayMs: 20, fac
 const TIMEOUTS = { connectMs: 2000, headersMs: 2000, bodyMs: 2000, deadlineMs: 5000 };
 
 // Fake, but long enough for the redactor (>= 6 characters) and shaped like the real thing.
-const CREDS = { accessKeyId: 'AKIAPLENSTEST0000001', secretAccessKey: 'plensTestSecret/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'plensTestSessionToken//////////ZXIvYXdzEJr' };
+const CREDS = {
+  accessKeyId: 'AKIAPLENSTEST0000001',
+  secretAccessKey: 'plensTestSecret/K7MDENG+bPxRfiCYEXAMPLEKEY',
+  sessionToken: 'plensTestSessionToken//////////ZXIvYXdzEJr',
+};
 
 // 28 + 24 = 52 prompt characters: the mock counts 13 input tokens.
 const request = (text = 'Book me a table for two.'): ChatRequest => ({
@@ -41,7 +45,18 @@ afterEach(async () => {
 /** Only what the test sets: no keys, profile or instance metadata from the machine running it (IMDS is not 127.0.0.1). */
 function isolateAwsEnv(): string {
   const dir = tempDir('plens-aws-');
-  for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_DEFAULT_PROFILE', 'AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_CONTAINER_CREDENTIALS_FULL_URI']) {
+  for (const name of [
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_SESSION_TOKEN',
+    'AWS_PROFILE',
+    'AWS_DEFAULT_PROFILE',
+    'AWS_REGION',
+    'AWS_DEFAULT_REGION',
+    'AWS_WEB_IDENTITY_TOKEN_FILE',
+    'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+    'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  ]) {
     vi.stubEnv(name, undefined);
   }
   vi.stubEnv('AWS_EC2_METADATA_DISABLED', 'true');
@@ -60,7 +75,17 @@ function envKeys(withToken = true): void {
   vi.stubEnv('AWS_REGION', 'us-east-1');
 }
 
-async function setup(model: string, options: { fault?: (r: MockBedrockRequest) => MockBedrockFault | undefined; reply?: (r: MockBedrockRequest) => string; withToken?: boolean; params?: string; cache?: 'off' | 'on'; retry?: RetryPolicy } = {}) {
+async function setup(
+  model: string,
+  options: {
+    fault?: (r: MockBedrockRequest) => MockBedrockFault | undefined;
+    reply?: (r: MockBedrockRequest) => string;
+    withToken?: boolean;
+    params?: string;
+    cache?: 'off' | 'on';
+    retry?: RetryPolicy;
+  } = {},
+) {
   server = await startMockBedrock({
     credentials: options.withToken === false ? { accessKeyId: CREDS.accessKeyId, secretAccessKey: CREDS.secretAccessKey } : CREDS,
     reply: options.reply ?? (() => ANSWER),
@@ -90,7 +115,9 @@ describe('Bedrock model names and prices', () => {
   });
 
   it('prices aliases, cross-region profiles and inference-profile ARNs as their base model', () => {
-    expect(bedrockBaseModel('arn:aws:bedrock:us-west-2:123456789012:inference-profile/us.meta.llama3-1-70b-instruct-v1:0')).toBe('meta.llama3-1-70b-instruct-v1:0');
+    expect(bedrockBaseModel('arn:aws:bedrock:us-west-2:123456789012:inference-profile/us.meta.llama3-1-70b-instruct-v1:0')).toBe(
+      'meta.llama3-1-70b-instruct-v1:0',
+    );
     expect(bedrockPrice('claude-3-5-sonnet-v2')).toEqual({ in: 3, out: 15 });
     expect(bedrockPrice('mistral-7b-instruct-v2')).toEqual({ in: 0.15, out: 0.2 });
     expect(bedrockPrice('some.unknown-model-v1:0')).toBeUndefined();
@@ -102,7 +129,11 @@ describe('Bedrock model names and prices', () => {
 
   it('a plan (--dry-run) of a bedrock model needs no credentials or region, and knows the price', async () => {
     isolateAwsEnv();
-    const client = LlmClient.create(parseModelSpec('bedrock:llama-3-1-70b-instruct-v1'), { cache: CallCache.open(join(tempDir(), 'cache'), 'off'), planOnly: true, env: process.env });
+    const client = LlmClient.create(parseModelSpec('bedrock:llama-3-1-70b-instruct-v1'), {
+      cache: CallCache.open(join(tempDir(), 'cache'), 'off'),
+      planOnly: true,
+      env: process.env,
+    });
     clients.push(client);
     expect(client.id).toBe('bedrock:llama-3-1-70b-instruct-v1');
     expect(client.endpoint).toBeUndefined();
@@ -135,7 +166,9 @@ describe('bedrock provider against a mock Converse endpoint (real HTTP, SigV4 ch
     expect(seen!.signatureValid).toBe(true);
     expect(seen!.authorization).toMatchObject({ accessKeyId: CREDS.accessKeyId, region: 'us-east-1', service: 'bedrock' });
     expect(seen!.authorization!.signedHeaders).toEqual(expect.arrayContaining(['host', 'x-amz-date', 'x-amz-security-token']));
-    expect(seen!.headers['authorization']).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIAPLENSTEST0000001\/\d{8}\/us-east-1\/bedrock\/aws4_request, SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$/);
+    expect(seen!.headers['authorization']).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIAPLENSTEST0000001\/\d{8}\/us-east-1\/bedrock\/aws4_request, SignedHeaders=[a-z0-9;-]+, Signature=[0-9a-f]{64}$/,
+    );
     expect(seen!.headers['x-amz-date']).toMatch(/^\d{8}T\d{6}Z$/);
     // The system prompt, messages and sampling parameters as Converse fields; the SDK's own retries are off.
     expect(seen!.body).toEqual({
@@ -153,7 +186,11 @@ describe('bedrock provider against a mock Converse endpoint (real HTTP, SigV4 ch
     vi.stubEnv('AWS_PROFILE', 'plens-test');
     let client = await setup('mistral-7b-instruct-v2', { withToken: false });
     await client.call(request(), signal());
-    expect(server!.requests[0]).toMatchObject({ modelId: 'mistral.mistral-7b-instruct-v0:2', signatureValid: true, authorization: { region: 'ap-southeast-2' } });
+    expect(server!.requests[0]).toMatchObject({
+      modelId: 'mistral.mistral-7b-instruct-v0:2',
+      signatureValid: true,
+      authorization: { region: 'ap-southeast-2' },
+    });
     await server!.close();
     // region= in the spec beats the profile's.
     client = await setup('mistral-7b-instruct-v2', { withToken: false, params: '&region=eu-west-3' });
@@ -179,7 +216,9 @@ describe('bedrock provider against a mock Converse endpoint (real HTTP, SigV4 ch
     ['InternalServerException', 500],
   ])('%s (%i) is retried by the client retry layer, one SDK attempt each', async (type, status) => {
     envKeys();
-    const client = await setup('llama-3-1-70b-instruct-v1', { fault: (r) => (r.index < 2 ? { status, type, message: 'Too many requests, please wait before trying again.' } : undefined) });
+    const client = await setup('llama-3-1-70b-instruct-v1', {
+      fault: (r) => (r.index < 2 ? { status, type, message: 'Too many requests, please wait before trying again.' } : undefined),
+    });
     const out = await client.call(request(), signal());
     expect(out.response.text).toBe(ANSWER);
     expect(out.attempts).toBe(3);
@@ -189,9 +228,12 @@ describe('bedrock provider against a mock Converse endpoint (real HTTP, SigV4 ch
     expect(server!.requests.map((r) => r.headers['amz-sdk-request'])).toEqual(['attempt=1; max=1', 'attempt=1; max=1', 'attempt=1; max=1']);
   });
 
-  it('a throttle that never ends fails as http 429 after the policy\'s attempts; nothing is cached', async () => {
+  it("a throttle that never ends fails as http 429 after the policy's attempts; nothing is cached", async () => {
     envKeys();
-    const client = await setup('claude-3-sonnet-v1', { fault: () => ({ status: 429, type: 'ThrottlingException', message: 'Too many tokens, please wait before trying again.' }), cache: 'on' });
+    const client = await setup('claude-3-sonnet-v1', {
+      fault: () => ({ status: 429, type: 'ThrottlingException', message: 'Too many tokens, please wait before trying again.' }),
+      cache: 'on',
+    });
     const error = await client.call(request(), signal()).catch((e: unknown) => e);
     expect(error).toMatchObject({ kind: 'http', status: 429, retryable: true, attempts: 4 });
     expect((error as LlmCallError).reason).toBe('http 429');
@@ -201,15 +243,20 @@ describe('bedrock provider against a mock Converse endpoint (real HTTP, SigV4 ch
 
   it('a ValidationException (400) fails at once', async () => {
     envKeys();
-    const client = await setup('claude-3-sonnet-v1', { fault: () => ({ status: 400, type: 'ValidationException', message: 'The provided model identifier is invalid.' }) });
+    const client = await setup('claude-3-sonnet-v1', {
+      fault: () => ({ status: 400, type: 'ValidationException', message: 'The provided model identifier is invalid.' }),
+    });
     const error = await client.call(request(), signal()).catch((e: unknown) => e);
     expect(error).toMatchObject({ kind: 'http', status: 400, retryable: false, attempts: 1 });
     expect(server!.requests).toHaveLength(1);
   });
 
-  it('carries a throttle\'s Retry-After to the retry layer', async () => {
+  it("carries a throttle's Retry-After to the retry layer", async () => {
     envKeys();
-    const client = await setup('claude-3-sonnet-v1', { fault: () => ({ status: 429, type: 'ThrottlingException', retryAfterSeconds: 7 }), retry: { ...FAST_RETRY, retries: 0 } });
+    const client = await setup('claude-3-sonnet-v1', {
+      fault: () => ({ status: 429, type: 'ThrottlingException', retryAfterSeconds: 7 }),
+      retry: { ...FAST_RETRY, retries: 0 },
+    });
     const error = await client.call(request(), signal()).catch((e: unknown) => e);
     // withRetry waits max(its back-off, Retry-After) before the next attempt; the error says how long.
     expect(error).toMatchObject({ kind: 'http', status: 429, retryAfterMs: 7000 });
@@ -228,7 +275,12 @@ describe('bedrock provider against a mock Converse endpoint (real HTTP, SigV4 ch
   it('an aborted call stops waiting and is not retried', async () => {
     envKeys();
     server = await startMockBedrock({ credentials: CREDS, latencyMs: 3000 });
-    const client = LlmClient.create(parseModelSpec(`bedrock:claude-3-sonnet-v1?base_url=${server.url}`), { cache: CallCache.open(join(tempDir(), 'cache'), 'off'), retry: FAST_RETRY, timeouts: TIMEOUTS, env: process.env });
+    const client = LlmClient.create(parseModelSpec(`bedrock:claude-3-sonnet-v1?base_url=${server.url}`), {
+      cache: CallCache.open(join(tempDir(), 'cache'), 'off'),
+      retry: FAST_RETRY,
+      timeouts: TIMEOUTS,
+      env: process.env,
+    });
     clients.push(client);
     const controller = new AbortController();
     const pending = client.call(request(), controller.signal);
@@ -243,7 +295,10 @@ describe('bedrock provider against a mock Converse endpoint (real HTTP, SigV4 ch
   it('the secret key and session token never reach an answer or an error message', async () => {
     envKeys();
     const echo = `key ${CREDS.secretAccessKey} token ${CREDS.sessionToken}`;
-    const client = await setup('claude-3-sonnet-v1', { reply: () => `Your ${echo}.`, fault: (r) => (r.index === 0 ? { status: 400, type: 'ValidationException', message: `bad request signed with ${echo}` } : undefined) });
+    const client = await setup('claude-3-sonnet-v1', {
+      reply: () => `Your ${echo}.`,
+      fault: (r) => (r.index === 0 ? { status: 400, type: 'ValidationException', message: `bad request signed with ${echo}` } : undefined),
+    });
     const error = (await client.call(request('first'), signal()).catch((e: unknown) => e)) as Error;
     expect(error.message).toMatch(/ValidationException/);
     const out = await client.call(request('second'), signal());

@@ -30,10 +30,19 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function setup(api: 'openai' | 'anthropic', fault?: (r: MockRequest) => MockFault | undefined, cacheMode: 'off' | 'on' | 'read' | 'replay' = 'off', dir = tempDir(), transport: TransportKind = 'worker', port?: number) {
+async function setup(
+  api: 'openai' | 'anthropic',
+  fault?: (r: MockRequest) => MockFault | undefined,
+  cacheMode: 'off' | 'on' | 'read' | 'replay' = 'off',
+  dir = tempDir(),
+  transport: TransportKind = 'worker',
+  port?: number,
+) {
   // The same port for a second server of one test: the endpoint is part of every cache key.
   server = await startMockLlm({ ...(fault ? { fault } : {}), requireAuth: true, ...(port ? { port } : {}) });
-  const spec = parseModelSpec(api === 'openai' ? `openai:gpt-test?base_url=${server.url}/v1&price_in=2&price_out=8` : `anthropic:claude-test?base_url=${server.url}`);
+  const spec = parseModelSpec(
+    api === 'openai' ? `openai:gpt-test?base_url=${server.url}/v1&price_in=2&price_out=8` : `anthropic:claude-test?base_url=${server.url}`,
+  );
   const client = LlmClient.create(spec, {
     cache: CallCache.open(join(dir, 'cache'), cacheMode),
     retry: FAST_RETRY,
@@ -263,7 +272,7 @@ describe('the endpoint is part of the identity', () => {
     expect(endpointIdentity('http://127.0.0.1:8000/v1/?token=abc', 'https://api.openai.com/v1')).toBe('http://127.0.0.1:8000/v1');
   });
 
-  it('a second server at another address is asked, not served the first one\'s answers', async () => {
+  it("a second server at another address is asked, not served the first one's answers", async () => {
     const dir = tempDir();
     const a = await setup('openai', undefined, 'on', dir);
     await a.call(request('same question'), signal());
@@ -292,7 +301,11 @@ describe('API keys', () => {
   // A server that echoes the request's credentials in its error body or in an answer.
   it.each(['openai', 'anthropic'] as const)('%s: a key echoed in an error body or an answer is redacted', async (api) => {
     const key = api === 'openai' ? 'sk-test-openai' : 'sk-ant-test';
-    const echo = (r: MockRequest): MockFault => ({ kind: 'status', status: 400, body: JSON.stringify({ error: { message: `bad request; you sent ${JSON.stringify(r.headers)}` } }) });
+    const echo = (r: MockRequest): MockFault => ({
+      kind: 'status',
+      status: 400,
+      body: JSON.stringify({ error: { message: `bad request; you sent ${JSON.stringify(r.headers)}` } }),
+    });
     const client = await setup(api, echo);
     const error = (await client.call(request(), signal()).catch((e: unknown) => e)) as Error;
     expect(error.message).toContain('you sent');

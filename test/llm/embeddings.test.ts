@@ -68,7 +68,15 @@ afterEach(() => {
 
 function client(options: Partial<ConstructorParameters<typeof EmbeddingsClient>[0]> = {}): EmbeddingsClient {
   dir = mkdtempSync(join(tmpdir(), 'plens-embeddings-'));
-  return new EmbeddingsClient({ model: 'all-MiniLM-L6-v2', baseUrl: url, batchSize: 2, concurrency: 1, retry: FAST_RETRY, cacheDir: join(dir, 'cache'), ...options });
+  return new EmbeddingsClient({
+    model: 'all-MiniLM-L6-v2',
+    baseUrl: url,
+    batchSize: 2,
+    concurrency: 1,
+    retry: FAST_RETRY,
+    cacheDir: join(dir, 'cache'),
+    ...options,
+  });
 }
 
 describe('EmbeddingsClient over HTTP', () => {
@@ -76,7 +84,14 @@ describe('EmbeddingsClient over HTTP', () => {
     const c = client();
     const vectors = await c.embed(['alpha', 'beta', 'alpha', 'gamma', 'delta', 'epsilon']);
     await c.close();
-    expect(vectors.map((v) => [...v])).toEqual([[1, 0, 0], [0, 2, 0], [1, 0, 0], [0, 0, 3], [1, 1, 1], [3, 4, 0]]);
+    expect(vectors.map((v) => [...v])).toEqual([
+      [1, 0, 0],
+      [0, 2, 0],
+      [1, 0, 0],
+      [0, 0, 3],
+      [1, 1, 1],
+      [3, 4, 0],
+    ]);
     expect(seen.map((s) => s.body.input)).toEqual([['alpha', 'beta'], ['gamma', 'delta'], ['epsilon']]);
     expect(seen.every((s) => s.body.model === 'all-MiniLM-L6-v2' && s.body.encoding_format === 'float')).toBe(true);
     expect(seen[0]!.authorization).toBeUndefined();
@@ -92,7 +107,11 @@ describe('EmbeddingsClient over HTTP', () => {
     const again = await c.embed(['gamma', 'alpha', 'delta']);
     expect(c.stats).toEqual({ requests: 1, cached: 2, embedded: 1 });
     await c.close();
-    expect(again.map((v) => [...v])).toEqual([[0, 0, 3], [1, 0, 0], [1, 1, 1]]);
+    expect(again.map((v) => [...v])).toEqual([
+      [0, 0, 3],
+      [1, 0, 0],
+      [1, 1, 1],
+    ]);
     expect(seen[2]!.body.input).toEqual(['delta']);
     // Another model on the same server shares nothing.
     c = new EmbeddingsClient({ model: 'other-model', baseUrl: url, retry: FAST_RETRY, cacheDir });
@@ -129,14 +148,24 @@ describe('EmbeddingsClient over HTTP', () => {
       },
       2: (res) => {
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ data: [{ index: 0, embedding: [1, 'x'] }, { index: 1, embedding: [1, 2] }] }));
+        res.end(
+          JSON.stringify({
+            data: [
+              { index: 0, embedding: [1, 'x'] },
+              { index: 1, embedding: [1, 2] },
+            ],
+          }),
+        );
       },
     };
     const c = client();
     const vectors = await c.embed(['alpha', 'beta']);
     await c.close();
     expect(seen).toHaveLength(3);
-    expect(vectors.map((v) => [...v])).toEqual([[1, 0, 0], [0, 2, 0]]);
+    expect(vectors.map((v) => [...v])).toEqual([
+      [1, 0, 0],
+      [0, 2, 0],
+    ]);
   });
 
   it('fails after the retries on answers of the wrong size, and caches nothing from them', async () => {
@@ -153,7 +182,10 @@ describe('EmbeddingsClient over HTTP', () => {
     const vectors = await c.embed(['alpha', 'beta']);
     await c.close();
     expect(c.stats.cached).toBe(0);
-    expect(vectors.map((v) => [...v])).toEqual([[1, 0, 0], [0, 2, 0]]);
+    expect(vectors.map((v) => [...v])).toEqual([
+      [1, 0, 0],
+      [0, 2, 0],
+    ]);
   });
 
   it('refuses a base URL that is not http(s) or carries credentials', () => {

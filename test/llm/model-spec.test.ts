@@ -14,7 +14,10 @@ describe('parseModelSpec', () => {
       rpm: 50,
       tpm: 40000,
     });
-    expect(parseModelSpec('openai:llama3?base_url=http://127.0.0.1:8000/v1&key_env=VLLM_KEY')).toMatchObject({ baseUrl: 'http://127.0.0.1:8000/v1', keyEnv: 'VLLM_KEY' });
+    expect(parseModelSpec('openai:llama3?base_url=http://127.0.0.1:8000/v1&key_env=VLLM_KEY')).toMatchObject({
+      baseUrl: 'http://127.0.0.1:8000/v1',
+      keyEnv: 'VLLM_KEY',
+    });
   });
 
   it('model ids carry no endpoint, key or price', () => {

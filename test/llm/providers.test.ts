@@ -27,7 +27,12 @@ const request: ChatRequest = {
 describe('provider registry', () => {
   it('lists one entry per provider, in the order specs and errors name them', () => {
     expect(PROVIDERS).toEqual(['openai', 'anthropic', 'sim']);
-    expect(PROVIDER_REGISTRY.openai.endpoint).toEqual({ defaultBaseUrl: 'https://api.openai.com/v1', baseUrlEnv: 'OPENAI_BASE_URL', keyEnv: 'OPENAI_API_KEY', vendorHost: 'api.openai.com' });
+    expect(PROVIDER_REGISTRY.openai.endpoint).toEqual({
+      defaultBaseUrl: 'https://api.openai.com/v1',
+      baseUrlEnv: 'OPENAI_BASE_URL',
+      keyEnv: 'OPENAI_API_KEY',
+      vendorHost: 'api.openai.com',
+    });
     expect(PROVIDER_REGISTRY.anthropic.endpoint.keyEnv).toBe('ANTHROPIC_API_KEY');
     expect('endpoint' in PROVIDER_REGISTRY.sim).toBe(false);
   });
@@ -37,7 +42,9 @@ describe('provider registry', () => {
     expect(e).toBeInstanceOf(PlensError);
     expect(e.code).toBe('E_USAGE');
     expect(e.message).toBe('--assistant: unknown provider "bedrock"; use one of openai, anthropic, sim');
-    expect(errorOf(() => parseModelSpec('gemini:pro', '--judge')).message).toBe('--judge "gemini:pro": unknown provider "gemini"; use one of openai, anthropic, sim');
+    expect(errorOf(() => parseModelSpec('gemini:pro', '--judge')).message).toBe(
+      '--judge "gemini:pro": unknown provider "gemini"; use one of openai, anthropic, sim',
+    );
     // Names on Object.prototype are not providers.
     expect(errorOf(() => providerEntry('constructor')).code).toBe('E_USAGE');
   });
@@ -54,7 +61,10 @@ describe('provider registry', () => {
   it('each entry loads its code lazily and makes a working provider', async () => {
     const sim = (await providerEntry('sim').load())({ model: 'default' });
     expect(sim.constructor.name).toBe('SimProvider');
-    const http = (await providerEntry('anthropic').load())({ model: 'claude-x', http: { baseUrl: 'http://127.0.0.1:9', apiKey: undefined, transport: {} as never } });
+    const http = (await providerEntry('anthropic').load())({
+      model: 'claude-x',
+      http: { baseUrl: 'http://127.0.0.1:9', apiKey: undefined, transport: {} as never },
+    });
     expect(http.constructor.name).toBe('AnthropicProvider');
     // An HTTP provider without an endpoint is a programming error, said as such.
     const openai = await providerEntry('openai').load();

@@ -14,11 +14,25 @@ const PLUS_I = { demographics: false, interactions: true, situation: false };
 const ALL = { demographics: true, interactions: true, situation: true };
 
 function facts(i: number, extra: Partial<SimulationFacts> = {}): SimulationFacts {
-  return { scenarioId: `user${i % 7}-SD-Task-${i}`, kind: 'SD', intent: 'Book a table for two at an Italian place.', preferences: ['Cuisine: Italian, Mexican', 'Price: Moderate'], ...extra };
+  return {
+    scenarioId: `user${i % 7}-SD-Task-${i}`,
+    kind: 'SD',
+    intent: 'Book a table for two at an Italian place.',
+    preferences: ['Cuisine: Italian, Mexican', 'Price: Moderate'],
+    ...extra,
+  };
 }
 
 async function reply(purpose: string, f: SimulationFacts, prompt: string, replicate = 0): Promise<string> {
-  const request: ChatRequest = { system: 's', messages: [{ role: 'user', content: prompt }], params: { temperature: 0, maxTokens: 100 }, purpose, promptVersion: 'v', replicate, simulation: f };
+  const request: ChatRequest = {
+    system: 's',
+    messages: [{ role: 'user', content: prompt }],
+    params: { temperature: 0, maxTokens: 100 },
+    purpose,
+    promptVersion: 'v',
+    replicate,
+    simulation: f,
+  };
   return (await sim.complete(request, signal)).text;
 }
 
@@ -50,7 +64,8 @@ describe('sim:default, the offline simulator', () => {
   it('uses the profile unprompted only with past interactions (+I, +all), more with everything', async () => {
     const uses = async (ctx: typeof NONE) => {
       let n = 0;
-      for (let i = 0; i < 200; i++) if ((await reply('assistant', facts(i, { assistantContext: ctx }), promptAfter(1))).includes('Based on your past requests')) n++;
+      for (let i = 0; i < 200; i++)
+        if ((await reply('assistant', facts(i, { assistantContext: ctx }), promptAfter(1))).includes('Based on your past requests')) n++;
       return n / 200;
     };
     const none = await uses(NONE);
@@ -83,7 +98,8 @@ describe('sim:default, the offline simulator', () => {
     const f = facts(1);
     expect([2, 3, 4]).toContain(await wantedExchanges(f));
     // After enough exchanges the user closes; what it says depends on the assistant's last reply.
-    const closing = (last: string) => reply('user', f, `[USER]: hi\n[ASSISTANT]: ok\n[USER]: a\n[ASSISTANT]: ok\n[USER]: b\n[ASSISTANT]: ok\n[USER]: c\n[ASSISTANT]: ${last}`);
+    const closing = (last: string) =>
+      reply('user', f, `[USER]: hi\n[ASSISTANT]: ok\n[USER]: a\n[ASSISTANT]: ok\n[USER]: b\n[ASSISTANT]: ok\n[USER]: c\n[ASSISTANT]: ${last}`);
     expect(await closing('It is booked and confirmed. Anything else?')).toBe('Great, that covers everything I needed, thanks. TERMINATE');
     expect(await closing('I could not complete this for you, sorry: the booking did not go through.')).toBe("Never mind, I'll sort it out myself. TERMINATE");
   });

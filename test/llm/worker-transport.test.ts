@@ -23,7 +23,9 @@ afterEach(async () => {
 });
 
 async function setup(connections = 4) {
-  server = await startMockLlm({ fault: (r) => (r.model === 'hang' ? { kind: 'hang' } : r.model === 'busy' ? { kind: 'status', status: 429, retryAfterSeconds: 7 } : undefined) });
+  server = await startMockLlm({
+    fault: (r) => (r.model === 'hang' ? { kind: 'hang' } : r.model === 'busy' ? { kind: 'status', status: 429, retryAfterSeconds: 7 } : undefined),
+  });
   const transport = new WorkerTransport(TIMEOUTS, connections);
   transports.push(transport);
   return { transport, url: `${server.url}/v1/chat/completions` };

@@ -12,7 +12,14 @@ interface Step {
   step: string;
   status: string;
   work: number;
-  cells?: Array<{ id: string; assistant: string; setting: string; status: string; work: { done: number; pending: number; failed: number; estimate: { calls: number; costUsd: number } }; new?: { ok: number; failed: number } }>;
+  cells?: Array<{
+    id: string;
+    assistant: string;
+    setting: string;
+    status: string;
+    work: { done: number; pending: number; failed: number; estimate: { calls: number; costUsd: number } };
+    new?: { ok: number; failed: number };
+  }>;
   estimate?: { calls: number; inputTokens: number; outputTokens: number; costUsd: number };
 }
 interface MakeJson {
@@ -153,7 +160,9 @@ describe('plens make', () => {
     }
     // The pipeline's cells now: SIM_A (temperature 0) and SIM_B at 0.7; the 0.2 cells are no longer in it.
     const sql = await runCliJson<Array<{ stage: string; calls: number; cost: number; tokens: number }>>([
-      'sql', '--db', join(dir, 'w.duckdb'),
+      'sql',
+      '--db',
+      join(dir, 'w.duckdb'),
       `with d as (select dialogue_id from dialogues where assistant_temperature <> 0.2),
             j as (select judgment_id from judgments where dialogue_id in (select dialogue_id from d))
        select stage, count(*)::int as calls, sum(cost_usd) as cost, (sum(input_tokens + output_tokens) filter (not cached))::int as tokens

@@ -30,7 +30,16 @@ const locate = (pointer: string) => ({ file: 'p.yaml', line: 9, pointer });
 
 describe('the run-limits resolver', () => {
   it('has one set of defaults', () => {
-    expect(DEFAULT_LIMITS).toEqual({ cells: 2, concurrency: 16, cache: 'on', retries: 6, retryDelayMs: 1000, retryWindowS: 600, callTimeoutS: 180, connectTimeoutS: 10 });
+    expect(DEFAULT_LIMITS).toEqual({
+      cells: 2,
+      concurrency: 16,
+      cache: 'on',
+      retries: 6,
+      retryDelayMs: 1000,
+      retryWindowS: 600,
+      callTimeoutS: 180,
+      connectTimeoutS: 10,
+    });
   });
 
   it('a flag beats the pipeline, which beats the default', () => {
@@ -38,7 +47,16 @@ describe('the run-limits resolver', () => {
       flags: { concurrency: 8, 'retry-window': 5 },
       pipeline: { limits: { concurrency: 4, cache: 'replay', retry_window_s: 30, cells: 1 }, locate },
     });
-    expect(limits).toEqual({ cells: 1, concurrency: 8, cache: 'replay', retries: 6, retryDelayMs: 1000, retryWindowS: 5, callTimeoutS: 180, connectTimeoutS: 10 });
+    expect(limits).toEqual({
+      cells: 1,
+      concurrency: 8,
+      cache: 'replay',
+      retries: 6,
+      retryDelayMs: 1000,
+      retryWindowS: 5,
+      callTimeoutS: 180,
+      connectTimeoutS: 10,
+    });
     // An absent flag (yargs gives undefined) leaves the pipeline's value.
     expect(resolveLimits({ flags: { concurrency: undefined }, pipeline: { limits: { concurrency: 4 }, locate } }).concurrency).toBe(4);
     expect(resolveLimits({}).concurrency).toBe(16);
@@ -92,14 +110,28 @@ describe('the run-limits resolver', () => {
     expect(o).toMatchObject({ cache: 'on', concurrency: 16, limit: 0, retryFailed: true, dryRun: false });
   });
 
-  it('the pipeline schema lists exactly the resolver\'s fields', () => {
-    const schema = JSON.parse(readFileSync(join(import.meta.dirname, '../../schemas/pipeline.schema.json'), 'utf8')) as { properties: { limits: { properties: Record<string, unknown> } } };
-    expect(Object.keys(schema.properties.limits.properties).sort()).toEqual(Object.values(LIMIT_SETTINGS).map((s) => s.field).sort());
+  it("the pipeline schema lists exactly the resolver's fields", () => {
+    const schema = JSON.parse(readFileSync(join(import.meta.dirname, '../../schemas/pipeline.schema.json'), 'utf8')) as {
+      properties: { limits: { properties: Record<string, unknown> } };
+    };
+    expect(Object.keys(schema.properties.limits.properties).sort()).toEqual(
+      Object.values(LIMIT_SETTINGS)
+        .map((s) => s.field)
+        .sort(),
+    );
   });
 
   it('plens make takes the limits as flags, checked by the same rules', async () => {
     const file = pipelineFile('  concurrency: 4\n');
-    const r = await runCliJson<{ ok: boolean; error: { code: string; message: string } }>(['make', 'import', '-p', file, '--dry-run', '--connect-timeout', '0']);
+    const r = await runCliJson<{ ok: boolean; error: { code: string; message: string } }>([
+      'make',
+      'import',
+      '-p',
+      file,
+      '--dry-run',
+      '--connect-timeout',
+      '0',
+    ]);
     expect(r.code).toBe(2);
     expect(r.json.error).toMatchObject({ code: 'E_USAGE', message: '--connect-timeout must be more than 0 seconds' });
   });
@@ -108,7 +140,10 @@ describe('the run-limits resolver', () => {
 describe('the scenario selection', () => {
   it('reads the same from flags and from a pipeline', () => {
     const fromFlags = scenarioSelectionOf({ kind: 'md', sample: 50, users: '3,0-1', domains: 'Hotels, Flights', random: 5, seed: '7' });
-    const fromFile = scenarioSelectionOf({ kind: 'md', sample: 'sample_50', users: [3, 1, 0, 1], domains: ['Hotels', 'Flights'], random: 5, seed: '7' }, locate);
+    const fromFile = scenarioSelectionOf(
+      { kind: 'md', sample: 'sample_50', users: [3, 1, 0, 1], domains: ['Hotels', 'Flights'], random: 5, seed: '7' },
+      locate,
+    );
     expect(fromFlags).toEqual({ kind: 'md', sample: 50, users: [0, 1, 3], domains: ['Hotels', 'Flights'], random: 5, seed: '7' });
     expect(fromFile).toEqual(fromFlags);
   });

@@ -32,7 +32,10 @@ describe('the step table', () => {
   it('gives make its dependencies: the warehouse waits for the last LLM step the pipeline has', () => {
     const { p } = built();
     expect(STEP_TABLE.warehouse.needs(p)).toEqual(['scenarios']);
-    expect(STEP_TABLE.warehouse.needs({ ...p, dialogues: { assistants: ['sim:default'], settings: ['base'], replicates: 1 } })).toEqual(['scenarios', 'dialogues']);
+    expect(STEP_TABLE.warehouse.needs({ ...p, dialogues: { assistants: ['sim:default'], settings: ['base'], replicates: 1 } })).toEqual([
+      'scenarios',
+      'dialogues',
+    ]);
     expect(buildGraph(['warehouse'], p).steps).toEqual(['import', 'scenarios', 'warehouse']);
     expect(() => buildGraph(['judge'], p)).toThrow(/does not include judge/);
   });

@@ -149,7 +149,7 @@ describe('plens notebook on a small warehouse', () => {
         'Intro <b>prose</b> kept as written.',
         '',
         '```sql name="Counts"',
-        "select setting, count(*) as dialogues from dialogues group by setting;",
+        'select setting, count(*) as dialogues from dialogues group by setting;',
         '```',
         '',
         '```sql max_rows=3',
@@ -190,7 +190,15 @@ describe('plens notebook on a small warehouse', () => {
   it('writes self-contained HTML with everything escaped', async () => {
     const file = write(
       'escape.md',
-      ['# <i>Escapes</i>', '', '<script>alert("prose")</script>', '', '```sql name="<b>bold</b>"', "select '<img src=x onerror=alert(1)>' as \"<col>\", 1000000 as big;", '```'].join('\n'),
+      [
+        '# <i>Escapes</i>',
+        '',
+        '<script>alert("prose")</script>',
+        '',
+        '```sql name="<b>bold</b>"',
+        'select \'<img src=x onerror=alert(1)>\' as "<col>", 1000000 as big;',
+        '```',
+      ].join('\n'),
     );
     const r = await runCliJson<{ output: string; format: string }>(['notebook', file, '--db', db, '--format', 'html', '-w', join(dir, 'ws-html')]);
     expect(r.code, r.stderr).toBe(0);
@@ -212,7 +220,17 @@ describe('plens notebook on a small warehouse', () => {
   it('binds parameters as DuckDB variables, never as SQL text', async () => {
     const file = write(
       'params.md',
-      ['---', 'params:', '  who: nobody', '  n: 2', '---', '', '```sql', "select getvariable('who') as who, getvariable('n') + 1 as n1, count(*) as rows from dialogues where assistant_model = getvariable('who');", '```'].join('\n'),
+      [
+        '---',
+        'params:',
+        '  who: nobody',
+        '  n: 2',
+        '---',
+        '',
+        '```sql',
+        "select getvariable('who') as who, getvariable('n') + 1 as n1, count(*) as rows from dialogues where assistant_model = getvariable('who');",
+        '```',
+      ].join('\n'),
     );
     const evil = "x' or 1=1; --";
     let r = await runCli(['notebook', file, '--db', db, '-o', '-', '-p', 'who=sim:default', '-p', 'n=5']);
@@ -231,16 +249,43 @@ describe('plens notebook on a small warehouse', () => {
   it('says when a parameter matches nothing in the warehouse (param_values), with the values there are', async () => {
     const file = write(
       'checked.md',
-      ['---', 'params:', '  who: sim:default', '  setting: ""', 'param_values:', '  who: select distinct assistant_model from dialogues', '  setting: select distinct setting from dialogues', '---', '', '```sql', "select count(*) as n from dialogues where assistant_model = getvariable('who');", '```'].join('\n'),
+      [
+        '---',
+        'params:',
+        '  who: sim:default',
+        '  setting: ""',
+        'param_values:',
+        '  who: select distinct assistant_model from dialogues',
+        '  setting: select distinct setting from dialogues',
+        '---',
+        '',
+        '```sql',
+        "select count(*) as n from dialogues where assistant_model = getvariable('who');",
+        '```',
+      ].join('\n'),
     );
     // A value that is there, and an empty one ("all"), are not reported.
     let r = await runCliJson<{ warnings: string[] }>(['notebook', file, '--db', db, '-o', join(dir, 'checked-ok.md')]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json.warnings).toEqual([]);
     const nobody = 'parameter who = "openai:gpt-4o" matches nothing in the warehouse, so the cells that use it show no rows; it has: "sim:default"';
-    r = await runCliJson<{ warnings: string[] }>(['notebook', file, '--db', db, '-o', join(dir, 'checked.md.out'), '-p', 'who=openai:gpt-4o', '-p', 'setting=base+al']);
+    r = await runCliJson<{ warnings: string[] }>([
+      'notebook',
+      file,
+      '--db',
+      db,
+      '-o',
+      join(dir, 'checked.md.out'),
+      '-p',
+      'who=openai:gpt-4o',
+      '-p',
+      'setting=base+al',
+    ]);
     expect(r.code).toBe(0);
-    expect(r.json.warnings).toEqual([nobody, 'parameter setting = "base+al" matches nothing in the warehouse, so the cells that use it show no rows; it has: "base"']);
+    expect(r.json.warnings).toEqual([
+      nobody,
+      'parameter setting = "base+al" matches nothing in the warehouse, so the cells that use it show no rows; it has: "base"',
+    ]);
     expect(readFileSync(join(dir, 'checked.md.out'), 'utf8')).toContain('> **Warning:** parameter who = "openai:gpt-4o" matches nothing');
     const text = await runCli(['notebook', file, '--db', db, '-o', '-', '-p', 'who=openai:gpt-4o']);
     expect(text.stderr).toContain(`plens: warning: ${nobody}`);
@@ -254,7 +299,25 @@ describe('plens notebook on a small warehouse', () => {
   it('shows a failing cell under itself, runs the rest, reports every failure with file:line and exits 5', async () => {
     const file = write(
       'broken.md',
-      ['Intro.', '', '```sql', 'select nope from dialogues;', '```', '', '```sql', "select 'still runs' as after;", '```', '', '```sql name=second', 'select * from no_such_table;', '```', '', '```sql', 'create table w.t as select 1;', '```'].join('\n'),
+      [
+        'Intro.',
+        '',
+        '```sql',
+        'select nope from dialogues;',
+        '```',
+        '',
+        '```sql',
+        "select 'still runs' as after;",
+        '```',
+        '',
+        '```sql name=second',
+        'select * from no_such_table;',
+        '```',
+        '',
+        '```sql',
+        'create table w.t as select 1;',
+        '```',
+      ].join('\n'),
     );
     const out = join(dir, 'broken-out.md');
     const r = await runCli(['notebook', file, '--db', db, '-o', out]);
@@ -270,11 +333,23 @@ describe('plens notebook on a small warehouse', () => {
     // The warehouse is opened read-only.
     expect(md).toMatch(/read-only/);
 
-    const j = await runCliJson<{ ok: boolean; failed: number; cells: Array<{ status: string; line: number }>; error: { code: string; line: number } }>(['notebook', file, '--db', db, '-o', out]);
+    const j = await runCliJson<{ ok: boolean; failed: number; cells: Array<{ status: string; line: number }>; error: { code: string; line: number } }>([
+      'notebook',
+      file,
+      '--db',
+      db,
+      '-o',
+      out,
+    ]);
     expect(j.code).toBe(5);
     expect(j.json.ok).toBe(false);
     expect(j.json.failed).toBe(3);
-    expect(j.json.cells.map((c) => [c.line, c.status])).toEqual([[3, 'error'], [7, 'ok'], [11, 'error'], [15, 'error']]);
+    expect(j.json.cells.map((c) => [c.line, c.status])).toEqual([
+      [3, 'error'],
+      [7, 'ok'],
+      [11, 'error'],
+      [15, 'error'],
+    ]);
     expect([j.json.error.code, j.json.error.line]).toEqual(['E_SQL', 3]);
   });
 
@@ -298,11 +373,19 @@ describe('plens notebook on a small warehouse', () => {
   it.each(shipped)('notebooks/%s runs without error (md and html)', async (name) => {
     for (const format of ['md', 'html'] as const) {
       const out = join(dir, 'shipped', `${name}.${format}`);
-      const r = await runCliJson<{ failed: number; cells: Array<{ status: string; error?: string }> }>(['notebook', join('notebooks', name), '--db', db, '--format', format, '-o', out]);
+      const r = await runCliJson<{ failed: number; cells: Array<{ status: string; error?: string }> }>([
+        'notebook',
+        join('notebooks', name),
+        '--db',
+        db,
+        '--format',
+        format,
+        '-o',
+        out,
+      ]);
       expect(r.code, JSON.stringify(r.json.cells.filter((c) => c.status === 'error'))).toBe(0);
       expect(r.json.failed).toBe(0);
       expect(existsSync(out)).toBe(true);
     }
   });
 });
-

@@ -42,7 +42,10 @@ describe(`the report in headless Chromium${skipNote}`, () => {
     expect(decodePng(readFileSync(shot)).channels).toBeGreaterThanOrEqual(3);
 
     // The documented script (`npm run report:check -- FILE`) says the same, with exit 0.
-    const script = spawnSync(process.execPath, [join(repoRoot, 'dist', 'report', 'browser-check.js'), file], { encoding: 'utf8', env: { ...process.env, PLENS_CHROMIUM: CHROMIUM } });
+    const script = spawnSync(process.execPath, [join(repoRoot, 'dist', 'report', 'browser-check.js'), file], {
+      encoding: 'utf8',
+      env: { ...process.env, PLENS_CHROMIUM: CHROMIUM },
+    });
     expect(script.status, script.stderr + script.stdout).toBe(0);
     expect(script.stdout).toContain('OK: the report renders with its charts');
   });
@@ -52,12 +55,26 @@ describe(`the report in headless Chromium${skipNote}`, () => {
     const file = join(dir, 'long.html');
     const rows = Array.from({ length: 40 }, (_, i) => ({ domain: `d${i}`, n: i }));
     const short = Array.from({ length: 12 }, (_, i) => ({ domain: `s${i}`, n: i }));
-    const columns = [{ key: 'domain', label: 'Domain' }, { key: 'n', label: 'n', format: 'int' as const }];
+    const columns = [
+      { key: 'domain', label: 'Domain' },
+      { key: 'n', label: 'n', format: 'int' as const },
+    ];
     writeFileSync(
       file,
       renderPage({
-        title: 't', generatedAt: 'now', plensVersion: 'x', warehouse: 'w', summary: [], charts: [], metadata: [], skipped: [], warnings: [],
-        tables: [{ name: 'long', title: 'Long', columns, rows }, { name: 'short', title: 'Short', columns, rows: short }],
+        title: 't',
+        generatedAt: 'now',
+        plensVersion: 'x',
+        warehouse: 'w',
+        summary: [],
+        charts: [],
+        metadata: [],
+        skipped: [],
+        warnings: [],
+        tables: [
+          { name: 'long', title: 'Long', columns, rows },
+          { name: 'short', title: 'Short', columns, rows: short },
+        ],
       }),
     );
     const check = await checkReportInBrowser(file, { chromium: CHROMIUM, width: 800, height: 1200 });
@@ -68,7 +85,9 @@ describe(`the report in headless Chromium${skipNote}`, () => {
     // A page with a table of 40 rows in the open fails the check.
     const open = join(dir, 'open.html');
     writeFileSync(open, html.replace('<details class="more">', '<details class="more" open>'));
-    expect((await checkReportInBrowser(open, { chromium: CHROMIUM, width: 800, height: 1200 })).problems).toContain('1 collapsed table(s) open when the page loads');
+    expect((await checkReportInBrowser(open, { chromium: CHROMIUM, width: 800, height: 1200 })).problems).toContain(
+      '1 collapsed table(s) open when the page loads',
+    );
   });
 
   it.skipIf(!hasChromium)('fails a chart whose P axis is not on 1-4', async () => {
@@ -88,7 +107,10 @@ describe(`the report in headless Chromium${skipNote}`, () => {
     const page = (body: string) =>
       `<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"></head><body>${body}</body></html>`;
     const external = join(dir, 'external.html');
-    writeFileSync(external, page('<svg width="300" height="300"><rect width="300" height="300" fill="#4c78a8"/></svg><img src="https://example.invalid/x.png">'));
+    writeFileSync(
+      external,
+      page('<svg width="300" height="300"><rect width="300" height="300" fill="#4c78a8"/></svg><img src="https://example.invalid/x.png">'),
+    );
     const bad = await checkReportInBrowser(external, { chromium: CHROMIUM, width: 400, height: 400 });
     expect(bad.ok).toBe(false);
     expect(bad.refused.length).toBe(1);

@@ -48,7 +48,8 @@ describe('plens report on a hand-made experiment', () => {
 
   it('has one inline SVG per chart, each with the right number of marks', () => {
     expect(html.match(/<svg[\s>]/g)).toHaveLength(5);
-    for (const id of ['figure4', 'figure5', 'table4-chart', 'lift-chart', 'score-distributions']) expect(chartSvg(html, id).match(/<svg[\s>]/g), id).toHaveLength(1);
+    for (const id of ['figure4', 'figure5', 'table4-chart', 'lift-chart', 'score-distributions'])
+      expect(chartSvg(html, id).match(/<svg[\s>]/g), id).toHaveLength(1);
     // Figure 4 (base): A has Alarm, Books and the MD dialogue's Flights, Hotels, Rental Cars; B has Alarm: 6 bars x (TCR, P).
     const fig4 = chartSvg(html, 'figure4');
     expect(countMarks(fig4, 'bar')).toBe(12);
@@ -77,11 +78,13 @@ describe('plens report on a hand-made experiment', () => {
     const fig4 = chartSvg(html, 'figure4');
     // Vega labels each bar with its data: A's Books TCR is 0, B's Alarm P is 4.
     expect(fig4).toMatch(/aria-label="Domain: Books; TCR \(%\): 0; assistant: openai:a;/);
-    expect(fig4).toMatch(/aria-label="Domain: Alarm; P: 4; assistant: openai:b&lt;i&gt;&amp;&quot;&#39;;|aria-label="Domain: Alarm; P: 4; assistant: openai:b&lt;i&gt;&amp;&quot;'/);
+    expect(fig4).toMatch(
+      /aria-label="Domain: Alarm; P: 4; assistant: openai:b&lt;i&gt;&amp;&quot;&#39;;|aria-label="Domain: Alarm; P: 4; assistant: openai:b&lt;i&gt;&amp;&quot;'/,
+    );
     expect(chartSvg(html, 'figure4')).toContain('(base setting)');
   });
 
-  it("contains every paper table the warehouse has, with its title and values", () => {
+  it('contains every paper table the warehouse has, with its title and values', () => {
     for (const name of ['table1', 'table3', 'table4', 'table12', 'table13', 'figure4', 'figure5', 'judgment_status']) {
       const t = PAPER_TABLES.find((p) => p.name === name)!;
       expect(html, name).toContain(`<h3>${escapeHtml(t.title)}</h3>`);
@@ -96,7 +99,7 @@ describe('plens report on a hand-made experiment', () => {
     expect(html).toMatch(/table5: skipped[^<]*`plens annotate export`[^<]*`plens annotate import`[^<]*`plens warehouse`/);
   });
 
-  it('shows the run metadata: models, prompt versions, counts, failures, cost, and the caller\'s keys', () => {
+  it("shows the run metadata: models, prompt versions, counts, failures, cost, and the caller's keys", () => {
     expect(html).toContain('<dt>Dialogues (finished / failed)</dt><dd>5 / 1</dd>');
     expect(html).toContain('<dt>Judgments (scored / failed / unparsed)</dt><dd>21 / 1 / 1</dd>');
     expect(html).toContain('<dt>Cost (USD)</dt><dd>0.0123</dd>');
@@ -149,7 +152,8 @@ describe('plens report on a warehouse without results', () => {
     expect(result.tables).toBe(3);
     const html = readFileSync(file, 'utf8');
     expect(html).not.toContain('<svg');
-    for (const chart of ['Figure 4', 'Figure 5', 'Table 4', 'Personalization lift', 'Score distributions']) expect(html).toContain(`<li>${chart} chart: skipped, the warehouse has no`);
+    for (const chart of ['Figure 4', 'Figure 5', 'Table 4', 'Personalization lift', 'Score distributions'])
+      expect(html).toContain(`<li>${chart} chart: skipped, the warehouse has no`);
     expect(html).toContain('<li>Runs: skipped, the warehouse has no result_runs</li>');
     expect(html).toContain('<dt>Scenarios selected</dt>');
   });
@@ -158,6 +162,8 @@ describe('plens report on a warehouse without results', () => {
 describe('scopeSvgIds', () => {
   it('prefixes ids and the references to them, and nothing else', () => {
     const svg = '<svg><defs><clipPath id="clip1"><rect/></clipPath></defs><g clip-path="url(#clip1)"><use href="#clip1"/><a href="#other"/></g></svg>';
-    expect(scopeSvgIds(svg, 'c')).toBe('<svg><defs><clipPath id="c-clip1"><rect/></clipPath></defs><g clip-path="url(#c-clip1)"><use href="#c-clip1"/><a href="#other"/></g></svg>');
+    expect(scopeSvgIds(svg, 'c')).toBe(
+      '<svg><defs><clipPath id="c-clip1"><rect/></clipPath></defs><g clip-path="url(#c-clip1)"><use href="#c-clip1"/><a href="#other"/></g></svg>',
+    );
   });
 });

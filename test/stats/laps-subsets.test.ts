@@ -134,7 +134,7 @@ describe('lapsSubsets on hand-made corpora', () => {
     }
   });
 
-  it('a 0-token message still fits when the budget is used up; the next one is cut to \'\'', () => {
+  it("a 0-token message still fits when the budget is used up; the next one is cut to ''", () => {
     // Python's [r.sample(range(3), 3) for _ in range(4)] with seed 42: [[2,0,1], [2,1,0], [0,2,1], [2,0,1]].
     // Budget 2, it 1: 'z w' (2, full), '' (0 <= 0 left, kept), 'x y' -> cut to 0 -> ''.
     const B = ['x y', '', 'z w'];
@@ -199,7 +199,7 @@ describe('lapsSubsets on hand-made corpora', () => {
     expect(it0.value).toEqual({ iteration: 0, texts: ['a b c', 'j', 'd'] });
   });
 
-  it('different seed gives Python\'s orders for that seed', () => {
+  it("different seed gives Python's orders for that seed", () => {
     // Python: r = random.Random(7); [r.sample(range(4), 4) for _ in range(2)] -> [[2,0,1,3], [0,2,3,1]]
     expect(lapsSubsets(A, 'dist', { iterations: 2, tokenBudget: 100, seed: 7 }).map((s) => s.texts)).toEqual([
       ['f\tg  h\ni', 'a b c', 'd e', 'j'],

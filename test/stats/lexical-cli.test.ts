@@ -16,7 +16,16 @@ const expected = JSON.parse(readFileSync(join(repoRoot, 'test', 'expected', 'lex
 const small = join(repoRoot, 'test', 'fixtures', 'lexical', 'small.jsonl');
 const close = (actual: number, want: number) => expect(Math.abs(actual - want)).toBeLessThanOrEqual(1e-12 * Math.max(1, Math.abs(want)));
 
-interface Row { speaker: string; protocol: string; n_utterances: number; n_tokens: number; dist_1: number; dist_2: number; ent_4: number; self_bleu: number }
+interface Row {
+  speaker: string;
+  protocol: string;
+  n_utterances: number;
+  n_tokens: number;
+  dist_1: number;
+  dist_2: number;
+  ent_4: number;
+  self_bleu: number;
+}
 
 function checkAgainstReference(rows: Row[]) {
   const want = expected.corpora.small;
@@ -64,8 +73,27 @@ describe('plens stats lexical', () => {
     } finally {
       db.close();
     }
-    const r = await runCliJson<{ rows: Row[] }>(['stats', 'lexical', '-i', file, '--protocol', 'laps', 'full', '--text-field', 'utterance', '--speaker-field', 'role',
-      '--dialogue-field', 'conv', '--turn-field', 'idx', '--user-speakers', 'USER', '--assistant-speakers', 'SYSTEM']);
+    const r = await runCliJson<{ rows: Row[] }>([
+      'stats',
+      'lexical',
+      '-i',
+      file,
+      '--protocol',
+      'laps',
+      'full',
+      '--text-field',
+      'utterance',
+      '--speaker-field',
+      'role',
+      '--dialogue-field',
+      'conv',
+      '--turn-field',
+      'idx',
+      '--user-speakers',
+      'USER',
+      '--assistant-speakers',
+      'SYSTEM',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     checkAgainstReference(r.json.rows);
   });
@@ -135,8 +163,18 @@ describe('warehouse table10 (the lexical_diversity step)', () => {
     await db.run(readFileSync(join(repoRoot, 'warehouse', '67_table10.sql'), 'utf8'));
     const rows = await db.all<Row & { assistant_model: string; kind: string; speakers: string }>(`SELECT * FROM table10`);
     expect(rows.map((r) => `${r.assistant_model}/${r.kind}/${r.speakers}/${r.protocol}`)).toEqual([
-      'a/SD/both/laps', 'a/SD/both/full', 'a/SD/user/laps', 'a/SD/user/full', 'a/SD/assistant/laps', 'a/SD/assistant/full',
-      'b/MD/both/laps', 'b/MD/both/full', 'b/MD/user/laps', 'b/MD/user/full', 'b/MD/assistant/laps', 'b/MD/assistant/full',
+      'a/SD/both/laps',
+      'a/SD/both/full',
+      'a/SD/user/laps',
+      'a/SD/user/full',
+      'a/SD/assistant/laps',
+      'a/SD/assistant/full',
+      'b/MD/both/laps',
+      'b/MD/both/full',
+      'b/MD/user/laps',
+      'b/MD/user/full',
+      'b/MD/assistant/laps',
+      'b/MD/assistant/full',
     ]);
     checkAgainstReference(rows.filter((r) => r.assistant_model === 'a').map((r) => ({ ...r, speaker: r.speakers })));
     // b/MD both, full: "one two three four five" / "... six": Dist-1 = 6 distinct of 10 unigrams.

@@ -33,9 +33,7 @@ describe('PythonRandom, seed 42', () => {
   it('getrandbits with mixed widths, k = 0 consuming nothing and k > 32 low word first', () => {
     // [r.getrandbits(k) for k in (0, 1, 7, 31, 32, 33, 40, 53)]
     const r = r42();
-    expect([0, 1, 7, 31, 32, 33, 40, 53].map((k) => r.getrandbits(k))).toEqual([
-      0, 1, 14, 53710184, 3184935163, 1181241943, 151282538206, 923193498493097,
-    ]);
+    expect([0, 1, 7, 31, 32, 33, 40, 53].map((k) => r.getrandbits(k))).toEqual([0, 1, 14, 53710184, 3184935163, 1181241943, 151282538206, 923193498493097]);
   });
 
   it('getrandbitsBig for 64 and 100 bits', () => {
@@ -81,9 +79,7 @@ describe('PythonRandom, seed 42', () => {
     expect(Array.from(r.sampleIndices(30, 10))).toEqual([20, 3, 0, 23, 8, 7, 24, 4, 28, 17]);
     expect(r.random()).toBe(0.08693883262941615);
     r = r42();
-    expect(Array.from(r.sampleIndices(100, 60).subarray(0, 20))).toEqual([
-      81, 14, 3, 94, 35, 31, 28, 17, 13, 86, 69, 11, 75, 54, 4, 97, 88, 27, 29, 64,
-    ]);
+    expect(Array.from(r.sampleIndices(100, 60).subarray(0, 20))).toEqual([81, 14, 3, 94, 35, 31, 28, 17, 13, 86, 69, 11, 75, 54, 4, 97, 88, 27, 29, 64]);
     expect(r.random()).toBe(0.1922885902566599);
   });
 

@@ -35,7 +35,23 @@ it('plens tables --format csv on a mock-endpoint run is byte-identical to the co
   const ws = await sampleWorkspace(['--users', '0-3']);
   const env = { OPENAI_API_KEY: 'sk-golden' };
   for (const assistant of ['a', 'b']) {
-    const d = await runCli(['dialogues', '-w', ws, '--assistant', `openai:${assistant}?base_url=${server.url}/v1`, '--user', 'sim:default', '--setting', 'base,base+all', '--concurrency', '8', '--no-progress'], { env });
+    const d = await runCli(
+      [
+        'dialogues',
+        '-w',
+        ws,
+        '--assistant',
+        `openai:${assistant}?base_url=${server.url}/v1`,
+        '--user',
+        'sim:default',
+        '--setting',
+        'base,base+all',
+        '--concurrency',
+        '8',
+        '--no-progress',
+      ],
+      { env },
+    );
     expect(d.code, d.stderr).toBe(0);
   }
   const j = await runCli(['judge', '-w', ws, '--judge', `openai:judge?base_url=${server.url}/v1`, '--concurrency', '8', '--no-progress'], { env });

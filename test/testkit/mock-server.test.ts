@@ -1,12 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  countTokens,
-  defaultReply,
-  startMockLlm,
-  type MockFault,
-  type MockLlmServer,
-  type MockRequest,
-} from '../../src/testkit/mock-server.js';
+import { countTokens, defaultReply, startMockLlm, type MockFault, type MockLlmServer, type MockRequest } from '../../src/testkit/mock-server.js';
 
 const sleep = (ms: number): Promise<'timeout'> => new Promise((resolve) => setTimeout(() => resolve('timeout'), ms));
 
@@ -89,7 +82,10 @@ describe('mock LLM server: the two APIs', () => {
   it('answers Anthropic messages in the real shape, with usage', async () => {
     const body = {
       model: 'claude-test',
-      system: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: 'Be kind.' }],
+      system: [
+        { type: 'text', text: 'Be brief.' },
+        { type: 'text', text: 'Be kind.' },
+      ],
       messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello there' }] }],
       max_tokens: 100,
     };
@@ -266,7 +262,10 @@ describe('mock LLM server: faults', () => {
 
 describe('mock LLM server: latency and auth', () => {
   it('delays answers and faults by latencyMs, but resets at once', async () => {
-    const s = await startMockLlm({ latencyMs: 400, fault: (r) => (r.model === 'reset' ? { kind: 'reset' } : r.model === '429' ? { kind: 'status', status: 429 } : undefined) });
+    const s = await startMockLlm({
+      latencyMs: 400,
+      fault: (r) => (r.model === 'reset' ? { kind: 'reset' } : r.model === '429' ? { kind: 'status', status: 429 } : undefined),
+    });
     try {
       const body = (model: string) => ({ model, messages: [{ role: 'user', content: 'hi' }] });
       let t = performance.now();
@@ -373,7 +372,13 @@ describe('defaultReply and countTokens', () => {
     const s = await startMockLlm({ terminateAfter: 1 });
     try {
       const json = await (
-        await post(openai(s), { model: 'm', messages: [{ role: 'system', content: userPrompt }, { role: 'user', content: convo(1) }] })
+        await post(openai(s), {
+          model: 'm',
+          messages: [
+            { role: 'system', content: userPrompt },
+            { role: 'user', content: convo(1) },
+          ],
+        })
       ).json();
       expect(json.choices[0].message.content).toMatch(/ TERMINATE$/);
     } finally {

@@ -9,8 +9,23 @@ import { repoRoot } from '../helpers/cli.js';
 // cohen_kappa_score and a plain-Python Fleiss), which never reads our SQL.
 
 type Rating = number | string | null;
-interface Cohen { kappa: number | null; observed: number | null; expected: number | null; n: number; k: number; reason: string | null }
-interface Fleiss { kappa: number | null; observed: number | null; expected: number | null; n_subjects: number; n_raters: number | null; k: number; reason: string | null }
+interface Cohen {
+  kappa: number | null;
+  observed: number | null;
+  expected: number | null;
+  n: number;
+  k: number;
+  reason: string | null;
+}
+interface Fleiss {
+  kappa: number | null;
+  observed: number | null;
+  expected: number | null;
+  n_subjects: number;
+  n_raters: number | null;
+  k: number;
+  reason: string | null;
+}
 
 let db: Database;
 beforeAll(async () => {
@@ -29,7 +44,12 @@ const cohen = (ps: string, args = ''): Promise<Cohen> => one<Cohen>(`SELECT cohe
 const fleiss = (subjects: string, args = ''): Promise<Fleiss> => one<Fleiss>(`SELECT fleiss_kappa(${subjects}${args ? `, ${args}` : ''})`);
 
 /** kappa, p_o and p_e against exact fractions, to 1e-12. */
-function expectStats(r: { kappa: number | null; observed: number | null; expected: number | null; reason: string | null }, kappa: number, observed: number, expected: number): void {
+function expectStats(
+  r: { kappa: number | null; observed: number | null; expected: number | null; reason: string | null },
+  kappa: number,
+  observed: number,
+  expected: number,
+): void {
   expect(r.reason).toBeNull();
   expect(Math.abs(r.kappa! - kappa)).toBeLessThan(1e-12);
   expect(Math.abs(r.observed! - observed)).toBeLessThan(1e-12);
@@ -40,12 +60,24 @@ function expectStats(r: { kappa: number | null; observed: number | null; expecte
 const TEXTBOOK: Array<[Rating, Rating]> = [...times(20, ['yes', 'yes']), ...times(5, ['yes', 'no']), ...times(10, ['no', 'yes']), ...times(15, ['no', 'no'])];
 
 // Ten 1-5 scores. nA (1..5) = [2, 2, 3, 1, 2], nB = [2, 1, 3, 2, 2]; |i - j| per pair 0 1 1 0 1 0 2 0 2 1.
-const ORDINAL: Array<[Rating, Rating]> = [[1, 1], [2, 1], [2, 3], [3, 3], [3, 4], [4, 4], [3, 5], [5, 5], [5, 3], [1, 2]];
+const ORDINAL: Array<[Rating, Rating]> = [
+  [1, 1],
+  [2, 1],
+  [2, 3],
+  [3, 3],
+  [3, 4],
+  [4, 4],
+  [3, 5],
+  [5, 5],
+  [5, 3],
+  [1, 2],
+];
 
 describe('cohen_kappa: hand-worked cases', () => {
   it('returns the documented struct type', async () => {
     expect(await one(`SELECT typeof(cohen_kappa([{'a': 1, 'b': 2}]))`)).toBe(
-      'STRUCT(kappa DOUBLE, observed DOUBLE, expected DOUBLE, n BIGINT, k BIGINT, reason VARCHAR)');
+      'STRUCT(kappa DOUBLE, observed DOUBLE, expected DOUBLE, n BIGINT, k BIGINT, reason VARCHAR)',
+    );
   });
 
   it('textbook 2 x 2: p_o = 0.70, p_e = 0.50, kappa = 0.40', async () => {
@@ -67,7 +99,11 @@ describe('cohen_kappa: hand-worked cases', () => {
     //   [2 9 1] 12      p_e = (10*11 + 12*13 + 8*6) / 900 = (110 + 156 + 48) / 900 = 314/900 = 157/450
     //   [1 3 4]  8      kappa = (315/450 - 157/450) / (293/450) = 158/293 = 0.5392...
     //   11 13 6
-    const m = [[8, 1, 1], [2, 9, 1], [1, 3, 4]];
+    const m = [
+      [8, 1, 1],
+      [2, 9, 1],
+      [1, 3, 4],
+    ];
     const ps = m.flatMap((row, i) => row.flatMap((c, j) => times(c, [i + 1, j + 1])));
     const r = await cohen(pairs(ps));
     expectStats(r, 158 / 293, 0.7, 157 / 450);
@@ -104,7 +140,14 @@ describe('cohen_kappa: hand-worked cases', () => {
 
   it('explicit categories: an unused middle category changes weighted kappa, not unweighted', async () => {
     // Pairs (1,1) (2,2) (4,4) (1,2) (2,4) (4,2); A: 1:2, 2:2, 4:2; B: 1:1, 2:3, 4:2; nobody uses 3.
-    const ps: Array<[Rating, Rating]> = [[1, 1], [2, 2], [4, 4], [1, 2], [2, 4], [4, 2]];
+    const ps: Array<[Rating, Rating]> = [
+      [1, 1],
+      [2, 2],
+      [4, 4],
+      [1, 2],
+      [2, 4],
+      [4, 2],
+    ];
     // Unweighted, either way: p_o = 3/6; p_e = (2*1 + 2*3 + 0*0 + 2*2) / 36 = 1/3; kappa = (1/6) / (2/3) = 1/4.
     const observedCats = await cohen(pairs(ps));
     expectStats(observedCats, 1 / 4, 1 / 2, 1 / 3);
@@ -129,7 +172,15 @@ describe('cohen_kappa: hand-worked cases', () => {
   it('string categories: observed ones are sorted; an explicit list sets the order', async () => {
     // Textbook example with strings: categories 'no' < 'yes' (checked above). Ordinal strings:
     // (low,low) (low,medium) (medium,medium) (high,medium) (high,high) (medium,high) (low,high).
-    const ps: Array<[Rating, Rating]> = [['low', 'low'], ['low', 'medium'], ['medium', 'medium'], ['high', 'medium'], ['high', 'high'], ['medium', 'high'], ['low', 'high']];
+    const ps: Array<[Rating, Rating]> = [
+      ['low', 'low'],
+      ['low', 'medium'],
+      ['medium', 'medium'],
+      ['high', 'medium'],
+      ['high', 'high'],
+      ['medium', 'high'],
+      ['low', 'high'],
+    ];
     // Order low, medium, high (k - 1 = 2): |i - j| = 0 1 0 1 0 1 2, D = 5, p_o = 1 - 5/14 = 9/14.
     //   nA = [3, 2, 2], nB = [1, 3, 3]; sum_j nB_j |i - j| = 9, 4, 5; E = 27 + 8 + 10 = 45;
     //   p_e = 1 - 45 / 98 = 53/98; kappa = 1 - 7 * 5 / 45 = 2/9.
@@ -158,7 +209,14 @@ describe('cohen_kappa: edge cases', () => {
     const none = { kappa: null, observed: null, expected: null, n: 0, k: 0, reason: 'no pairs' };
     expect(await cohen('[]::STRUCT(a INTEGER, b INTEGER)[]')).toEqual(none);
     expect(await cohen('NULL::STRUCT(a INTEGER, b INTEGER)[]')).toEqual(none);
-    expect(await cohen(pairs([[1, null], [null, 2]]))).toEqual(none);
+    expect(
+      await cohen(
+        pairs([
+          [1, null],
+          [null, 2],
+        ]),
+      ),
+    ).toEqual(none);
     expect(await cohen('[]::STRUCT(a INTEGER, b INTEGER)[]', "'linear', [1, 2, 3]")).toEqual({ ...none, k: 3 });
   });
 
@@ -172,14 +230,22 @@ describe('cohen_kappa: edge cases', () => {
 
   it('one constant rater while the other varies: kappa = 0 exactly, for every weighting', async () => {
     // A always 2; B = 1, 2, 3, 2. Unweighted: p_o = 2/4; p_e = pA_2 pB_2 = 1 * 2/4; kappa = 0.
-    const ps: Array<[Rating, Rating]> = [[2, 1], [2, 2], [2, 3], [2, 2]];
+    const ps: Array<[Rating, Rating]> = [
+      [2, 1],
+      [2, 2],
+      [2, 3],
+      [2, 2],
+    ];
     expectStats(await cohen(pairs(ps)), 0, 0.5, 0.5);
     // Linear (k - 1 = 2): |i - j| = 1 0 1 0, p_o = 1 - 2/8 = 0.75; E = nA_2 * (1*1 + 2*0 + 1*1) = 4 * 2 = 8,
     //   p_e = 1 - 8 / 32 = 0.75; kappa = 0.
     // Quadratic ((k - 1)^2 = 4): (i - j)^2 = 1 0 1 0, p_o = 1 - 2/16 = 0.875; E = 4 * (1*1 + 2*0 + 1*1) = 8,
     //   p_e = 1 - 8 / 64 = 0.875; kappa = 0.
     // (In general p_o = p_e whenever one rater is constant: kappa is 0 for any weights.)
-    for (const [w, p] of [['linear', 0.75], ['quadratic', 0.875]] as const) {
+    for (const [w, p] of [
+      ['linear', 0.75],
+      ['quadratic', 0.875],
+    ] as const) {
       const r = await cohen(pairs(ps), `'${w}'`);
       expectStats(r, 0, p, p);
       expect(r.kappa).toBe(0);
@@ -191,7 +257,12 @@ describe('cohen_kappa: edge cases', () => {
 
   it('perfect agreement with variance: kappa = 1', async () => {
     // (1,1) (2,2) (3,3) (2,2): p_o = 1; unweighted p_e = (1*1 + 2*2 + 1*1) / 16 = 6/16.
-    const ps: Array<[Rating, Rating]> = [[1, 1], [2, 2], [3, 3], [2, 2]];
+    const ps: Array<[Rating, Rating]> = [
+      [1, 1],
+      [2, 2],
+      [3, 3],
+      [2, 2],
+    ];
     expectStats(await cohen(pairs(ps)), 1, 1, 6 / 16);
     // Linear (k - 1 = 2): E = sum nA_i nB_j |i - j| = 1*2*1 + 1*1*2 + 2*1*1 + 2*1*1 + 1*1*2 + 1*2*1 = 12;
     //   p_e = 1 - 12 / 32 = 20/32.
@@ -200,19 +271,49 @@ describe('cohen_kappa: edge cases', () => {
   });
 
   it('a rating outside the explicit categories: NULL naming the (smallest) value', async () => {
-    expect(await cohen(pairs([[1, 1], [2, 7], [9, 2]]), "'none', [1, 2, 3]")).toEqual(
-      { kappa: null, observed: null, expected: null, n: 3, k: 3, reason: 'value outside the categories: 7' });
-    expect((await cohen(pairs([['yes', 'maybe'], ['no', 'no']]), `'linear', ${list(['no', 'yes'])}`)).reason).toBe('value outside the categories: maybe');
+    expect(
+      await cohen(
+        pairs([
+          [1, 1],
+          [2, 7],
+          [9, 2],
+        ]),
+        "'none', [1, 2, 3]",
+      ),
+    ).toEqual({ kappa: null, observed: null, expected: null, n: 3, k: 3, reason: 'value outside the categories: 7' });
+    expect(
+      (
+        await cohen(
+          pairs([
+            ['yes', 'maybe'],
+            ['no', 'no'],
+          ]),
+          `'linear', ${list(['no', 'yes'])}`,
+        )
+      ).reason,
+    ).toBe('value outside the categories: maybe');
     // A NULL rating is never "outside": its pair is ignored.
     expectStats(await cohen(pairs([...TEXTBOOK, [null, 'maybe']]), `'none', ${list(['no', 'yes'])}`), 0.4, 0.7, 0.5);
   });
 
   it('weighted kappa with fewer than 2 categories, unknown weights, bad category lists', async () => {
-    expect(await cohen(pairs(times(3, [4, 4])), "'linear'")).toEqual(
-      { kappa: null, observed: null, expected: null, n: 3, k: 1, reason: 'weighted kappa needs at least 2 categories' });
+    expect(await cohen(pairs(times(3, [4, 4])), "'linear'")).toEqual({
+      kappa: null,
+      observed: null,
+      expected: null,
+      n: 3,
+      k: 1,
+      reason: 'weighted kappa needs at least 2 categories',
+    });
     expect((await cohen(pairs(times(3, ['x', 'x'])), `'quadratic', ['x']`)).reason).toBe('weighted kappa needs at least 2 categories');
-    expect(await cohen(pairs(ORDINAL), "'cubic'")).toEqual(
-      { kappa: null, observed: null, expected: null, n: 10, k: 5, reason: 'unknown weights: cubic (use none, linear or quadratic)' });
+    expect(await cohen(pairs(ORDINAL), "'cubic'")).toEqual({
+      kappa: null,
+      observed: null,
+      expected: null,
+      n: 10,
+      k: 5,
+      reason: 'unknown weights: cubic (use none, linear or quadratic)',
+    });
     expect((await cohen(pairs(ORDINAL), 'NULL')).reason).toBe('unknown weights: NULL (use none, linear or quadratic)');
     expect((await cohen(pairs(ORDINAL), "'none', [1, 2, 2, 3, 4, 5]")).reason).toBe('categories contain duplicates or NULL');
     expect((await cohen(pairs(ORDINAL), "'none', [1, 2, NULL, 3, 4, 5]")).reason).toBe('categories contain duplicates or NULL');
@@ -238,7 +339,8 @@ const subjects = (ss: Rating[][]): string => `[${ss.map(list).join(', ')}]`;
 describe('fleiss_kappa', () => {
   it('returns the documented struct type', async () => {
     expect(await one(`SELECT typeof(fleiss_kappa([[1, 2]]))`)).toBe(
-      'STRUCT(kappa DOUBLE, observed DOUBLE, expected DOUBLE, n_subjects BIGINT, n_raters BIGINT, k BIGINT, reason VARCHAR)');
+      'STRUCT(kappa DOUBLE, observed DOUBLE, expected DOUBLE, n_subjects BIGINT, n_raters BIGINT, k BIGINT, reason VARCHAR)',
+    );
   });
 
   it('Fleiss (1971): P-bar = 0.378, P-bar_e = 0.213, kappa = 0.210', async () => {
@@ -275,12 +377,26 @@ describe('fleiss_kappa', () => {
     const nulls = { kappa: null, observed: null, expected: null };
     expect(await fleiss('[]::INTEGER[][]')).toEqual({ ...nulls, n_subjects: 0, n_raters: null, k: 0, reason: 'no subjects' });
     expect(await fleiss('NULL::INTEGER[][]')).toEqual({ ...nulls, n_subjects: 0, n_raters: null, k: 0, reason: 'no subjects' });
-    expect(await fleiss('[[1, 2], [1, 2, 3]]')).toEqual({ ...nulls, n_subjects: 2, n_raters: null, k: 3, reason: 'subjects have different numbers of ratings' });
+    expect(await fleiss('[[1, 2], [1, 2, 3]]')).toEqual({
+      ...nulls,
+      n_subjects: 2,
+      n_raters: null,
+      k: 3,
+      reason: 'subjects have different numbers of ratings',
+    });
     expect((await fleiss('[[1, 2, NULL], [1, 2, 3]]')).reason).toBe('subjects have different numbers of ratings');
     expect(await fleiss('[[1], [2]]')).toEqual({ ...nulls, n_subjects: 2, n_raters: 1, k: 2, reason: 'fewer than 2 ratings per subject' });
     expect((await fleiss('[[1, NULL], [NULL, 2]]')).reason).toBe('fewer than 2 ratings per subject');
     // Everyone on one category: P-bar = 1, P-bar_e = 1.
-    expect(await fleiss('[[1, 1], [1, 1], [1, 1]]')).toEqual({ kappa: null, observed: 1, expected: 1, n_subjects: 3, n_raters: 2, k: 1, reason: 'expected agreement is 1: kappa undefined' });
+    expect(await fleiss('[[1, 1], [1, 1], [1, 1]]')).toEqual({
+      kappa: null,
+      observed: 1,
+      expected: 1,
+      n_subjects: 3,
+      n_raters: 2,
+      k: 1,
+      reason: 'expected agreement is 1: kappa undefined',
+    });
     expect((await fleiss('[[1, 1], [1, 1]]', '[1, 2, 3]')).reason).toBe('expected agreement is 1: kappa undefined');
     expect(await fleiss('[[1, 2], [3, 4]]', '[1, 2, 3]')).toEqual({ ...nulls, n_subjects: 2, n_raters: 2, k: 3, reason: 'value outside the categories: 4' });
     expect((await fleiss("[['x', 'y']]", "['x', 'y', 'y']")).reason).toBe('categories contain duplicates or NULL');
@@ -292,8 +408,25 @@ describe('fleiss_kappa', () => {
 });
 
 interface Reference {
-  cohen: Array<{ case: number; pairs: Array<[Rating, Rating]>; categories: Rating[] | null; n: number; k: number; results: Record<'none' | 'linear' | 'quadratic', { kappa: number; observed: number; expected: number }> }>;
-  fleiss: Array<{ case: number; subjects: Rating[][]; categories: Rating[] | null; n_subjects: number; n_raters: number; k: number; kappa: number; observed: number; expected: number }>;
+  cohen: Array<{
+    case: number;
+    pairs: Array<[Rating, Rating]>;
+    categories: Rating[] | null;
+    n: number;
+    k: number;
+    results: Record<'none' | 'linear' | 'quadratic', { kappa: number; observed: number; expected: number }>;
+  }>;
+  fleiss: Array<{
+    case: number;
+    subjects: Rating[][];
+    categories: Rating[] | null;
+    n_subjects: number;
+    n_raters: number;
+    k: number;
+    kappa: number;
+    observed: number;
+    expected: number;
+  }>;
 }
 const reference = JSON.parse(readFileSync(join(repoRoot, 'test', 'expected', 'agreement.json'), 'utf8')) as Reference;
 
@@ -325,10 +458,16 @@ describe('use in GROUP BY queries', () => {
       ...ORDINAL.map(([a, b]) => ['tone', a, b] as [string, number, number]),
       // accuracy: (5,5) (4,4) (5,5) (3,4), plus a row with no human score (ignored).
       // p_o = 3/4; A: 3:1, 4:1, 5:2; B: 4:2, 5:2; p_e = (1*2 + 2*2) / 16 = 6/16; kappa = (12 - 6) / (16 - 6) = 0.6.
-      ['accuracy', 5, 5], ['accuracy', 4, 4], ['accuracy', 5, 5], ['accuracy', 3, 4], ['accuracy', 2, null],
+      ['accuracy', 5, 5],
+      ['accuracy', 4, 4],
+      ['accuracy', 5, 5],
+      ['accuracy', 3, 4],
+      ['accuracy', 2, null],
       ['empty', 3, null],
     ];
-    await db.run(`CREATE OR REPLACE TEMP TABLE ratings AS SELECT * FROM (VALUES ${rows.map((r) => `(${r.map(lit).join(', ')})`).join(', ')}) t(dimension, judge, human)`);
+    await db.run(
+      `CREATE OR REPLACE TEMP TABLE ratings AS SELECT * FROM (VALUES ${rows.map((r) => `(${r.map(lit).join(', ')})`).join(', ')}) t(dimension, judge, human)`,
+    );
     const got = await db.all<{ dimension: string; r: Cohen; q: number }>(`
       SELECT dimension, cohen_kappa(list({'a': judge, 'b': human}), 'none', [1, 2, 3, 4, 5]) AS r,
              cohen_kappa(list({'a': judge, 'b': human}), weights := 'quadratic', categories := [1, 2, 3, 4, 5]).kappa AS q

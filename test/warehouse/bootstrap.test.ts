@@ -12,13 +12,17 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 const hist = (counts: Record<number, number>) =>
-  `[${Object.entries(counts).map(([k, v]) => `{'key': ${k}, 'value': ${v}}`).join(', ')}]`;
+  `[${Object.entries(counts)
+    .map(([k, v]) => `{'key': ${k}, 'value': ${v}}`)
+    .join(', ')}]`;
 const one = async <T>(sql: string): Promise<T> => Object.values((await db.all(sql))[0]!)[0] as T;
 
 describe('bootstrap_ci95 (Bayesian bootstrap over score histograms)', () => {
   it('draws Gamma variates with the right mean and variance (exact path and Wilson-Hilferty path)', async () => {
     for (const shape of [1, 6, 16, 17, 60, 5000]) {
-      const [row] = await db.all<{ m: number; v: number }>(`SELECT avg(g) AS m, var_samp(g) AS v FROM (SELECT gamma_draw(${shape}, 't', x, 1) AS g FROM range(20000) t(x))`);
+      const [row] = await db.all<{ m: number; v: number }>(
+        `SELECT avg(g) AS m, var_samp(g) AS v FROM (SELECT gamma_draw(${shape}, 't', x, 1) AS g FROM range(20000) t(x))`,
+      );
       // Gamma(k, 1): mean k, variance k. 20k draws: the sample mean is within ~4 sd of k.
       expect(Math.abs(row!.m - shape)).toBeLessThan(4 * Math.sqrt(shape / 20000));
       expect(row!.v / shape).toBeGreaterThan(0.9);

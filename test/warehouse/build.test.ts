@@ -38,18 +38,22 @@ describe('plens warehouse', () => {
     expect(r.json.relations.find((x) => x.name === 'users')).toEqual({ name: 'users', type: 'table', rows: 8 });
   });
 
-  it('runs an analyst\'s extra .sql file from --sql-dir, and skips one whose relation is missing', async () => {
+  it("runs an analyst's extra .sql file from --sql-dir, and skips one whose relation is missing", async () => {
     const dir = join(root, 'sql');
     mkdirSync(dir);
     for (const f of readdirSync(join(repoRoot, 'warehouse')).filter((f) => f.endsWith('.sql'))) copyFileSync(join(repoRoot, 'warehouse', f), join(dir, f));
-    writeFileSync(join(dir, '90_masked.sql'), '-- requires: interests\nCREATE VIEW masked_per_user AS SELECT user_id, count(*) FILTER (NOT interested) AS masked FROM interests GROUP BY 1 ORDER BY 1;\n');
+    writeFileSync(
+      join(dir, '90_masked.sql'),
+      '-- requires: interests\nCREATE VIEW masked_per_user AS SELECT user_id, count(*) FILTER (NOT interested) AS masked FROM interests GROUP BY 1 ORDER BY 1;\n',
+    );
     writeFileSync(join(dir, '91_needs_judgments.sql'), '-- requires: judgments\nCREATE VIEW x AS SELECT * FROM judgments;\n');
     const db = join(root, 'b.duckdb');
     const r = await runCliJson<Summary>(['warehouse', '-w', ws, '--db', db, '--sql-dir', dir]);
     expect(r.json.ran).toContain('90_masked.sql');
     expect(r.json.skipped).toContainEqual({ file: '91_needs_judgments.sql', reason: 'needs judgments' });
     // Masked domains per user, from data/sample/README.md: user0 has 3 (Buses, Games, Sports).
-    const rows = (await runCliJson<Array<{ user_id: string; masked: number }>>(['sql', "select * from masked_per_user where user_id = 'user0'", '--db', db])).json;
+    const rows = (await runCliJson<Array<{ user_id: string; masked: number }>>(['sql', "select * from masked_per_user where user_id = 'user0'", '--db', db]))
+      .json;
     expect(rows).toEqual([{ user_id: 'user0', masked: 3 }]);
   });
 

@@ -20,10 +20,18 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 
-interface Line { dialogue_id: string; turn: number; speaker: string; text: string }
+interface Line {
+  dialogue_id: string;
+  turn: number;
+  speaker: string;
+  text: string;
+}
 const expected = JSON.parse(readFileSync(join(repoRoot, 'test', 'expected', 'lexical.json'), 'utf8'));
 const corpus = (name: string): Line[] =>
-  readFileSync(join(repoRoot, 'test', 'fixtures', 'lexical', `${name}.jsonl`), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line);
+  readFileSync(join(repoRoot, 'test', 'fixtures', 'lexical', `${name}.jsonl`), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Line);
 const groups = (lines: Line[]): Record<string, Line[]> => ({
   both: lines,
   user: lines.filter((l) => l.speaker === 'user'),
@@ -51,13 +59,21 @@ async function loadUnits(table: string, byGroup: Record<string, string[][]>): Pr
   await db.run(`CREATE OR REPLACE TABLE ${table} AS SELECT * FROM (VALUES ${rows.join(', ')}) t(grp, utt, units)`);
 }
 
-async function loadSubsets(table: string, byGroup: Record<string, Line[]>, params: Record<LapsStream, { iterations: number; token_budget: number }>): Promise<void> {
+async function loadSubsets(
+  table: string,
+  byGroup: Record<string, Line[]>,
+  params: Record<LapsStream, { iterations: number; token_budget: number }>,
+): Promise<void> {
   await db.run(`CREATE OR REPLACE TABLE ${table} (grp VARCHAR, stream VARCHAR, iteration INTEGER, pos INTEGER, text VARCHAR)`);
   const app = await db.appender(table);
   for (const [g, lines] of Object.entries(byGroup)) {
     for (const stream of ['dist', 'self_bleu'] as const) {
       const p = params[stream];
-      for (const s of lapsSubsets(lines.map((l) => l.text), stream, { iterations: p.iterations, tokenBudget: p.token_budget })) {
+      for (const s of lapsSubsets(
+        lines.map((l) => l.text),
+        stream,
+        { iterations: p.iterations, tokenBudget: p.token_budget },
+      )) {
         s.texts.forEach((t, i) => appendRow(app, [g, stream, s.iteration, i, t]));
       }
     }
@@ -87,7 +103,7 @@ describe('Self-BLEU (exact, linear in the corpus)', () => {
   it('equals a brute-force pairwise computation on random corpora (to 1e-12)', async () => {
     // Small vocabularies and lengths 0-12 give many repeated n-grams, ties and clipping by a second holder.
     let seed = 12345;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const corpora: Record<string, string[][]> = {};
     for (let c = 0; c < 12; c++) {
       const vocab = 2 + (c % 5);
@@ -99,7 +115,13 @@ describe('Self-BLEU (exact, linear in the corpus)', () => {
     let compared = 0;
     for (const r of got) {
       const us = corpora[r.grp]!;
-      close(r.bleu, bruteForceBleu(us[r.utt]!, us.filter((_, j) => j !== r.utt)));
+      close(
+        r.bleu,
+        bruteForceBleu(
+          us[r.utt]!,
+          us.filter((_, j) => j !== r.utt),
+        ),
+      );
       compared++;
     }
     expect(compared).toBe(Object.values(corpora).reduce((a, c) => a + c.length, 0));
@@ -109,17 +131,31 @@ describe('Self-BLEU (exact, linear in the corpus)', () => {
     // A pool of 25 texts; 10 grps draw 2-20 of them (the same text may appear twice in a grp, as two
     // messages with equal text can), so most texts serve several grps. Empty texts included.
     let seed = 777;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
     const pool = Array.from({ length: 25 }, () => Array.from({ length: Math.floor(rand() * 11) }, () => `t${Math.floor(rand() * 3)}`));
     const members: Record<string, number[]> = {};
     for (let g = 0; g < 10; g++) members[`g${g}`] = Array.from({ length: 2 + Math.floor(rand() * 19) }, () => Math.floor(rand() * pool.length));
-    await db.run(`CREATE OR REPLACE TABLE shared_texts AS SELECT * FROM (VALUES ${pool.map((u, tid) => `(${tid}, [${u.map(sqlString).join(', ')}]::VARCHAR[])`).join(', ')}) t(tid, units)`);
-    await db.run(`CREATE OR REPLACE TABLE shared_members AS SELECT * FROM (VALUES ${Object.entries(members).flatMap(([g, ts]) => ts.map((tid, utt) => `(${sqlString(g)}, ${utt}, ${tid})`)).join(', ')}) t(grp, utt, tid)`);
-    const got = await db.all<{ grp: string; utt: number; bleu: number }>(`SELECT grp, utt, bleu FROM self_bleu_shared_scores(shared_members, shared_texts) ORDER BY grp, utt`);
+    await db.run(
+      `CREATE OR REPLACE TABLE shared_texts AS SELECT * FROM (VALUES ${pool.map((u, tid) => `(${tid}, [${u.map(sqlString).join(', ')}]::VARCHAR[])`).join(', ')}) t(tid, units)`,
+    );
+    await db.run(
+      `CREATE OR REPLACE TABLE shared_members AS SELECT * FROM (VALUES ${Object.entries(members)
+        .flatMap(([g, ts]) => ts.map((tid, utt) => `(${sqlString(g)}, ${utt}, ${tid})`))
+        .join(', ')}) t(grp, utt, tid)`,
+    );
+    const got = await db.all<{ grp: string; utt: number; bleu: number }>(
+      `SELECT grp, utt, bleu FROM self_bleu_shared_scores(shared_members, shared_texts) ORDER BY grp, utt`,
+    );
     expect(got.length).toBe(Object.values(members).reduce((a, m) => a + m.length, 0));
     for (const r of got) {
       const us = members[r.grp]!.map((tid) => pool[tid]!);
-      close(r.bleu, bruteForceBleu(us[r.utt]!, us.filter((_, j) => j !== r.utt)));
+      close(
+        r.bleu,
+        bruteForceBleu(
+          us[r.utt]!,
+          us.filter((_, j) => j !== r.utt),
+        ),
+      );
     }
   });
 
@@ -128,9 +164,15 @@ describe('Self-BLEU (exact, linear in the corpus)', () => {
       alone: [['x', 'y']],
       empty: [[], ['a', 'b'], ['a', 'b']],
       // hypothesis of length 3; other lengths 2 and 4 are equally close -> 2 (the shorter), so BP = 1 (3 > 2).
-      tie: [['a', 'b', 'c'], ['a', 'b'], ['a', 'b', 'c', 'd']],
+      tie: [
+        ['a', 'b', 'c'],
+        ['a', 'b'],
+        ['a', 'b', 'c', 'd'],
+      ],
     });
-    const rows = await db.all<{ grp: string; utt: number; ref_len: number | null; bleu: number | null }>(`SELECT grp, utt, ref_len, bleu FROM self_bleu_scores(edges) ORDER BY grp, utt`);
+    const rows = await db.all<{ grp: string; utt: number; ref_len: number | null; bleu: number | null }>(
+      `SELECT grp, utt, ref_len, bleu FROM self_bleu_scores(edges) ORDER BY grp, utt`,
+    );
     const by = (g: string, u: number) => rows.find((r) => r.grp === g && r.utt === u)!;
     expect(by('alone', 0).bleu).toBeNull();
     expect(by('empty', 0).bleu).toBe(0);
@@ -147,7 +189,12 @@ describe('Dist-n and Ent-n for any n', () => {
     // "a b a b a" and "b a b": trigrams aba, bab, aba | bab -> 4 trigrams, 2 distinct: Dist-3 = 0.5.
     // 5-grams: only "a b a b a" has one -> Dist-5 = 1. Bigrams: ab ba ab ba | ba ab -> counts ab 3, ba 3:
     // Ent-2 = -2 * (3/6) ln(3/6) = ln 2.
-    await loadUnits('hand', { g: [['a', 'b', 'a', 'b', 'a'], ['b', 'a', 'b']] });
+    await loadUnits('hand', {
+      g: [
+        ['a', 'b', 'a', 'b', 'a'],
+        ['b', 'a', 'b'],
+      ],
+    });
     const [d3] = await db.all<Row>(`SELECT * FROM dist_n(hand, 3)`);
     expect(d3).toMatchObject({ n_ngrams: 4, n_distinct: 2, dist: 0.5 });
     const [d5] = await db.all<Row>(`SELECT * FROM dist_n(hand, 5)`);
@@ -167,7 +214,9 @@ describe('Dist-n and Ent-n for any n', () => {
 describe('tokenisers', () => {
   it('python_split splits like str.split() (values from Python)', async () => {
     // Python: 'a\x1cb\x85c\xa0d\u3000e\ufefff  g'.split() -> ['a', 'b', 'c', 'd', 'e\ufefff', 'g']
-    const [r] = await db.all<{ t: string[] }>(`SELECT python_split('a' || chr(28) || 'b' || chr(133) || 'c' || chr(160) || 'd' || chr(12288) || 'e' || chr(65279) || 'f  g') AS t`);
+    const [r] = await db.all<{ t: string[] }>(
+      `SELECT python_split('a' || chr(28) || 'b' || chr(133) || 'c' || chr(160) || 'd' || chr(12288) || 'e' || chr(65279) || 'f  g') AS t`,
+    );
     expect(r!.t).toEqual(['a', 'b', 'c', 'd', 'e\ufefff', 'g']);
   });
 
@@ -221,7 +270,9 @@ describe('protocols against the Python reference (test/expected/lexical.json)', 
     const want = expected.corpora.medium.full;
     const byGroup = groups(corpus('medium'));
     await loadUtterances('medium400', Object.fromEntries(Object.entries(byGroup).map(([g, ls]) => [g, ls.slice(0, 400)])));
-    const rows = await db.all<Row>(`WITH w AS (SELECT grp, utt, lexical_words(text) AS units FROM medium400 WHERE len(lexical_words(text)) > 0) SELECT grp, self_bleu FROM self_bleu(w) ORDER BY grp`);
+    const rows = await db.all<Row>(
+      `WITH w AS (SELECT grp, utt, lexical_words(text) AS units FROM medium400 WHERE len(lexical_words(text)) > 0) SELECT grp, self_bleu FROM self_bleu(w) ORDER BY grp`,
+    );
     expect(rows).toHaveLength(3);
     for (const r of rows) {
       expect(want[r.grp as string].self_bleu_nonempty.scope).toMatch(/^first 400 utterances/);
@@ -231,7 +282,11 @@ describe('protocols against the Python reference (test/expected/lexical.json)', 
 
   it('laps at the real budget: character Self-BLEU on two 7,012-token subsets of the medium corpus', async () => {
     const want = expected.corpora.medium.laps_extra.both_budget7012_self_bleu_2_iterations;
-    await loadSubsets('laps_real', { both: corpus('medium') }, { dist: { iterations: 1, token_budget: 7012 }, self_bleu: { iterations: want.iterations, token_budget: want.token_budget } });
+    await loadSubsets(
+      'laps_real',
+      { both: corpus('medium') },
+      { dist: { iterations: 1, token_budget: 7012 }, self_bleu: { iterations: want.iterations, token_budget: want.token_budget } },
+    );
     const [r] = await db.all<Row>(`SELECT * FROM lexical_laps(laps_real)`);
     close(r!.self_bleu as number, want.value);
   });
@@ -272,7 +327,9 @@ function bruteForceBleu(hyp: string[], refs: string[][]): number {
   }
   if (p[0]![0] === 0) return 0;
   const c = hyp.length;
-  const r = refs.map((x) => x.length).reduce((best, len) => (Math.abs(len - c) < Math.abs(best - c) || (Math.abs(len - c) === Math.abs(best - c) && len < best) ? len : best));
+  const r = refs
+    .map((x) => x.length)
+    .reduce((best, len) => (Math.abs(len - c) < Math.abs(best - c) || (Math.abs(len - c) === Math.abs(best - c) && len < best) ? len : best));
   const bp = c > r ? 1 : c === 0 ? 0 : Math.exp(1 - r / c);
   return bp * Math.exp(p.reduce((s, [num, den]) => s + 0.25 * Math.log(num === 0 ? 0.1 / den : num / den), 0));
 }

@@ -27,7 +27,15 @@ import { sampleWorkspace } from '../helpers/workspace.js';
  */
 const A = 'openai:a';
 const J = 'openai:judge';
-const msgs = (n: number) => Array.from({ length: n }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `m${i}`, input_tokens: 1, output_tokens: 10, latency_ms: 1, finish_reason: 'stop' }));
+const msgs = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    role: i % 2 ? 'assistant' : 'user',
+    content: `m${i}`,
+    input_tokens: 1,
+    output_tokens: 10,
+    latency_ms: 1,
+    finish_reason: 'stop',
+  }));
 const dialogues = [
   { key: 'e1', setting: 'base', scenario_id: 'user0:SD-Alarm-task-1', kind: 'SD', domains: ['Alarm'], messages: msgs(4) },
   { key: 'e2', setting: 'base', scenario_id: 'user0:SD-Hotels-task-1', kind: 'SD', domains: ['Hotels'], messages: msgs(2) },
@@ -84,7 +92,18 @@ async function originalExperiment(): Promise<string> {
     const lines = dialogues
       .filter((d) => d.setting === setting)
       .map(({ domains: _, ...d }) =>
-        JSON.stringify({ try: 1, status: 'ok', assistant_model: A, user_model: 'openai:u', replicate: 0, end_reason: 'terminated', rounds: d.messages.length / 2, user_id: d.scenario_id.split(':')[0], task_id: d.scenario_id.split(':')[1], ...d }),
+        JSON.stringify({
+          try: 1,
+          status: 'ok',
+          assistant_model: A,
+          user_model: 'openai:u',
+          replicate: 0,
+          end_reason: 'terminated',
+          rounds: d.messages.length / 2,
+          user_id: d.scenario_id.split(':')[0],
+          task_id: d.scenario_id.split(':')[1],
+          ...d,
+        }),
       );
     writeFileSync(join(dir, 'records.jsonl'), lines.join('\n') + '\n');
     await compactPartition(dir, 'dialogues', DIALOGUE_COLUMNS);
@@ -94,12 +113,32 @@ async function originalExperiment(): Promise<string> {
   const lines = judgments.map((j, i) => {
     const d = dialogues.find((x) => x.key === j.d)!;
     const status = j.status ?? 'ok';
-    const original = j.reply !== undefined && j.dimension !== 'personalization_chain' && j.turn === undefined ? originalScore(j.dimension as 'task_completion', j.reply) : null;
+    const original =
+      j.reply !== undefined && j.dimension !== 'personalization_chain' && j.turn === undefined
+        ? originalScore(j.dimension as 'task_completion', j.reply)
+        : null;
     return JSON.stringify({
-      key: `k${i}`, try: 1, status, dialogue_id: j.d, scenario_id: d.scenario_id, kind: d.kind, setting: d.setting, assistant_model: A, user_model: 'openai:u',
-      replicate: 0, relevant_domains: d.domains, dimension: j.dimension, target: j.target ?? (j.dimension === 'task_completion' ? 'dialogue' : 'assistant'),
-      turn: j.turn ?? null, judge_model: J, judge_prompt_version: 'jp-1', score: j.score ?? null, turn_scores: j.turn_scores ?? null,
-      verdict: j.dimension === 'task_completion' && j.score !== undefined ? j.score === 1 : null, original_score: original, raw: status === 'parse_error' ? j.reply : null,
+      key: `k${i}`,
+      try: 1,
+      status,
+      dialogue_id: j.d,
+      scenario_id: d.scenario_id,
+      kind: d.kind,
+      setting: d.setting,
+      assistant_model: A,
+      user_model: 'openai:u',
+      replicate: 0,
+      relevant_domains: d.domains,
+      dimension: j.dimension,
+      target: j.target ?? (j.dimension === 'task_completion' ? 'dialogue' : 'assistant'),
+      turn: j.turn ?? null,
+      judge_model: J,
+      judge_prompt_version: 'jp-1',
+      score: j.score ?? null,
+      turn_scores: j.turn_scores ?? null,
+      verdict: j.dimension === 'task_completion' && j.score !== undefined ? j.score === 1 : null,
+      original_score: original,
+      raw: status === 'parse_error' ? j.reply : null,
     });
   });
   writeFileSync(join(jdir, 'records.jsonl'), lines.join('\n') + '\n');
@@ -110,7 +149,7 @@ async function originalExperiment(): Promise<string> {
   return db;
 }
 
-describe('views that report PersonaLens as the original does, beside plens\'s own', () => {
+describe("views that report PersonaLens as the original does, beside plens's own", () => {
   let db: string;
   const q = async (sql: string) => (await runCliJson<Array<Record<string, unknown>>>(['sql', sql, '--db', db])).json;
 
@@ -118,7 +157,7 @@ describe('views that report PersonaLens as the original does, beside plens\'s ow
     db = await originalExperiment();
   });
 
-  it('the gather script\'s reading of each reply is stored beside plens\'s parse', async () => {
+  it("the gather script's reading of each reply is stored beside plens's parse", async () => {
     expect(await q("select dialogue_id, status, score, original_score from judgments where dimension = 'task_completion' order by dialogue_id")).toEqual([
       { dialogue_id: 'e1', status: 'ok', score: 1, original_score: 1 },
       { dialogue_id: 'e2', status: 'ok', score: 1, original_score: 1 },
@@ -191,14 +230,66 @@ describe('views that report PersonaLens as the original does, beside plens\'s ow
     ]);
   });
 
-  it('original_scoring: where plens\'s parse and the gather script\'s reading part', async () => {
-    expect(await q("select kind, dimension, target, n_replies, n_plens, plens_mean, n_original, original_mean, n_differ, n_plens_only, n_original_only from original_scoring where setting = 'base' and dimension in ('task_completion', 'personalization')")).toEqual([
+  it("original_scoring: where plens's parse and the gather script's reading part", async () => {
+    expect(
+      await q(
+        "select kind, dimension, target, n_replies, n_plens, plens_mean, n_original, original_mean, n_differ, n_plens_only, n_original_only from original_scoring where setting = 'base' and dimension in ('task_completion', 'personalization')",
+      ),
+    ).toEqual([
       // TC SD: plens 1, 1 (e3, e4 unparsed); the script 1, 1, 1, 0.
-      { kind: 'SD', dimension: 'task_completion', target: 'dialogue', n_replies: 4, n_plens: 2, plens_mean: 1, n_original: 4, original_mean: 0.75, n_differ: 0, n_plens_only: 0, n_original_only: 2 },
+      {
+        kind: 'SD',
+        dimension: 'task_completion',
+        target: 'dialogue',
+        n_replies: 4,
+        n_plens: 2,
+        plens_mean: 1,
+        n_original: 4,
+        original_mean: 0.75,
+        n_differ: 0,
+        n_plens_only: 0,
+        n_original_only: 2,
+      },
       // P SD: plens e1 3, e2 2, e3 1; the script e1 3, e3 1, e4 7 (no range check), and misses e2's bold label.
-      { kind: 'SD', dimension: 'personalization', target: 'assistant', n_replies: 4, n_plens: 3, plens_mean: 2, n_original: 3, original_mean: 11 / 3, n_differ: 0, n_plens_only: 1, n_original_only: 1 },
-      { kind: 'MD', dimension: 'task_completion', target: 'dialogue', n_replies: 1, n_plens: 1, plens_mean: 1, n_original: 1, original_mean: 0, n_differ: 1, n_plens_only: 0, n_original_only: 0 },
-      { kind: 'MD', dimension: 'personalization', target: 'assistant', n_replies: 1, n_plens: 1, plens_mean: 4, n_original: 1, original_mean: 4, n_differ: 0, n_plens_only: 0, n_original_only: 0 },
+      {
+        kind: 'SD',
+        dimension: 'personalization',
+        target: 'assistant',
+        n_replies: 4,
+        n_plens: 3,
+        plens_mean: 2,
+        n_original: 3,
+        original_mean: 11 / 3,
+        n_differ: 0,
+        n_plens_only: 1,
+        n_original_only: 1,
+      },
+      {
+        kind: 'MD',
+        dimension: 'task_completion',
+        target: 'dialogue',
+        n_replies: 1,
+        n_plens: 1,
+        plens_mean: 1,
+        n_original: 1,
+        original_mean: 0,
+        n_differ: 1,
+        n_plens_only: 0,
+        n_original_only: 0,
+      },
+      {
+        kind: 'MD',
+        dimension: 'personalization',
+        target: 'assistant',
+        n_replies: 1,
+        n_plens: 1,
+        plens_mean: 4,
+        n_original: 1,
+        original_mean: 4,
+        n_differ: 0,
+        n_plens_only: 0,
+        n_original_only: 0,
+      },
     ]);
   });
 

@@ -19,7 +19,9 @@ describe('paired views on a hand-made experiment clustered by user', () => {
   });
 
   it('paired_lift, P overall: mean lift 10/14, the cluster-robust se of the reference, Wilcoxon (pratt) p of scipy', async () => {
-    const [r] = await q(`select * from paired_lift where dimension = 'P' and scope_type = 'all' and run = (select run from paired_lift where dimension = 'P' limit 1)`);
+    const [r] = await q(
+      `select * from paired_lift where dimension = 'P' and scope_type = 'all' and run = (select run from paired_lift where dimension = 'P' limit 1)`,
+    );
     expect(r).toMatchObject({ assistant_model: PA, block: 'base+all', n: 14, n_users: 4, test: 'Wilcoxon signed-rank (pratt)', reason: null });
     close(r!['lift'], 10 / 14, 1e-12);
     close(r!['base'], 31 / 14, 1e-12); // 8 + 9 + 8 + 6 = 31
@@ -27,7 +29,9 @@ describe('paired views on a hand-made experiment clustered by user', () => {
     close(r!['p'], 0.025717368836671983); // scipy
     close(r!['mde'], ref.clustered.mde, 1e-12); // users u1..u4 of the reference script are this experiment's P differences
     // The interval is the clustered bootstrap: the macro over the same per-user sums with the views' seed.
-    const [m] = await q(`select paired_cluster_mean([{'cluster': 'user0', 'sum': 4, 'n': 4}, {'cluster': 'user1', 'sum': -1, 'n': 3}, {'cluster': 'user2', 'sum': 8, 'n': 5}, {'cluster': 'user3', 'sum': -1, 'n': 2}], seed := 'plens.cluster') as m`);
+    const [m] = await q(
+      `select paired_cluster_mean([{'cluster': 'user0', 'sum': 4, 'n': 4}, {'cluster': 'user1', 'sum': -1, 'n': 3}, {'cluster': 'user2', 'sum': 8, 'n': 5}, {'cluster': 'user3', 'sum': -1, 'n': 2}], seed := 'plens.cluster') as m`,
+    );
     const mm = m!['m'] as { lo: number; hi: number; se: number };
     close(r!['lift_lo'], mm.lo, 1e-12);
     close(r!['lift_hi'], mm.hi, 1e-12);
@@ -44,16 +48,24 @@ describe('paired views on a hand-made experiment clustered by user', () => {
   });
 
   it('paired_lift, TC: McNemar exact on five 0->1 and one 1->0, Holm and BH over the kinds', async () => {
-    const rows = await q(`select scope_type, scope, n, lift, p, p_holm, p_bh, reason from paired_lift where dimension = 'TC' and judge_model = 'openai:judge' and scope_type in ('all', 'kind')`);
+    const rows = await q(
+      `select scope_type, scope, n, lift, p, p_holm, p_bh, reason from paired_lift where dimension = 'TC' and judge_model = 'openai:judge' and scope_type in ('all', 'kind')`,
+    );
     // all: 4 net successes of 14 pairs = 28.57 points; p = 2 (1 + 6) / 64 = 0.21875 (statsmodels mcnemar exact).
     expect(rows.map((r) => [r['scope_type'], r['scope'], r['n'], r['reason']])).toEqual([
-      ['all', 'all', 14, null], ['kind', 'SD', 12, null], ['kind', 'MD', 2, 'fewer than 2 users: no interval; no discordant pairs: p = 1']]);
+      ['all', 'all', 14, null],
+      ['kind', 'SD', 12, null],
+      ['kind', 'MD', 2, 'fewer than 2 users: no interval; no discordant pairs: p = 1'],
+    ]);
     close(rows[0]!['lift'], (100 * 4) / 14, 1e-12);
     close(rows[0]!['p'], 0.21875, 1e-12);
     close(rows[0]!['p_holm'], 0.21875, 1e-12);
     // SD: the same discordant pairs (p 0.21875); MD: none (p = 1, said). Holm over 2: 0.4375, 1; BH: 0.4375, 1.
     close(rows[1]!['lift'], (100 * 4) / 12, 1e-12);
-    [[0.21875, 0.4375, 0.4375], [1, 1, 1]].forEach(([p, holm, bh], i) => {
+    [
+      [0.21875, 0.4375, 0.4375],
+      [1, 1, 1],
+    ].forEach(([p, holm, bh], i) => {
       close(rows[i + 1]!['p'], p!, 1e-12);
       close(rows[i + 1]!['p_holm'], holm!, 1e-12);
       close(rows[i + 1]!['p_bh'], bh!, 1e-12);
@@ -62,14 +74,23 @@ describe('paired views on a hand-made experiment clustered by user', () => {
   });
 
   it('paired_lift per domain: an MD scenario counts in each of its domains; one user gives no interval', async () => {
-    const rows = await q(`select scope, n, n_users, lift, lift_lo from paired_lift where dimension = 'P' and scope_type = 'domain' and judge_model = 'openai:judge'`);
-    expect(rows.map((r) => [r['scope'], r['n'], r['n_users']])).toEqual([['Alarm', 7, 2], ['Books', 5, 2], ['Flights', 2, 1], ['Hotels', 2, 1]]);
+    const rows = await q(
+      `select scope, n, n_users, lift, lift_lo from paired_lift where dimension = 'P' and scope_type = 'domain' and judge_model = 'openai:judge'`,
+    );
+    expect(rows.map((r) => [r['scope'], r['n'], r['n_users']])).toEqual([
+      ['Alarm', 7, 2],
+      ['Books', 5, 2],
+      ['Flights', 2, 1],
+      ['Hotels', 2, 1],
+    ]);
     close(rows[0]!['lift'], 3 / 7, 1e-12);
     expect(rows[2]!['lift_lo']).toBeNull();
   });
 
   it('paired_comparisons: every dimension of a pair of cells, normal cluster interval, family-wise corrections', async () => {
-    const rows = await q(`select kind, cell_a, cell_b, dimension, n, diff, diff_lo, diff_hi, p, p_holm, mde from paired_comparisons where judge_model = 'openai:judge' and kind = 'SD'`);
+    const rows = await q(
+      `select kind, cell_a, cell_b, dimension, n, diff, diff_lo, diff_hi, p, p_holm, mde from paired_comparisons where judge_model = 'openai:judge' and kind = 'SD'`,
+    );
     expect(rows.map((r) => r['dimension'])).toEqual(['TC', 'P']);
     const p = rows[1]!;
     expect([p['cell_a'], p['cell_b'], p['n']]).toEqual([`${PA} | base`, `${PA} | base+all`, 12]);
@@ -88,7 +109,15 @@ describe('paired views on a hand-made experiment clustered by user', () => {
   });
 
   it('plens compare: per dimension difference, clustered interval, test, p corrected over the dimensions, MDE and a verdict', async () => {
-    const r = await runCliJson<{ dimensions: Array<Record<string, unknown>> }>(['compare', 'setting=base', 'setting=base+all', '--where', 'judge=openai:judge', '--db', db]);
+    const r = await runCliJson<{ dimensions: Array<Record<string, unknown>> }>([
+      'compare',
+      'setting=base',
+      'setting=base+all',
+      '--where',
+      'judge=openai:judge',
+      '--db',
+      db,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const [tc, p] = r.json.dimensions;
     expect([tc!['dimension'], tc!['n'], tc!['test'], p!['dimension'], p!['n'], p!['n_users']]).toEqual(['TC', 14, 'McNemar exact', 'P', 14, 4]);
@@ -127,7 +156,10 @@ describe('paired views on a hand-made experiment clustered by user', () => {
 
   it('judge_validity: Krippendorff alpha judge vs annotators and among annotators, signed bias (reference script)', async () => {
     const rows = await q(`select * from judge_validity where judge_model = 'openai:judge'`);
-    expect(rows.map((r) => [r['label'], r['n_dialogues'], r['n_annotators'], r['reason']])).toEqual([['TC', 7, 2, null], ['P', 7, 2, null]]);
+    expect(rows.map((r) => [r['label'], r['n_dialogues'], r['n_annotators'], r['reason']])).toEqual([
+      ['TC', 7, 2, null],
+      ['P', 7, 2, null],
+    ]);
     for (const r of rows) {
       const v = hx.validity[r['label'] as string];
       close(r['alpha_judge_human'], v.alpha_judge_human, 1e-12);
@@ -141,10 +173,19 @@ describe('paired views on a hand-made experiment clustered by user', () => {
 
   it('ppi_estimates: the judge mean corrected by the annotated subset (numpy worked example)', async () => {
     const rows = await q(`select * from ppi_estimates where judge_model = 'openai:judge' and assistant_model = '${PA}' and setting = 'base'`);
-    expect(rows.map((r) => [r['dimension'], r['n'], r['n_labeled'], r['reason']])).toEqual([['TC', 14, 7, null], ['P', 14, 7, null]]);
+    expect(rows.map((r) => [r['dimension'], r['n'], r['n_labeled'], r['reason']])).toEqual([
+      ['TC', 14, 7, null],
+      ['P', 14, 7, null],
+    ]);
     for (const r of rows) {
       const e = hx.ppi[r['dimension'] as string];
-      for (const [col, key] of [['raw', 'raw'], ['ppi', 'ppi'], ['ppi_lo', 'lo'], ['ppi_hi', 'hi']] as const) close(r[col], e[key], 1e-12);
+      for (const [col, key] of [
+        ['raw', 'raw'],
+        ['ppi', 'ppi'],
+        ['ppi_lo', 'lo'],
+        ['ppi_hi', 'hi'],
+      ] as const)
+        close(r[col], e[key], 1e-12);
     }
     // base+all has no annotated dialogue: the raw mean, no PPI, and why.
     const [none] = await q(`select raw, ppi, reason from ppi_estimates where judge_model = 'openai:judge' and setting = 'base+all' and dimension = 'P'`);
@@ -153,7 +194,10 @@ describe('paired views on a hand-made experiment clustered by user', () => {
 
   it('judge_swap: the same dialogues under a second judge, paired change and agreement', async () => {
     const rows = await q(`select judge_a, judge_b, dimension, n, diff, p, cohen_kappa, alpha from judge_swap`);
-    expect(rows.map((r) => [r['judge_a'], r['judge_b'], r['dimension'], r['n']])).toEqual([['openai:judge', 'openai:judge2', 'TC', 14], ['openai:judge', 'openai:judge2', 'P', 14]]);
+    expect(rows.map((r) => [r['judge_a'], r['judge_b'], r['dimension'], r['n']])).toEqual([
+      ['openai:judge', 'openai:judge2', 'TC', 14],
+      ['openai:judge', 'openai:judge2', 'P', 14],
+    ]);
     const [tc, p] = rows;
     expect([tc!['diff'], tc!['p'], tc!['cohen_kappa'], tc!['alpha']]).toEqual([0, 1, hx.swap.tc_cohen_kappa, hx.swap.tc_alpha_nominal]);
     close(p!['diff'], hx.swap.p_diff, 1e-12);
@@ -170,11 +214,26 @@ describe('paired views on a hand-made experiment clustered by user', () => {
     close(p['share_changed'], hx.repeat.p_share_changed, 1e-12);
     close(p['alpha'], hx.repeat.p_alpha_ordinal, 1e-12);
     // TC repeated identically, all 1: a single category, alpha undefined and said so.
-    expect(rows.find((r) => r['dimension'] === 'task_completion')).toMatchObject({ share_changed: 0, alpha: null, reason: 'a single category: expected disagreement is 0, alpha undefined' });
+    expect(rows.find((r) => r['dimension'] === 'task_completion')).toMatchObject({
+      share_changed: 0,
+      alpha: null,
+      reason: 'a single category: expected disagreement is 0, alpha undefined',
+    });
   });
 
   it('simulator_audit: one deterministic flag per planted failure, none on ordinary dialogues', async () => {
-    const flags = ['role_inversion', 'terminate_opening', 'terminate_never', 'terminate_early', 'terminate_in_text', 'empty_turn', 'duplicate_turn', 'non_english', 'preference_leak', 'round_limit'];
+    const flags = [
+      'role_inversion',
+      'terminate_opening',
+      'terminate_never',
+      'terminate_early',
+      'terminate_in_text',
+      'empty_turn',
+      'duplicate_turn',
+      'non_english',
+      'preference_leak',
+      'round_limit',
+    ];
     const rows = await q(`select * from simulator_audit order by dialogue_id`);
     expect(rows).toHaveLength(28);
     const on = Object.fromEntries(rows.map((r) => [r['dialogue_id'], flags.filter((f) => r[f] === true)]));
@@ -196,10 +255,27 @@ describe('paired views on a hand-made experiment clustered by user', () => {
   });
 
   it('plens tables --exclude-flagged: the result views leave the six flagged dialogues out', async () => {
-    const all = await runCliJson<{ tables: Array<{ name: string; rows: Array<Record<string, unknown>> }> }>(['tables', '--db', db, '--only', 'table3,simulator_audit_counts']);
-    const kept = await runCliJson<{ tables: Array<{ name: string; rows: Array<Record<string, unknown>> }>; warnings: string[] }>(['tables', '--db', db, '--only', 'table3', '--exclude-flagged']);
+    const all = await runCliJson<{ tables: Array<{ name: string; rows: Array<Record<string, unknown>> }> }>([
+      'tables',
+      '--db',
+      db,
+      '--only',
+      'table3,simulator_audit_counts',
+    ]);
+    const kept = await runCliJson<{ tables: Array<{ name: string; rows: Array<Record<string, unknown>> }>; warnings: string[] }>([
+      'tables',
+      '--db',
+      db,
+      '--only',
+      'table3',
+      '--exclude-flagged',
+    ]);
     expect(kept.code, kept.stdout + kept.stderr).toBe(0);
-    const n = (t: typeof all.json.tables, kind: string) => t.find((x) => x.name === 'table3')!.rows.filter((r) => r['judge_model'] === 'openai:judge' && r['kind'] === kind).map((r) => r['n_dialogues']);
+    const n = (t: typeof all.json.tables, kind: string) =>
+      t
+        .find((x) => x.name === 'table3')!
+        .rows.filter((r) => r['judge_model'] === 'openai:judge' && r['kind'] === kind)
+        .map((r) => r['n_dialogues']);
     expect(n(all.json.tables, 'SD')).toEqual([12]);
     // Flagged base dialogues: u1-1, u1-2, u2-2, u3-1, u3-2, u3-3 (all SD): 12 - 6 = 6 left.
     expect(n(kept.json.tables, 'SD')).toEqual([6]);

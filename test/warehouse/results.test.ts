@@ -32,7 +32,7 @@ describe('result views on a hand-made experiment', () => {
     ]);
   });
 
-  it('table12: the user agent\'s scores, skipping failed and unparsed judgments', async () => {
+  it("table12: the user agent's scores, skipping failed and unparsed judgments", async () => {
     // SD and MD apart: A's MD dialogue d3 has no user judgment that scored (naturalness failed).
     expect(await q(`select kind, n_nat, nat, n_coh, coh from table12 where assistant_model = '${A}'`)).toEqual([
       { kind: 'SD', n_nat: 2, nat: 4.5, n_coh: 1, coh: 4 },
@@ -59,7 +59,11 @@ describe('result views on a hand-made experiment', () => {
   });
 
   it('table13: finished dialogues only; rounds per dialogue and output tokens per utterance', async () => {
-    expect(await q(`select kind, n_dialogues, turns_per_dialogue, tokens_per_turn, assistant_tokens_per_turn from table13 where assistant_model = '${A}' and setting = 'base'`)).toEqual([
+    expect(
+      await q(
+        `select kind, n_dialogues, turns_per_dialogue, tokens_per_turn, assistant_tokens_per_turn from table13 where assistant_model = '${A}' and setting = 'base'`,
+      ),
+    ).toEqual([
       // assistant utterances: d1 20 and 30, d2 40 -> 30; MD: d3 50.
       { kind: 'SD', n_dialogues: 2, turns_per_dialogue: 1.5, tokens_per_turn: 20, assistant_tokens_per_turn: 30 },
       { kind: 'MD', n_dialogues: 1, turns_per_dialogue: 1, tokens_per_turn: 30, assistant_tokens_per_turn: 50 },

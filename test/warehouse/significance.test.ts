@@ -12,7 +12,8 @@ const ref = JSON.parse(readFileSync(join(repoRoot, 'test', 'expected', 'signific
 let db: Database;
 beforeAll(async () => {
   db = await Database.open(':memory:', { threads: 1 });
-  for (const f of ['00_macros.sql', '03_significance.sql', '04_reliability.sql']) await db.run(readFileSync(join(repoRoot, 'warehouse', f), 'utf8'), { file: f });
+  for (const f of ['00_macros.sql', '03_significance.sql', '04_reliability.sql'])
+    await db.run(readFileSync(join(repoRoot, 'warehouse', f), 'utf8'), { file: f });
 });
 afterAll(() => db.close());
 
@@ -23,8 +24,25 @@ const close = (actual: number | null, expected: number, tol = 1e-9): void => {
   expect(Math.abs(actual! - expected), `${actual} vs ${expected}`).toBeLessThanOrEqual(tol);
 };
 
-interface Mcnemar { n_discordant: number; b: number; c: number; p_exact: number | null; p_mid: number | null; reason: string | null }
-interface Wilcoxon { n: number; n_zero: number; statistic: number | null; r_plus: number | null; r_minus: number | null; z: number | null; p: number | null; method: string | null; reason: string | null }
+interface Mcnemar {
+  n_discordant: number;
+  b: number;
+  c: number;
+  p_exact: number | null;
+  p_mid: number | null;
+  reason: string | null;
+}
+interface Wilcoxon {
+  n: number;
+  n_zero: number;
+  statistic: number | null;
+  r_plus: number | null;
+  r_minus: number | null;
+  z: number | null;
+  p: number | null;
+  method: string | null;
+  reason: string | null;
+}
 
 describe('normal tail and quantiles', () => {
   it('normal_sf matches scipy norm.sf to 1e-15 (absolute) and the z constants match scipy', async () => {
@@ -51,7 +69,14 @@ describe('mcnemar_test (exact and mid-p)', () => {
   });
 
   it('no discordant pairs gives p = 1 with the reason; bad counts give NULL with a reason', async () => {
-    expect(await one<Mcnemar>('SELECT mcnemar_test(0, 0)')).toEqual({ n_discordant: 0, b: 0, c: 0, p_exact: 1, p_mid: 1, reason: 'no discordant pairs: p = 1' });
+    expect(await one<Mcnemar>('SELECT mcnemar_test(0, 0)')).toEqual({
+      n_discordant: 0,
+      b: 0,
+      c: 0,
+      p_exact: 1,
+      p_mid: 1,
+      reason: 'no discordant pairs: p = 1',
+    });
     const bad = await one<Mcnemar>('SELECT mcnemar_test(-1, 3)');
     expect(bad.p_exact).toBeNull();
     expect(bad.reason).toBe('discordant counts must be non-negative integers');
@@ -61,7 +86,16 @@ describe('mcnemar_test (exact and mid-p)', () => {
 
 describe('wilcoxon_signed_rank', () => {
   it('matches scipy.stats.wilcoxon (zero_method wilcox / pratt / zsplit, exact and normal) to 1e-9', async () => {
-    for (const c of ref.wilcoxon as Array<{ d: number[]; zero_method: string; method: string; statistic: number; p: number; r_plus: number; r_minus: number; n: number }>) {
+    for (const c of ref.wilcoxon as Array<{
+      d: number[];
+      zero_method: string;
+      method: string;
+      statistic: number;
+      p: number;
+      r_plus: number;
+      r_minus: number;
+      n: number;
+    }>) {
       const r = await one<Wilcoxon>(`SELECT wilcoxon_signed_rank_list([${c.d.map(num).join(', ')}]::DOUBLE[], zero_method := '${c.zero_method}')`);
       expect(r.reason, JSON.stringify(c.d)).toBeNull();
       expect(r.method, JSON.stringify(c)).toBe(c.method);
@@ -75,7 +109,9 @@ describe('wilcoxon_signed_rank', () => {
 
   it('takes a histogram of differences as the views build it', async () => {
     // d = [1, 1, -2, 0, 3, 3, 3, -1] as {key, value}: same as the list form.
-    const h = await one<Wilcoxon>(`SELECT wilcoxon_signed_rank([{'key': 1, 'value': 2}, {'key': -2, 'value': 1}, {'key': 0, 'value': 1}, {'key': 3, 'value': 3}, {'key': -1, 'value': 1}], zero_method := 'pratt')`);
+    const h = await one<Wilcoxon>(
+      `SELECT wilcoxon_signed_rank([{'key': 1, 'value': 2}, {'key': -2, 'value': 1}, {'key': 0, 'value': 1}, {'key': 3, 'value': 3}, {'key': -1, 'value': 1}], zero_method := 'pratt')`,
+    );
     const l = await one<Wilcoxon>(`SELECT wilcoxon_signed_rank_list([1, 1, -2, 0, 3, 3, 3, -1], zero_method := 'pratt')`);
     expect(h).toEqual(l);
     // By hand (pratt): |d| ranks with the zero: 0 -> 1; 1,1,1 -> 3; 2 -> 5; 3,3,3 -> 7. R+ = 3 + 3 + 21 = 27, R- = 5 + 3 = 8.
@@ -91,7 +127,9 @@ describe('wilcoxon_signed_rank', () => {
     }
     // zsplit splits the zeros' ranks evenly: R+ = R- = 3, z = 0, p = 1 (as scipy).
     expect((await one<Wilcoxon>(`SELECT wilcoxon_signed_rank_list([0, 0, 0], zero_method := 'zsplit')`)).p).toBe(1);
-    expect((await one<Wilcoxon>(`SELECT wilcoxon_signed_rank_list([1, 2], zero_method := 'both')`)).reason).toBe('unknown zero_method: both (use wilcox, pratt or zsplit)');
+    expect((await one<Wilcoxon>(`SELECT wilcoxon_signed_rank_list([1, 2], zero_method := 'both')`)).reason).toBe(
+      'unknown zero_method: both (use wilcox, pratt or zsplit)',
+    );
     // A single non-zero difference: exact, p = 2 * P(W <= 0) = 2 * 1/2 = 1.
     expect(await one<Wilcoxon>('SELECT wilcoxon_signed_rank_list([4])')).toMatchObject({ n: 1, p: 1, method: 'exact', reason: null });
     // NULL differences are ignored.
@@ -140,11 +178,14 @@ describe('wilson_ci95', () => {
 describe('paired_cluster_mean (clustered by user) and mde80', () => {
   const c = ref.clustered as { clusters: Record<string, number[]>; mean: number; se: number; se_unclustered: number; mde: number; mde_unclustered: number };
   const clusters = (cl: Record<string, number[]>) =>
-    `[${Object.entries(cl).map(([u, ds]) => `{'cluster': '${u}', 'sum': ${ds.reduce((a, b) => a + b, 0)}, 'n': ${ds.length}}`).join(', ')}]`;
+    `[${Object.entries(cl)
+      .map(([u, ds]) => `{'cluster': '${u}', 'sum': ${ds.reduce((a, b) => a + b, 0)}, 'n': ${ds.length}}`)
+      .join(', ')}]`;
 
   it('gives the cluster-robust standard error and MDE of the reference script', async () => {
     const r = await one<{ n: number; n_clusters: number; mean: number; se: number; lo: number; hi: number; mde: number; reason: string | null }>(
-      `SELECT paired_cluster_mean(${clusters(c.clusters)}, seed := 'hand')`);
+      `SELECT paired_cluster_mean(${clusters(c.clusters)}, seed := 'hand')`,
+    );
     expect([r.n, r.n_clusters, r.reason]).toEqual([14, 4, null]);
     close(r.mean, c.mean, 1e-12);
     close(r.se, c.se, 1e-12);
@@ -169,9 +210,15 @@ describe('paired_cluster_mean (clustered by user) and mde80', () => {
     const q = `SELECT paired_cluster_mean(${clusters(c.clusters)}, seed := 's1')`;
     expect(await one(q)).toEqual(await one(q));
     expect(await one(q)).not.toEqual(await one(`SELECT paired_cluster_mean(${clusters(c.clusters)}, seed := 's2')`));
-    const single = await one<{ mean: number; lo: number | null; se: number | null; reason: string }>(`SELECT paired_cluster_mean(${clusters({ a: [1, 2, 3] })})`);
+    const single = await one<{ mean: number; lo: number | null; se: number | null; reason: string }>(
+      `SELECT paired_cluster_mean(${clusters({ a: [1, 2, 3] })})`,
+    );
     expect(single).toMatchObject({ mean: 2, lo: null, se: null, reason: 'fewer than 2 users: no clustered interval' });
-    expect(await one('SELECT paired_cluster_mean([]::STRUCT(cluster VARCHAR, sum DOUBLE, n BIGINT)[])')).toMatchObject({ n: 0, mean: null, reason: 'no pairs' });
+    expect(await one('SELECT paired_cluster_mean([]::STRUCT(cluster VARCHAR, sum DOUBLE, n BIGINT)[])')).toMatchObject({
+      n: 0,
+      mean: null,
+      reason: 'no pairs',
+    });
   });
 });
 
@@ -200,9 +247,17 @@ describe('krippendorff_alpha', () => {
   });
 
   it('is NULL with a reason for a single category, no pairable unit or an unknown level', async () => {
-    expect(await one('SELECT krippendorff_alpha([[2, 2], [2, 2, NULL]])')).toMatchObject({ alpha: null, n_units: 2, k: 1, reason: 'a single category: expected disagreement is 0, alpha undefined' });
+    expect(await one('SELECT krippendorff_alpha([[2, 2], [2, 2, NULL]])')).toMatchObject({
+      alpha: null,
+      n_units: 2,
+      k: 1,
+      reason: 'a single category: expected disagreement is 0, alpha undefined',
+    });
     expect(await one('SELECT krippendorff_alpha([[1], [2, NULL]])')).toMatchObject({ alpha: null, n_units: 0, reason: 'no unit has 2 or more ratings' });
-    expect(await one("SELECT krippendorff_alpha([[1, 2], [2, 2]], level := 'ratio')")).toMatchObject({ alpha: null, reason: 'unknown level: ratio (use nominal, ordinal or interval)' });
+    expect(await one("SELECT krippendorff_alpha([[1, 2], [2, 2]], level := 'ratio')")).toMatchObject({
+      alpha: null,
+      reason: 'unknown level: ratio (use nominal, ordinal or interval)',
+    });
     // Perfect agreement with variation: alpha = 1 (D_o = 0).
     expect(await one('SELECT krippendorff_alpha([[1, 1], [2, 2], [3, 3]]).alpha')).toBe(1);
   });
@@ -210,7 +265,16 @@ describe('krippendorff_alpha', () => {
 
 describe('ppi_mean (prediction-powered inference)', () => {
   it('matches the numpy worked example', async () => {
-    const p = ref.ppi as { labeled: Array<{ y: number; yhat: number }>; unlabeled: number[]; estimate: number; se: number; lo: number; hi: number; raw: number; rectifier: number };
+    const p = ref.ppi as {
+      labeled: Array<{ y: number; yhat: number }>;
+      unlabeled: number[];
+      estimate: number;
+      se: number;
+      lo: number;
+      hi: number;
+      raw: number;
+      rectifier: number;
+    };
     const lab = `[${p.labeled.map((l) => `{'y': ${l.y}::DOUBLE, 'yhat': ${l.yhat}::DOUBLE}`).join(', ')}]`;
     const r = await one<Record<string, number | null>>(`SELECT ppi_mean(${lab}, [${p.unlabeled.join(', ')}])`);
     for (const k of ['estimate', 'se', 'lo', 'hi', 'raw', 'rectifier'] as const) close(r[k] as number, p[k], 1e-12);
@@ -222,7 +286,9 @@ describe('ppi_mean (prediction-powered inference)', () => {
     const r = await one<Record<string, number>>(`SELECT ppi_mean([{'y': 1, 'yhat': 1}, {'y': 0, 'yhat': 1}], [1, 1, 1, 1])`);
     expect([r['estimate'], r['se'], r['raw'], r['rectifier']]).toEqual([0.5, 0.5, 1, -0.5]);
     expect((await one<Record<string, unknown>>(`SELECT ppi_mean([{'y': 1, 'yhat': 1}], [1, 1])`))['reason']).toBe('fewer than 2 labeled items');
-    expect((await one<Record<string, unknown>>(`SELECT ppi_mean([{'y': 1, 'yhat': 1}, {'y': 1, 'yhat': 0}], [1])`))['reason']).toBe('fewer than 2 judged items');
+    expect((await one<Record<string, unknown>>(`SELECT ppi_mean([{'y': 1, 'yhat': 1}, {'y': 1, 'yhat': 0}], [1])`))['reason']).toBe(
+      'fewer than 2 judged items',
+    );
   });
 });
 

@@ -116,8 +116,7 @@ export function scoreValue(value: unknown): number {
   return typeof value === 'boolean' ? (value ? 1 : 0) : (value as number);
 }
 
-const ISO =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?)?(Z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?$/;
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?)?(Z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?$/;
 
 /**
  * Parses a timestamp string the way the prompt makers do (trailing Z -> +00:00, then
@@ -248,7 +247,9 @@ export function flattenCorpus(users: readonly UserPosts[]): FlatPost[] {
         comments,
         byId,
         raw: post,
-        createdUtcOnly: comments.some((node) => (node.raw.timestamp === null || node.raw.timestamp === undefined) && node.raw.created_utc !== null && node.raw.created_utc !== undefined),
+        createdUtcOnly: comments.some(
+          (node) => (node.raw.timestamp === null || node.raw.timestamp === undefined) && node.raw.created_utc !== null && node.raw.created_utc !== undefined,
+        ),
       });
     });
   });
@@ -275,7 +276,13 @@ export function renamePost(post: FlatPost, id: string): FlatPost {
   const byId = new Map<string, CommentNode>();
   const copies = new Map<CommentNode, CommentNode>();
   const comments = post.comments.map((node) => {
-    const copy: CommentNode = { ...node, id: renameId(node.id, post.id, id), parentId: renameId(node.parentId, post.id, id), topLevelId: renameId(node.topLevelId, post.id, id), children: [] };
+    const copy: CommentNode = {
+      ...node,
+      id: renameId(node.id, post.id, id),
+      parentId: renameId(node.parentId, post.id, id),
+      topLevelId: renameId(node.topLevelId, post.id, id),
+      children: [],
+    };
     copies.set(node, copy);
     byId.set(copy.id, copy);
     return copy;

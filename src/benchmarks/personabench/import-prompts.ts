@@ -54,7 +54,8 @@ let validators: { score: ValidateFunction; reply: ValidateFunction } | undefined
 function schemas(): { score: ValidateFunction; reply: ValidateFunction } {
   if (validators) return validators;
   const ajv = new Ajv2020.default({ allErrors: false, strict: true, allowUnionTypes: true });
-  for (const name of ['persona-score-prompt.schema.json', 'persona-reply-prompt.schema.json']) ajv.addSchema(JSON.parse(readFileSync(join(schemasDir, name), 'utf8')));
+  for (const name of ['persona-score-prompt.schema.json', 'persona-reply-prompt.schema.json'])
+    ajv.addSchema(JSON.parse(readFileSync(join(schemasDir, name), 'utf8')));
   validators = { score: ajv.getSchema('plens:persona-score-prompt')!, reply: ajv.getSchema('plens:persona-reply-prompt')! };
   return validators;
 }
@@ -96,16 +97,23 @@ function settingOf(task: Task, record: Record<string, unknown>, prompt: string, 
 }
 
 function checkLabel(task: Task, label: unknown, where: Where, pointer: string): void {
-  if (task === '3.1' && label !== 'positive' && label !== 'negative') fail(where, `expected "positive" or "negative" for a 3.1 label (got ${JSON.stringify(label)})`, pointer);
-  if (task === '3.2' && !(typeof label === 'number' && Number.isFinite(label))) fail(where, `expected a number for a 3.2 label (got ${JSON.stringify(label)})`, pointer);
+  if (task === '3.1' && label !== 'positive' && label !== 'negative')
+    fail(where, `expected "positive" or "negative" for a 3.1 label (got ${JSON.stringify(label)})`, pointer);
+  if (task === '3.2' && !(typeof label === 'number' && Number.isFinite(label)))
+    fail(where, `expected a number for a 3.2 label (got ${JSON.stringify(label)})`, pointer);
   if (task === '3.3' && typeof label !== 'string') fail(where, `expected text for a 3.3 label (got ${JSON.stringify(label)})`, pointer);
 }
 
 const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
 /** One line of an original prompt file as a plens prompt record (position and id set by the caller). */
-export function recordFromLine(value: unknown, where: Where, forced: { task?: Task; setting?: Setting }): Omit<PromptRecord, 'sampleId' | 'position'> & { decidedBy: string } {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(where, `expected a JSON object (got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)})`, '/');
+export function recordFromLine(
+  value: unknown,
+  where: Where,
+  forced: { task?: Task; setting?: Setting },
+): Omit<PromptRecord, 'sampleId' | 'position'> & { decidedBy: string } {
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    fail(where, `expected a JSON object (got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)})`, '/');
   const record = value as Record<string, unknown>;
   const envelope = 'prediction_task' in record;
   validate(envelope ? schemas().score : schemas().reply, record, where);
@@ -118,14 +126,26 @@ export function recordFromLine(value: unknown, where: Where, forced: { task?: Ta
   if (forced.task) decidedBy = 'option';
   checkLabel(task, label, where, labelPointer);
   const setting = forced.setting ?? settingOf(task, record, prompt, fields['few_shot_info']);
-  if (setting === null) fail(where, `cannot tell the setting of this ${task} record (no few_shot_info and no known section marker); pass --setting`, envelope ? '/prediction_task' : '/');
+  if (setting === null)
+    fail(
+      where,
+      `cannot tell the setting of this ${task} record (no few_shot_info and no known section marker); pass --setting`,
+      envelope ? '/prediction_task' : '/',
+    );
   if (forced.setting) decidedBy = 'option';
 
   const targetPostId = str(fields['target_post_reference_id']);
   // 3.1/3.2 lines name no user; the stored post's author is the target user.
-  const store = envelope && record['post_data_store'] && typeof record['post_data_store'] === 'object' ? (record['post_data_store'] as Record<string, { author?: unknown }>) : null;
+  const store =
+    envelope && record['post_data_store'] && typeof record['post_data_store'] === 'object'
+      ? (record['post_data_store'] as Record<string, { author?: unknown }>)
+      : null;
   const user = envelope ? (targetPostId !== null ? str(store?.[targetPostId]?.author) : null) : str(record['user']);
-  const known = new Set(envelope ? ['prompt_text', 'true_label', 'target_post_reference_id', 'target_reply_id', 'subreddit', 'few_shot_info'] : ['prompt', 'true_label', 'user', 'subreddit']);
+  const known = new Set(
+    envelope
+      ? ['prompt_text', 'true_label', 'target_post_reference_id', 'target_reply_id', 'subreddit', 'few_shot_info']
+      : ['prompt', 'true_label', 'user', 'subreddit'],
+  );
   const extra = Object.fromEntries(Object.entries(fields).filter(([key]) => !known.has(key)));
   return {
     task,
@@ -143,7 +163,11 @@ export function recordFromLine(value: unknown, where: Where, forced: { task?: Ta
   };
 }
 
-async function* readFile(file: string, forced: { task?: Task; setting?: Setting }, blank: { count: number }): AsyncGenerator<ReturnType<typeof recordFromLine>> {
+async function* readFile(
+  file: string,
+  forced: { task?: Task; setting?: Setting },
+  blank: { count: number },
+): AsyncGenerator<ReturnType<typeof recordFromLine>> {
   const stream = createReadStream(file, 'utf8');
   const opened = new Promise<void>((resolve, reject) => {
     stream.once('open', () => resolve());
@@ -152,7 +176,10 @@ async function* readFile(file: string, forced: { task?: Task; setting?: Setting 
   try {
     await opened;
   } catch (error) {
-    throw new PlensError('E_INPUT_NOT_FOUND', `cannot read file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { location: { file }, cause: error });
+    throw new PlensError('E_INPUT_NOT_FOUND', `cannot read file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, {
+      location: { file },
+      cause: error,
+    });
   }
   const lines = createInterface({ input: stream, crlfDelay: Infinity });
   let line = 0;
@@ -187,7 +214,12 @@ export async function runImportPrompts(options: ImportPromptsOptions): Promise<I
     for (const file of options.files) {
       const byName = ORIGINAL_PROMPT_FILES[basename(file)];
       const forced = { task: options.task ?? byName?.task, setting: options.setting ?? byName?.setting };
-      const source = { file, records: 0, counts: {} as Record<string, number>, decided_by: options.task || options.setting ? 'option' : byName ? 'file name' : 'record' };
+      const source = {
+        file,
+        records: 0,
+        counts: {} as Record<string, number>,
+        decided_by: options.task || options.setting ? 'option' : byName ? 'file name' : 'record',
+      };
       for await (const { decidedBy: _, task, setting, ...rest } of readFile(file, forced, blank)) {
         const key = `${task} ${setting}`;
         const position = positions.get(key) ?? 0;

@@ -11,7 +11,17 @@ import { join } from 'node:path';
 import { DuckDBDataChunk, DuckDBTypeId, type DuckDBAppender, type DuckDBType } from '@duckdb/node-api';
 import { replaceDirectoryAtomic } from '../../core/atomic.js';
 import { Database } from '../../db/database.js';
-import { cleanText, flattenCorpus, groupByAuthor, isDeletedLoose, isDeletedStrict, isNumericScore, scoreValue, type RawPost, type UserPosts } from './corpus.js';
+import {
+  cleanText,
+  flattenCorpus,
+  groupByAuthor,
+  isDeletedLoose,
+  isDeletedStrict,
+  isNumericScore,
+  scoreValue,
+  type RawPost,
+  type UserPosts,
+} from './corpus.js';
 import { streamPosts, type InputFormat } from './read.js';
 
 export interface PersonaImportOptions {
@@ -68,7 +78,10 @@ class ChunkAppender {
     const chunk = DuckDBDataChunk.create(this.types, this.rows.length);
     for (let c = 0; c < this.types.length; c++) {
       const big = this.bigint[c];
-      chunk.setColumnValues(c, this.rows.map((row) => (big && row[c] !== null ? BigInt(row[c] as number) : row[c]!)));
+      chunk.setColumnValues(
+        c,
+        this.rows.map((row) => (big && row[c] !== null ? BigInt(row[c] as number) : row[c]!)),
+      );
     }
     this.appender.appendDataChunk(chunk);
     this.rows = [];
@@ -155,13 +168,43 @@ export async function runPersonaImport(options: PersonaImportOptions): Promise<P
     const commentsAppender = new ChunkAppender(await db.appender('comments'));
     for (const post of posts) {
       const raw = post.raw;
-      postsAppender.push(
-        [post.id, post.userNumber, post.postNumber, post.globalIndex, post.user, post.author, text(raw.title), text(raw.url), text(raw.content), text(raw.__sub__), isNumericScore(raw.score) ? scoreValue(raw.score) : null, post.timestamp, text(raw.timestamp), post.time, post.comments.length],
-      );
+      postsAppender.push([
+        post.id,
+        post.userNumber,
+        post.postNumber,
+        post.globalIndex,
+        post.user,
+        post.author,
+        text(raw.title),
+        text(raw.url),
+        text(raw.content),
+        text(raw.__sub__),
+        isNumericScore(raw.score) ? scoreValue(raw.score) : null,
+        post.timestamp,
+        text(raw.timestamp),
+        post.time,
+        post.comments.length,
+      ]);
       for (const node of post.comments) {
-        commentsAppender.push(
-          [node.id, post.id, node.parentId, node.topLevelId, node.depth, node.order, node.author, node.author !== null && node.author === post.author, text(node.body), cleanText(node.body), isNumericScore(node.score) ? scoreValue(node.score) : null, isNumericScore(node.score), node.timestamp, text(node.timestampRaw), node.time, isDeletedLoose(node.body), isDeletedStrict(node.body)],
-        );
+        commentsAppender.push([
+          node.id,
+          post.id,
+          node.parentId,
+          node.topLevelId,
+          node.depth,
+          node.order,
+          node.author,
+          node.author !== null && node.author === post.author,
+          text(node.body),
+          cleanText(node.body),
+          isNumericScore(node.score) ? scoreValue(node.score) : null,
+          isNumericScore(node.score),
+          node.timestamp,
+          text(node.timestampRaw),
+          node.time,
+          isDeletedLoose(node.body),
+          isDeletedStrict(node.body),
+        ]);
       }
     }
     postsAppender.close();

@@ -41,11 +41,27 @@ interface Parent {
 
 function parentOf(post: FlatPost, node: CommentNode): Parent | null {
   if (node.parentId === post.id) {
-    return { id: post.id, author: post.author, score: post.score, timestamp: post.timestamp, timestampRaw: post.raw.timestamp, body: post.content, isPost: true };
+    return {
+      id: post.id,
+      author: post.author,
+      score: post.score,
+      timestamp: post.timestamp,
+      timestampRaw: post.raw.timestamp,
+      body: post.content,
+      isPost: true,
+    };
   }
   const parent = post.byId.get(node.parentId);
   if (!parent) return null;
-  return { id: parent.id, author: parent.author, score: parent.score, timestamp: parent.timestamp, timestampRaw: parent.timestampRaw, body: parent.body, isPost: false };
+  return {
+    id: parent.id,
+    author: parent.author,
+    score: parent.score,
+    timestamp: parent.timestamp,
+    timestampRaw: parent.timestampRaw,
+    body: parent.body,
+    isPost: false,
+  };
 }
 
 const na = (value: unknown): string => (value === null || value === undefined ? 'N/A' : String(value));

@@ -34,11 +34,15 @@ const SIGN_WORD = new RegExp(`${BEFORE_WORD}(positive|negative)${AFTER_WORD}`, '
 export function parseSign(reply: string, parser: SignParser): Parsed<'positive' | 'negative'> {
   if (parser === 'strict') {
     const text = pyStrip(reply).toLowerCase();
-    return text === 'positive' || text === 'negative' ? { state: 'parsed', value: text } : { state: 'unparsed', reason: 'not exactly "positive" or "negative"' };
+    return text === 'positive' || text === 'negative'
+      ? { state: 'parsed', value: text }
+      : { state: 'unparsed', reason: 'not exactly "positive" or "negative"' };
   }
   const matches = [...stripThink(reply).matchAll(SIGN_WORD)];
   const last = matches[matches.length - 1];
-  return last ? { state: 'parsed', value: last[1]!.toLowerCase() as 'positive' | 'negative' } : { state: 'unparsed', reason: 'no "positive" or "negative" word' };
+  return last
+    ? { state: 'parsed', value: last[1]!.toLowerCase() as 'positive' | 'negative' }
+    : { state: 'unparsed', reason: 'no "positive" or "negative" word' };
 }
 
 /** Converts Unicode decimal digits to ASCII (Python's float() and int() accept them). */

@@ -23,7 +23,7 @@ const DEFAULT_EXAMPLE = {
   content: 'I think assistants should flag low confidence instead of guessing. Curious what others think.',
   parentId: 'default_fs_post1-c1',
   parentAuthor: 'CuriousReader',
-  parentBody: 'Wouldn\'t that make them annoying to use for quick questions?',
+  parentBody: "Wouldn't that make them annoying to use for quick questions?",
   replyId: 'default_fs_post1-c1-c2',
   replyTimestamp: '2023-01-15T12:30:00Z',
   replyBody: 'Only a little, and knowing when to double-check is worth it.',
@@ -156,11 +156,29 @@ export function scorePrompt(sample: ScoreSample, posts: Map<string, FlatPost>, f
   const fs = sample.fewShot!;
   if (fs.type === 'dynamic') {
     const node = post.byId.get(fs.replyId!)!;
-    example = [postSummary(postView(post, shownId), 500), replyBlock(parentOf(post, node), replyOf(node)), sign ? SIGN_QUESTION : `Predict the exact score this reply received.\n${impactRules()}`, `${cue}\n${fs.label}`].join('\n');
+    example = [
+      postSummary(postView(post, shownId), 500),
+      replyBlock(parentOf(post, node), replyOf(node)),
+      sign ? SIGN_QUESTION : `Predict the exact score this reply received.\n${impactRules()}`,
+      `${cue}\n${fs.label}`,
+    ].join('\n');
   } else {
     const d = DEFAULT_EXAMPLE;
-    const view: PostView = { id: d.postId, subreddit: d.subreddit, author: d.author, score: String(d.score), timestamp: d.timestamp, title: d.title, content: d.content };
-    example = [postSummary(view, 500), replyBlock({ id: d.parentId, author: d.parentAuthor, body: d.parentBody }, { id: d.replyId, timestamp: d.replyTimestamp, body: d.replyBody }), sign ? SIGN_QUESTION : `Predict the exact score this reply received.\n${impactRules()}`, `${cue}\n${fs.label}`].join('\n');
+    const view: PostView = {
+      id: d.postId,
+      subreddit: d.subreddit,
+      author: d.author,
+      score: String(d.score),
+      timestamp: d.timestamp,
+      title: d.title,
+      content: d.content,
+    };
+    example = [
+      postSummary(view, 500),
+      replyBlock({ id: d.parentId, author: d.parentAuthor, body: d.parentBody }, { id: d.replyId, timestamp: d.replyTimestamp, body: d.replyBody }),
+      sign ? SIGN_QUESTION : `Predict the exact score this reply received.\n${impactRules()}`,
+      `${cue}\n${fs.label}`,
+    ].join('\n');
   }
   const task = [postSummary(postView(post, shownId), 500), replyBlock(parentOf(post, target), replyOf(target)), question, cue].join('\n');
   return `${fewShotHeader}\n${example}\n\n${taskHeader}\n${task}`;

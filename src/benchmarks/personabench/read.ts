@@ -46,15 +46,24 @@ async function detectFormat(file: string): Promise<InputFormat> {
   try {
     handle = await open(file, 'r');
   } catch (error) {
-    throw new PlensError('E_INPUT_NOT_FOUND', `cannot read file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { location: { file }, cause: error });
+    throw new PlensError('E_INPUT_NOT_FOUND', `cannot read file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, {
+      location: { file },
+      cause: error,
+    });
   }
   try {
     const buffer = Buffer.alloc(4096);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    const first = buffer.subarray(0, bytesRead).toString('utf8').replace(/^\uFEFF/, '').trimStart()[0];
+    const first = buffer
+      .subarray(0, bytesRead)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '')
+      .trimStart()[0];
     if (first === '[') return 'raw';
     if (first === '{') return 'grouped';
-    throw new PlensError('E_INPUT_LAYOUT', first === undefined ? 'the file is empty' : 'expected a JSON array of posts or an object {author: [posts]}', { location: { file, line: 1 } });
+    throw new PlensError('E_INPUT_LAYOUT', first === undefined ? 'the file is empty' : 'expected a JSON array of posts or an object {author: [posts]}', {
+      location: { file, line: 1 },
+    });
   } finally {
     await handle.close();
   }
@@ -67,7 +76,9 @@ async function detectFormat(file: string): Promise<InputFormat> {
  * several seconds on the release's 70 MB, this a fraction of one.
  */
 async function* topLevelMembers(file: string): AsyncGenerator<string> {
-  const QUOTE = 0x22, BACKSLASH = 0x5c, COMMA = 0x2c;
+  const QUOTE = 0x22,
+    BACKSLASH = 0x5c,
+    COMMA = 0x2c;
   const stream = createReadStream(file, { highWaterMark: 1 << 20 });
   let pending: Buffer = Buffer.alloc(0);
   let depth = 0;
@@ -140,7 +151,8 @@ export async function* streamPosts(file: string): AsyncGenerator<StreamedPost, I
     const entry = parseMember(`{${member}}`, file, `/${index++}`) as Record<string, unknown>;
     for (const [user, value] of Object.entries(entry)) {
       const pointer = `/${escapePointer(user)}`;
-      if (!Array.isArray(value)) throw new PlensError('E_INPUT_SCHEMA', `expected an array of posts (got ${value === null ? 'null' : typeof value})`, { location: { file, pointer } });
+      if (!Array.isArray(value))
+        throw new PlensError('E_INPUT_SCHEMA', `expected an array of posts (got ${value === null ? 'null' : typeof value})`, { location: { file, pointer } });
       for (const [i, post] of value.entries()) {
         assertPost(post, file, `${pointer}/${i}`);
         yield { user, post, pointer: `${pointer}/${i}` };

@@ -52,9 +52,12 @@ export async function runPersonaSelect(options: PersonaSelectOptions): Promise<P
       await writeJsonl(join(staging, 'samples.jsonl'), rows);
       const corpus = new PromptCorpus(users);
       // Prompts are written as they are built: 3.3 prompts carry whole threads.
-      await writeJsonl(join(staging, 'prompts.jsonl'), (function* () {
-        for (const row of rows) yield promptRecord(row, corpus, options.fidelity);
-      })());
+      await writeJsonl(
+        join(staging, 'prompts.jsonl'),
+        (function* () {
+          for (const row of rows) yield promptRecord(row, corpus, options.fidelity);
+        })(),
+      );
       await writeFile(join(staging, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
     });
   }

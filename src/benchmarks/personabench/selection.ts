@@ -171,7 +171,12 @@ function pythonShuffle<T>(items: T[], rng: PythonRandom): T[] {
 }
 
 /** 3.1 / 3.2, P-Conv and P-NonConv (same targets, same order; only P-Conv has a few-shot). */
-export function selectScoreSamples(users: readonly UserPosts[], task: '3.1' | '3.2', setting: 'P-Conv' | 'P-NonConv', options: SelectionOptions): ScoreSample[] {
+export function selectScoreSamples(
+  users: readonly UserPosts[],
+  task: '3.1' | '3.2',
+  setting: 'P-Conv' | 'P-NonConv',
+  options: SelectionOptions,
+): ScoreSample[] {
   const samples: ScoreSample[] = [];
   for (const post of flatCorpusOf(users)) {
     const replies = scoreTaskReplies(post);

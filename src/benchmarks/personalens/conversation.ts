@@ -73,7 +73,11 @@ export function userAgentView(context: ScenarioContext, conversation: string): R
 }
 
 /** What the assistant's turn template is filled with: the context blocks its setting enables, and the history in its own form. */
-export function assistantTurnView(setting: Setting, context: ScenarioContext, messages: Array<{ role: string; content: string }>): Record<string, string | boolean | undefined> {
+export function assistantTurnView(
+  setting: Setting,
+  context: ScenarioContext,
+  messages: Array<{ role: string; content: string }>,
+): Record<string, string | boolean | undefined> {
   const conf = SETTINGS[setting];
   return {
     // A block the setting enables is always filled (Python-format templates need the value, even empty).
@@ -137,7 +141,14 @@ export async function converse(
     // The recorder writes the call's event and counts its cost; a replay miss stops the run.
     const outcome = await calls.call(client, request, { turn: messages.length, role });
     const r = outcome.response;
-    return { role, content: storedReply(r.text, role === 'user' ? userStyle : style), input_tokens: r.usage.inputTokens, output_tokens: r.usage.outputTokens, latency_ms: outcome.latencyMs, finish_reason: r.finishReason };
+    return {
+      role,
+      content: storedReply(r.text, role === 'user' ? userStyle : style),
+      input_tokens: r.usage.inputTokens,
+      output_tokens: r.usage.outputTokens,
+      latency_ms: outcome.latencyMs,
+      finish_reason: r.finishReason,
+    };
   };
   const assistantPrompt = () => prompts.render(assistantTurn, assistantTurnView(setting, context, messages));
   const userPrompt = () => prompts.render(prompts.userTemplate('user-turn', scenario.kind), userView(renderConversation(messages)));

@@ -49,7 +49,8 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
     const user = kit.client(userSpec);
     const assistants = assistantSpecs.map((s) => kit.client(s));
     const root = dialoguesRoot(options.workspace);
-    const styleOf = (a: LlmClient): PromptStyle => (a.spec.promptStyle ? parsePromptStyle(a.spec.promptStyle, `--assistant ${a.id}: prompt_style`) : defaultPromptStyle(a.spec.model));
+    const styleOf = (a: LlmClient): PromptStyle =>
+      a.spec.promptStyle ? parsePromptStyle(a.spec.promptStyle, `--assistant ${a.id}: prompt_style`) : defaultPromptStyle(a.spec.model);
     const cells = assistants.flatMap((a) =>
       options.settings.map((setting) => {
         const cell = makeCell(setting, a, user, prompts.dialogueVersion, styleOf(a));
@@ -107,7 +108,10 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
             messages: result.messages,
             input_tokens: result.messages.reduce((n, m) => n + m.input_tokens, 0),
             output_tokens: result.messages.reduce((n, m) => n + m.output_tokens, 0),
-            cost_usd: result.messages.reduce((n, m) => n + (m.role === 'user' ? user : assistant).costOf({ inputTokens: m.input_tokens, outputTokens: m.output_tokens }), 0),
+            cost_usd: result.messages.reduce(
+              (n, m) => n + (m.role === 'user' ? user : assistant).costOf({ inputTokens: m.input_tokens, outputTokens: m.output_tokens }),
+              0,
+            ),
           },
         );
       },
@@ -117,13 +121,19 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
     for (const { cell, partition } of cells) {
       cellRows.push({ dir: partition.dir, setting: cell.setting, assistant: cell.assistant.model, user: cell.user.model, rows: await kit.compact(partition) });
     }
-    return { ...summary, prompt_version: prompts.dialogueVersion, simulated: cells.some((c) => c.cell.simulated), price_unknown: kit.priceUnknown, cells: cellRows };
+    return {
+      ...summary,
+      prompt_version: prompts.dialogueVersion,
+      simulated: cells.some((c) => c.cell.simulated),
+      price_unknown: kit.priceUnknown,
+      cells: cellRows,
+    };
   });
 }
 
 function defaultUser(allSimulated: boolean): string {
   if (allSimulated) return 'sim:default';
-  throw usageError('name the user-agent model with --user, e.g. --user anthropic:claude-3-sonnet-20240229 (the paper\'s user agent)');
+  throw usageError("name the user-agent model with --user, e.g. --user anthropic:claude-3-sonnet-20240229 (the paper's user agent)");
 }
 
 /** Expected calls and tokens of one dialogue, from the paper's Table 13 averages; prompt size from the history it grows. */

@@ -68,7 +68,10 @@ const ASSISTANT_CONTEXT: Record<Setting, readonly Field[]> = {
 
 function rolesFor(styles: string[]): Role[] {
   const roles: Role[] = [];
-  for (const [kind, file] of [['sd', 'userSd'], ['md', 'userMd']] as const) {
+  for (const [kind, file] of [
+    ['sd', 'userSd'],
+    ['md', 'userMd'],
+  ] as const) {
     roles.push({ template: `user-system.${kind}`, file, allowed: USER_FIELDS, required: [], needed: true, formatted: false });
     roles.push({ template: `user-first-turn.${kind}`, file, allowed: USER_FIELDS, required: ['intent'], needed: true, formatted: true });
     roles.push({ template: `user-turn.${kind}`, file, allowed: USER_FIELDS, required: ['intent', 'conversation'], needed: true, formatted: true });
@@ -78,14 +81,29 @@ function rolesFor(styles: string[]): Role[] {
     roles.push({ template: `assistant-system-vanilla${suffix}`, file: 'assistant', allowed: [], required: [], needed: true, formatted: false });
     roles.push({ template: `assistant-system-base${suffix}`, file: 'assistant', allowed: [], required: [], needed: true, formatted: false });
     for (const [setting, fields] of Object.entries(ASSISTANT_CONTEXT)) {
-      roles.push({ template: `assistant-turn.${setting}${suffix}`, file: 'assistant', allowed: [...fields, 'conversation'], required: [...fields, 'conversation'], needed: true, formatted: true });
+      roles.push({
+        template: `assistant-turn.${setting}${suffix}`,
+        file: 'assistant',
+        allowed: [...fields, 'conversation'],
+        required: [...fields, 'conversation'],
+        needed: true,
+        formatted: true,
+      });
     }
   }
-  roles.push({ template: 'judge-task-completion', file: 'judge', allowed: ['conversation', 'goal'], required: ['conversation', 'goal'], needed: true, formatted: true });
+  roles.push({
+    template: 'judge-task-completion',
+    file: 'judge',
+    allowed: ['conversation', 'goal'],
+    required: ['conversation', 'goal'],
+    needed: true,
+    formatted: true,
+  });
   roles.push({ template: 'judge-personalization', file: 'judge', allowed: JUDGE_P, required: ['conversation'], needed: true, formatted: true });
   roles.push({ template: 'judge-personalization-chain', file: 'judge', allowed: JUDGE_P, required: ['conversation'], needed: false, formatted: true });
   for (const d of ['naturalness', 'coherence']) {
-    for (const who of ['user', 'assistant']) roles.push({ template: `judge-${d}.${who}`, file: 'judge', allowed: ['conversation'], required: ['conversation'], needed: true, formatted: true });
+    for (const who of ['user', 'assistant'])
+      roles.push({ template: `judge-${d}.${who}`, file: 'judge', allowed: ['conversation'], required: ['conversation'], needed: true, formatted: true });
   }
   return roles;
 }
@@ -140,7 +158,8 @@ function classify(file: keyof typeof ORIGINAL_FILES, c: Found, fieldOf: (n: stri
     const d = fields.has('demographics');
     const i = fields.has('interactions');
     const s = fields.has('situation');
-    const setting = d && i && s ? 'base+all' : d && !i && !s ? 'base+d' : i && !d && !s ? 'base+i' : s && !d && !i ? 'base+s' : !d && !i && !s ? 'base' : undefined;
+    const setting =
+      d && i && s ? 'base+all' : d && !i && !s ? 'base+d' : i && !d && !s ? 'base+i' : s && !d && !i ? 'base+s' : !d && !i && !s ? 'base' : undefined;
     return setting && `assistant-turn.${setting}${suffix}`;
   }
   const kind = file === 'userSd' ? 'sd' : 'md';
@@ -163,7 +182,9 @@ export function importOriginal(options: { source: string; out: string; mapping?:
     }
     for (const [k, v] of Object.entries(mapping.placeholders ?? {})) {
       if (!(CANONICAL_FIELDS as readonly string[]).includes(v)) {
-        throw new PlensError('E_INPUT_SCHEMA', `placeholder "${k}" maps to "${v}"; use one of ${CANONICAL_FIELDS.join(', ')}`, { location: { file: options.mapping, pointer: `/placeholders/${k}` } });
+        throw new PlensError('E_INPUT_SCHEMA', `placeholder "${k}" maps to "${v}"; use one of ${CANONICAL_FIELDS.join(', ')}`, {
+          location: { file: options.mapping, pointer: `/placeholders/${k}` },
+        });
       }
     }
   }
@@ -173,7 +194,8 @@ export function importOriginal(options: { source: string; out: string; mapping?:
   const constants = new Map<keyof typeof ORIGINAL_FILES, Found[]>();
   for (const [key, rel] of Object.entries(ORIGINAL_FILES) as Array<[keyof typeof ORIGINAL_FILES, string]>) {
     const file = join(source, rel);
-    if (!existsSync(file)) throw new PlensError('E_INPUT_NOT_FOUND', `the original keeps its prompts in ${rel}, which this checkout lacks`, { location: { file } });
+    if (!existsSync(file))
+      throw new PlensError('E_INPUT_NOT_FOUND', `the original keeps its prompts in ${rel}, which this checkout lacks`, { location: { file } });
     const found: Found[] = [];
     for (const constant of pythonStringConstants(readFileSync(file, 'utf8'), file)) {
       let parts: PythonFormatPart[] | null = null;
@@ -188,7 +210,10 @@ export function importOriginal(options: { source: string; out: string; mapping?:
   }
   // The prompt styles the assistant file has: one per model family named in its constants, or one shared set.
   const assistantNames = constants.get('assistant')!.map((c) => c.constant.name.toUpperCase());
-  const styles = [...(assistantNames.some((n) => n.includes('CLAUDE')) ? ['xml'] : []), ...(assistantNames.some((n) => n.includes('LLAMA')) ? ['markdown'] : [])];
+  const styles = [
+    ...(assistantNames.some((n) => n.includes('CLAUDE')) ? ['xml'] : []),
+    ...(assistantNames.some((n) => n.includes('LLAMA')) ? ['markdown'] : []),
+  ];
   const roles = rolesFor(styles.length ? styles : ['']);
 
   const chosen = new Map<string, Found>();
@@ -196,10 +221,15 @@ export function importOriginal(options: { source: string; out: string; mapping?:
   const explicit = mapping.templates ?? {};
   for (const [template, constantName] of Object.entries(explicit)) {
     const role = roles.find((r) => r.template === template);
-    if (!role) throw new PlensError('E_INPUT_SCHEMA', `unknown template "${template}"; known: ${roles.map((r) => r.template).join(', ')}`, { location: { file: options.mapping!, pointer: `/templates/${template}` } });
+    if (!role)
+      throw new PlensError('E_INPUT_SCHEMA', `unknown template "${template}"; known: ${roles.map((r) => r.template).join(', ')}`, {
+        location: { file: options.mapping!, pointer: `/templates/${template}` },
+      });
     const c = constants.get(role.file)!.find((f) => qualified(f.constant) === constantName || f.constant.name === constantName);
     if (!c) {
-      throw new PlensError('E_INPUT_REFERENCE', `constant ${constantName} (for ${template}) is not a string constant of ${ORIGINAL_FILES[role.file]}`, { location: { file: join(source, ORIGINAL_FILES[role.file]) } });
+      throw new PlensError('E_INPUT_REFERENCE', `constant ${constantName} (for ${template}) is not a string constant of ${ORIGINAL_FILES[role.file]}`, {
+        location: { file: join(source, ORIGINAL_FILES[role.file]) },
+      });
     }
     chosen.set(template, c);
   }
@@ -215,10 +245,14 @@ export function importOriginal(options: { source: string; out: string; mapping?:
       if (template in explicit) continue;
       const other = chosen.get(template);
       if (other) {
-        throw new PlensError('E_INPUT_SCHEMA', `both ${qualified(other.constant)} (line ${other.constant.line}) and ${qualified(c.constant)} (line ${c.constant.line}) look like the ${template} prompt`, {
-          location: { file: join(source, ORIGINAL_FILES[key]), line: c.constant.line },
-          hint: `name the right one in a mapping file: {"templates": {"${template}": "CONSTANT"}} and pass it with --map`,
-        });
+        throw new PlensError(
+          'E_INPUT_SCHEMA',
+          `both ${qualified(other.constant)} (line ${other.constant.line}) and ${qualified(c.constant)} (line ${c.constant.line}) look like the ${template} prompt`,
+          {
+            location: { file: join(source, ORIGINAL_FILES[key]), line: c.constant.line },
+            hint: `name the right one in a mapping file: {"templates": {"${template}": "CONSTANT"}} and pass it with --map`,
+          },
+        );
       }
       chosen.set(template, c);
     }
@@ -239,7 +273,11 @@ export function importOriginal(options: { source: string; out: string; mapping?:
     const where = { file, line: c.constant.line };
     const rename: Record<string, string> = {};
     if (role.formatted && !c.parts) {
-      throw new PlensError('E_INPUT_SCHEMA', `${qualified(c.constant)} (${role.template}) is not a str.format template plens can fill (only {name} fields and {{ }} braces)`, { location: where });
+      throw new PlensError(
+        'E_INPUT_SCHEMA',
+        `${qualified(c.constant)} (${role.template}) is not a str.format template plens can fill (only {name} fields and {{ }} braces)`,
+        { location: where },
+      );
     }
     if (role.formatted) {
       for (const f of c.fields) {
@@ -251,14 +289,22 @@ export function importOriginal(options: { source: string; out: string; mapping?:
           });
         }
         if (!role.allowed.includes(canonical)) {
-          throw new PlensError('E_INPUT_SCHEMA', `${qualified(c.constant)} (${role.template}) has placeholder {${f}} (${canonical}), which this prompt does not get; allowed: ${role.allowed.join(', ') || 'none'}`, { location: where });
+          throw new PlensError(
+            'E_INPUT_SCHEMA',
+            `${qualified(c.constant)} (${role.template}) has placeholder {${f}} (${canonical}), which this prompt does not get; allowed: ${role.allowed.join(', ') || 'none'}`,
+            { location: where },
+          );
         }
         rename[f] = canonical;
       }
       const have = new Set(Object.values(rename));
       const missing = role.required.filter((r) => !have.has(r));
       if (missing.length) {
-        throw new PlensError('E_INPUT_SCHEMA', `${qualified(c.constant)} (${role.template}) lacks a placeholder for ${missing.join(', ')}; the original prompt seems to have changed`, { location: where });
+        throw new PlensError(
+          'E_INPUT_SCHEMA',
+          `${qualified(c.constant)} (${role.template}) lacks a placeholder for ${missing.join(', ')}; the original prompt seems to have changed`,
+          { location: where },
+        );
       }
     }
     // Placeholders renamed to plens's fields; literal braces stay literal. A prompt the original
@@ -289,7 +335,9 @@ export function importOriginal(options: { source: string; out: string; mapping?:
 }
 
 export function formatImportSummary(s: ImportSummary): string {
-  const lines = [`${s.dry_run ? 'would import' : 'imported'} ${s.templates.length} prompt templates from ${s.source} into ${s.out}${s.dry_run ? ' (dry run: nothing written)' : ''}`];
+  const lines = [
+    `${s.dry_run ? 'would import' : 'imported'} ${s.templates.length} prompt templates from ${s.source} into ${s.out}${s.dry_run ? ' (dry run: nothing written)' : ''}`,
+  ];
   for (const t of s.templates) lines.push(`  ${t.template.padEnd(34)} ${t.file}:${t.line} ${t.constant}`);
   if (s.skipped.length) lines.push(`  not prompts (skipped): ${s.skipped.join(', ')}`);
   lines.push(`use it with --prompts ${s.out}`);

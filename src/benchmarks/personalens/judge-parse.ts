@@ -88,8 +88,7 @@ const E = '[*_`\\s]';
 const PAREN = `(?:\\([^)\\n]{0,40}\\)${E}*)?`;
 const QUALIFIER = `(?:${BS}(?:overall|final|user|assistant)(?:'s|’s)?${E}+)?`;
 
-const scoreLabelRe = (dimensionPattern: string): RegExp =>
-  new RegExp(`${QUALIFIER}${BS}(${dimensionPattern})${E}+score${BE}${E}*${PAREN}:`, 'gi');
+const scoreLabelRe = (dimensionPattern: string): RegExp => new RegExp(`${QUALIFIER}${BS}(${dimensionPattern})${E}+score${BE}${E}*${PAREN}:`, 'gi');
 /** Every `Score:` (labelled or not), for the bare-label rule. */
 const ANY_SCORE_COLON = new RegExp(`${BS}scores?${BE}${E}*${PAREN}:`, 'gi');
 const BARE_SCORE_AT_START = new RegExp(`^score${BE}${E}*${PAREN}:`, 'i');
@@ -368,9 +367,7 @@ function parseScore(dimension: ScoreDimension, region: Region): ParsedJudgment {
       .map((o) => o.label)
       .filter((l) => !new RegExp(DIMENSION_PATTERN[dimension], 'i').test(l));
     const colons = region.text.match(ANY_SCORE_COLON)?.length ?? 0;
-    const bare = findOccurrences(lines, ANY_SCORE_COLON, parseValue).filter(
-      (o) => o.lineStart && BARE_SCORE_AT_START.test(stripped(lines[o.line]!)),
-    );
+    const bare = findOccurrences(lines, ANY_SCORE_COLON, parseValue).filter((o) => o.lineStart && BARE_SCORE_AT_START.test(stripped(lines[o.line]!)));
     if (!labelled && others.length === 0 && colons === 1 && bare.length === 1) {
       r = resolve(bare, 'conflicting scores');
     } else {
@@ -422,7 +419,7 @@ export function parseJudgment(dimension: JudgeDimension, reply: string): ParsedJ
 
 function safeString(v: unknown): string {
   try {
-    return v instanceof Error ? v.message : JSON.stringify(v) ?? String(v);
+    return v instanceof Error ? v.message : (JSON.stringify(v) ?? String(v));
   } catch {
     return '(unprintable)';
   }
@@ -436,10 +433,7 @@ export type ParsedChainJudgment =
   | { ok: false; dimension: 'personalization_chain'; error: string };
 
 /** `Turn N Personalization Score:` at the start of a line; N is captured. Separators after N (`-`, `:`, `.`, `)`) are allowed. */
-const TURN_SCORE_AT_START = new RegExp(
-  `^turn${E}*(\\d+)${E}*(?:[-–—:.,)]${E}*)?${QUALIFIER}personali[sz]ation${E}+score${BE}${E}*${PAREN}:`,
-  'i',
-);
+const TURN_SCORE_AT_START = new RegExp(`^turn${E}*(\\d+)${E}*(?:[-–—:.,)]${E}*)?${QUALIFIER}personali[sz]ation${E}+score${BE}${E}*${PAREN}:`, 'i');
 
 /**
  * Parses a chain-of-turn personalization reply: inside `<response>` (when present), one line
@@ -452,7 +446,8 @@ const TURN_SCORE_AT_START = new RegExp(
 export function parseChainJudgment(reply: string, assistantTurns: number): ParsedChainJudgment {
   const dimension = 'personalization_chain';
   try {
-    if (!Number.isInteger(assistantTurns) || assistantTurns < 1) return { ok: false, dimension, error: `the dialogue has no assistant turn to score (${assistantTurns})` };
+    if (!Number.isInteger(assistantTurns) || assistantTurns < 1)
+      return { ok: false, dimension, error: `the dialogue has no assistant turn to score (${assistantTurns})` };
     if (typeof reply !== 'string') return { ok: false, dimension, error: `reply is not a string (${typeof reply})` };
     const text = normalise(reply);
     if (text.trim() === '') return { ok: false, dimension, error: 'empty reply' };
@@ -480,7 +475,11 @@ export function parseChainJudgment(reply: string, assistantTurns: number): Parse
       }
       const before = scores.get(turn);
       if (before && before.value !== parse.value) {
-        return { ok: false, dimension, error: `conflicting scores for turn ${turn}: ${before.value} (line ${before.line + 1}) and ${parse.value} (line ${i + 1})` };
+        return {
+          ok: false,
+          dimension,
+          error: `conflicting scores for turn ${turn}: ${before.value} (line ${before.line + 1}) and ${parse.value} (line ${i + 1})`,
+        };
       }
       if (!before) scores.set(turn, { value: parse.value, line: i });
     }
@@ -497,7 +496,11 @@ export function parseChainJudgment(reply: string, assistantTurns: number): Parse
     }
     const missing = Array.from({ length: assistantTurns }, (_, k) => k + 1).filter((t) => !scores.has(t));
     if (missing.length > 0) {
-      return { ok: false, dimension, error: `scores for ${scores.size} of the dialogue's ${assistantTurns} assistant turns; none for turn ${missing.join(', ')}` };
+      return {
+        ok: false,
+        dimension,
+        error: `scores for ${scores.size} of the dialogue's ${assistantTurns} assistant turns; none for turn ${missing.join(', ')}`,
+      };
     }
     const justification =
       labelledSection(lines, JUSTIFICATION_AT_START, (s) => PERSONALIZATION_HEADING.test(s) || TURN_SCORE_AT_START.test(s)) ||

@@ -11,7 +11,16 @@ import { renderConversation } from './conversation.js';
 import { parseChainJudgment, parseJudgment, type JudgeDimension, type ParsedChainJudgment, type ParsedJudgment } from './judge-parse.js';
 import { originalScore } from './original-scoring.js';
 import { PromptSet, type TemplateName } from './prompt-set.js';
-import { dialogueCell, dialoguesRoot, judgmentRecord, JUDGMENTS_FORMAT, judgmentsRoot, DIALOGUES_FORMAT, type JudgmentIdentity, type JudgmentOutcome } from './records.js';
+import {
+  dialogueCell,
+  dialoguesRoot,
+  judgmentRecord,
+  JUDGMENTS_FORMAT,
+  judgmentsRoot,
+  DIALOGUES_FORMAT,
+  type JudgmentIdentity,
+  type JudgmentOutcome,
+} from './records.js';
 import { ScenarioContextSource, type ScenarioContext, type ScenarioRow } from './scenario-context.js';
 
 export { JUDGMENT_COLUMNS } from './records.js';
@@ -87,7 +96,9 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
   const cells = options.dialogueDirs?.map(dialogueCell);
   // A cell folder without its Parquet (dialogues stopped before compacting) counts as no dialogues.
   if (cells ? cells.length === 0 || !cells.every((c) => c.isCompacted()) : Partition.list(root, DIALOGUES_FORMAT, true).length === 0) {
-    throw new PlensError('E_PREREQUISITE', `no compacted dialogues in ${cells?.find((c) => !c.isCompacted())?.outputFile ?? root}`, { hint: 'run `plens dialogues` first (it compacts each cell into dialogues.parquet when it ends)' });
+    throw new PlensError('E_PREREQUISITE', `no compacted dialogues in ${cells?.find((c) => !c.isCompacted())?.outputFile ?? root}`, {
+      hint: 'run `plens dialogues` first (it compacts each cell into dialogues.parquet when it ends)',
+    });
   }
   const dialoguesSource = cells ? `[${cells.map((c) => sqlString(c.outputFile)).join(', ')}]` : sqlString(Partition.outputGlob(root, DIALOGUES_FORMAT));
   return LlmStageKit.with(options, 'plens judge', 'run with --cache on to call the judge for what is missing', async (kit) => {
@@ -108,7 +119,13 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
         FROM read_parquet(${dialoguesSource}, union_by_name = true) d
         JOIN read_parquet(${sqlString(options.workspace.datasetFile('scenario_pool'))}) p USING (scenario_id)
         WHERE d.status = 'ok'`);
-    await kit.describe(partition, 'judge.json', { judge: judge.id, ...(judge.endpoint ? { endpoint: judge.endpoint } : {}), params, prompt_version: prompts.judgeVersion, prompt_sources: prompts.sources });
+    await kit.describe(partition, 'judge.json', {
+      judge: judge.id,
+      ...(judge.endpoint ? { endpoint: judge.endpoint } : {}),
+      params,
+      prompt_version: prompts.judgeVersion,
+      prompt_sources: prompts.sources,
+    });
     const summary = await runSingleCall<Item, Judged>(kit, {
       stage: 'judge',
       items: async function* (forRun) {
@@ -123,17 +140,36 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
         const parsed = item.dimension === 'personalization_chain' ? parseChainJudgment(text, assistantTurnCount(item)) : parseJudgment(item.dimension, text);
         return parsed.ok ? { ok: true, value: parsed } : { ok: false, error: parsed.error };
       },
-      ...(options.reask ? { reask: (error: string) => `Your answer could not be read (${error}). Answer again, following the output format given above exactly, with nothing else.` } : {}),
+      ...(options.reask
+        ? {
+            reask: (error: string) =>
+              `Your answer could not be read (${error}). Answer again, following the output format given above exactly, with nothing else.`,
+          }
+        : {}),
       record: (item, answer, cost) =>
-        judgmentRecord(judgmentIdentity(item, judge.id, params, prompts.judgeVersion, simulated), judgmentOutcome(item, answer, { input_tokens: cost.inputTokens, output_tokens: cost.outputTokens, cost_usd: cost.costUsd })),
+        judgmentRecord(
+          judgmentIdentity(item, judge.id, params, prompts.judgeVersion, simulated),
+          judgmentOutcome(item, answer, { input_tokens: cost.inputTokens, output_tokens: cost.outputTokens, cost_usd: cost.costUsd }),
+        ),
       estimate: (item) => {
         const chars = messagesFor(item).reduce((n, m) => n + m.content.length, 0) + 2500;
         // The chain-of-turn reply adds a score line per assistant turn.
-        const usage = { inputTokens: Math.ceil(chars / 4), outputTokens: item.dimension === 'personalization_chain' ? 200 + 15 * assistantTurnCount(item) : 200 };
+        const usage = {
+          inputTokens: Math.ceil(chars / 4),
+          outputTokens: item.dimension === 'personalization_chain' ? 200 + 15 * assistantTurnCount(item) : 200,
+        };
         return { calls: 1, cachedCalls: 0, ...usage, costUsd: judge.costOf(usage) };
       },
     });
-    return { ...summary, judge: judge.id, prompt_version: prompts.judgeVersion, simulated, price_unknown: kit.priceUnknown, dir: partition.dir, rows: await kit.compact(partition) };
+    return {
+      ...summary,
+      judge: judge.id,
+      prompt_version: prompts.judgeVersion,
+      simulated,
+      price_unknown: kit.priceUnknown,
+      dir: partition.dir,
+      rows: await kit.compact(partition),
+    };
   });
 }
 
@@ -143,8 +179,10 @@ type Judged = Exclude<ParsedJudgment | ParsedChainJudgment, { ok: false }>;
 function judgmentOutcome(item: Item, answer: Answer<Judged>, usage: Pick<JudgmentOutcome, 'input_tokens' | 'output_tokens' | 'cost_usd'>): JudgmentOutcome {
   const original = (text: string) => (item.dimension === 'personalization_chain' ? null : originalScore(item.dimension, text));
   const none = { verdict: null, score: null, turn_scores: null, justification: null };
-  if (answer.status === 'failed') return { status: 'failed', error: answer.error, ...none, original_score: null, raw: null, reasked: false, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
-  if (answer.status === 'parse_error') return { status: 'parse_error', error: answer.error, ...none, original_score: original(answer.text), raw: answer.text, reasked: answer.reasked, ...usage };
+  if (answer.status === 'failed')
+    return { status: 'failed', error: answer.error, ...none, original_score: null, raw: null, reasked: false, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+  if (answer.status === 'parse_error')
+    return { status: 'parse_error', error: answer.error, ...none, original_score: original(answer.text), raw: answer.text, reasked: answer.reasked, ...usage };
   const v = answer.value;
   return {
     status: 'ok',
@@ -206,7 +244,8 @@ function* expand(dialogue: DialogueRow, context: ScenarioContext | undefined, di
       yield { dialogue, context, dimension: d, target: 'assistant', turn: null };
     } else {
       let assistantTurn = 0;
-      for (const m of dialogue.messages) if (m.role === 'assistant') yield { dialogue, context, dimension: 'personalization', target: 'assistant', turn: ++assistantTurn };
+      for (const m of dialogue.messages)
+        if (m.role === 'assistant') yield { dialogue, context, dimension: 'personalization', target: 'assistant', turn: ++assistantTurn };
     }
   }
 }
@@ -226,7 +265,14 @@ function messagesFor(item: Item): Array<{ role: string; content: string }> {
 
 /** What both personalization prompts show: the judge's copy of the demographics keeps the user_id line, as in the original. */
 function personalizationView(c: ScenarioContext, conversation: string): Record<string, string | undefined> {
-  return { demographics: c.demographicsWithId, preferences: c.preferences, intent: c.intent, interactions: c.interactions, situation: c.situation, conversation };
+  return {
+    demographics: c.demographicsWithId,
+    preferences: c.preferences,
+    intent: c.intent,
+    interactions: c.interactions,
+    situation: c.situation,
+    conversation,
+  };
 }
 
 function judgePrompt(prompts: PromptSet, item: Item, c: ScenarioContext): string {
@@ -276,7 +322,11 @@ async function* withoutContext<T>(rows: AsyncIterable<T>): AsyncGenerator<{ row:
 }
 
 export function parseDimensions(list: string[]): JudgeDimensionName[] {
-  const out = list.flatMap((d) => d.split(',')).map((d) => d.trim()).filter(Boolean);
-  for (const d of out) if (!JUDGE_DIMENSIONS.includes(d as JudgeDimensionName)) throw usageError(`--dimensions: unknown "${d}"; use ${JUDGE_DIMENSIONS.join(', ')}`);
+  const out = list
+    .flatMap((d) => d.split(','))
+    .map((d) => d.trim())
+    .filter(Boolean);
+  for (const d of out)
+    if (!JUDGE_DIMENSIONS.includes(d as JudgeDimensionName)) throw usageError(`--dimensions: unknown "${d}"; use ${JUDGE_DIMENSIONS.join(', ')}`);
   return out as JudgeDimensionName[];
 }

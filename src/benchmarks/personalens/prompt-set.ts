@@ -103,7 +103,8 @@ export class PromptSet {
     const effective = new Map<string, Template>();
     for (const layer of this.layers) for (const [name, t] of layer) if (!effective.has(name)) effective.set(name, t);
     const hash = createHash('sha256');
-    for (const name of [...effective.keys()].sort()) if (include(name)) hash.update(`${name}\u0000${effective.get(name)!.kind}\u0000${effective.get(name)!.text}\u0000`);
+    for (const name of [...effective.keys()].sort())
+      if (include(name)) hash.update(`${name}\u0000${effective.get(name)!.kind}\u0000${effective.get(name)!.text}\u0000`);
     for (const name of Object.keys(this.partials).sort()) if (include(name)) hash.update(`_${name}\u0000${this.partials[name]}\u0000`);
     return `${this.label}+${hash.digest('hex').slice(0, 8)}`;
   }
@@ -144,9 +145,13 @@ export class PromptSet {
   /** The first of `candidates` found (the --prompts folder is searched for all of them before the bundled one). */
   resolve(candidates: readonly string[]): string {
     for (const layer of this.layers) for (const c of candidates) if (layer.has(c)) return c;
-    throw new PlensError('E_INPUT_LAYOUT', `no prompt template for ${candidates[0]} (looked for ${candidates.map((c) => `${c}.md or ${c}.pyfmt`).join(', ')})`, {
-      hint: 'the --prompts folder is complete on its own (prompt-set.json says fallback: false): add the template or re-import it',
-    });
+    throw new PlensError(
+      'E_INPUT_LAYOUT',
+      `no prompt template for ${candidates[0]} (looked for ${candidates.map((c) => `${c}.md or ${c}.pyfmt`).join(', ')})`,
+      {
+        hint: 'the --prompts folder is complete on its own (prompt-set.json says fallback: false): add the template or re-import it',
+      },
+    );
   }
 
   /**
@@ -201,9 +206,13 @@ function readLayer(dir: string, partials: Record<string, string>): Map<string, T
     const name = m[1]!;
     const [role, ...variants] = name.split('.');
     if (!(TEMPLATE_NAMES as readonly string[]).includes(role!) || variants.some((v) => !VARIANTS.has(v))) {
-      throw new PlensError('E_INPUT_LAYOUT', `unknown template file ${f}; expected <role>[.<variant>].md or .pyfmt with roles ${TEMPLATE_NAMES.join(', ')} and variants ${[...VARIANTS].join(', ')}`, {
-        location: { file: dir },
-      });
+      throw new PlensError(
+        'E_INPUT_LAYOUT',
+        `unknown template file ${f}; expected <role>[.<variant>].md or .pyfmt with roles ${TEMPLATE_NAMES.join(', ')} and variants ${[...VARIANTS].join(', ')}`,
+        {
+          location: { file: dir },
+        },
+      );
     }
     if (out.has(name)) throw new PlensError('E_INPUT_LAYOUT', `template ${name} is given twice (.md and .pyfmt)`, { location: { file: dir } });
     if (m[2] === 'pyfmt') {

@@ -28,16 +28,22 @@ export function parsePythonFormat(text: string, file: string): PythonFormatPart[
       const end = text.indexOf('}', i);
       const field = end < 0 ? '' : text.slice(i + 1, end);
       if (end < 0 || !NAME.test(field)) {
-        throw new PlensError('E_INPUT_SCHEMA', `unsupported format field {${end < 0 ? text.slice(i + 1, i + 20) : field}}: only {name} fields and {{ }} literal braces are supported`, {
-          location: { file, line },
-        });
+        throw new PlensError(
+          'E_INPUT_SCHEMA',
+          `unsupported format field {${end < 0 ? text.slice(i + 1, i + 20) : field}}: only {name} fields and {{ }} literal braces are supported`,
+          {
+            location: { file, line },
+          },
+        );
       }
       if (literal) parts.push({ text: literal });
       literal = '';
       parts.push({ field });
       i = end;
     } else if (ch === '}') {
-      throw new PlensError('E_INPUT_SCHEMA', "single '}' in a format template (Python raises on it; write '}}' for a literal brace)", { location: { file, line } });
+      throw new PlensError('E_INPUT_SCHEMA', "single '}' in a format template (Python raises on it; write '}}' for a literal brace)", {
+        location: { file, line },
+      });
     } else {
       literal += ch;
     }
@@ -61,9 +67,15 @@ export function renderPythonFormat(parts: PythonFormatPart[], view: Record<strin
     }
     const value = view[p.field];
     if (typeof value !== 'string') {
-      throw new PlensError('E_INPUT_SCHEMA', `template field {${p.field}} has no value here (known: ${Object.keys(view).filter((k) => typeof view[k] === 'string').join(', ')})`, {
-        location: { file },
-      });
+      throw new PlensError(
+        'E_INPUT_SCHEMA',
+        `template field {${p.field}} has no value here (known: ${Object.keys(view)
+          .filter((k) => typeof view[k] === 'string')
+          .join(', ')})`,
+        {
+          location: { file },
+        },
+      );
     }
     out += value;
   }

@@ -241,7 +241,18 @@ export type JudgmentIdentity = Pick<
 /** What a judgment record says about the judge's answer. */
 export type JudgmentOutcome = Pick<
   JudgmentRecord,
-  'status' | 'error' | 'verdict' | 'score' | 'turn_scores' | 'original_score' | 'justification' | 'raw' | 'reasked' | 'input_tokens' | 'output_tokens' | 'cost_usd'
+  | 'status'
+  | 'error'
+  | 'verdict'
+  | 'score'
+  | 'turn_scores'
+  | 'original_score'
+  | 'justification'
+  | 'raw'
+  | 'reasked'
+  | 'input_tokens'
+  | 'output_tokens'
+  | 'cost_usd'
 >;
 
 /** A judgment record's body, from what was judged by whom and what the judge answered. */

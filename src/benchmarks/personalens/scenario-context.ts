@@ -98,7 +98,11 @@ export class ScenarioContextSource {
       `);
       streamDb = await Database.open(':memory:', { threads: 1, memoryLimit: '128MB' });
       const source = new ScenarioContextSource(db, streamDb, workspace);
-      for (const t of await db.all<{ task_id: string; user_intent: string; goal: string }>('SELECT task_id, user_intent, goal FROM read_parquet($1)', undefined, [workspace.datasetFile('tasks')])) {
+      for (const t of await db.all<{ task_id: string; user_intent: string; goal: string }>(
+        'SELECT task_id, user_intent, goal FROM read_parquet($1)',
+        undefined,
+        [workspace.datasetFile('tasks')],
+      )) {
         source.tasks.set(t.task_id, { intent: t.user_intent, goal: t.goal });
       }
       return source;
@@ -186,7 +190,8 @@ export class ScenarioContextSource {
     const user = users.get(s.user_id);
     if (!user) throw new PlensError('E_PREREQUISITE', `user ${s.user_id} of the scenarios is not in the import; rerun plens scenarios`);
     const task = this.tasks.get(s.task_id);
-    if (!task) throw new PlensError('E_PREREQUISITE', `scenario ${s.scenario_id} names task ${s.task_id}, which the import does not have; rerun plens scenarios`);
+    if (!task)
+      throw new PlensError('E_PREREQUISITE', `scenario ${s.scenario_id} names task ${s.task_id}, which the import does not have; rerun plens scenarios`);
     const domains = s.relevant_domains.map((d) => user.domains.get(d) ?? { domain: d, preferences: [], interactions: null });
     // The original's rendering, byte for byte: `- <type>: <value>` lines (a list joined with ", ");
     // MD groups them per domain after a blank line and a `<Domain>:` line, and wraps each
@@ -194,9 +199,13 @@ export class ScenarioContextSource {
     const preferenceLines = (d: UserDomain) => d.preferences.map((p) => `- ${p.type}: ${p.values.join(', ')}`).join('\n');
     const md = s.kind === 'MD';
     const preferences = md ? domains.map((d) => `\n${d.domain}:\n${preferenceLines(d)}`).join('\n') : domains.map(preferenceLines).join('\n');
-    const interactions = md ? domains.map((d) => `<${d.domain}>\n${d.interactions ?? ''}\n</${d.domain}>`).join('\n') : domains.map((d) => d.interactions ?? '').join('\n');
+    const interactions = md
+      ? domains.map((d) => `<${d.domain}>\n${d.interactions ?? ''}\n</${d.domain}>`).join('\n')
+      : domains.map((d) => d.interactions ?? '').join('\n');
     const relevant = new Set(s.relevant_preference_types);
-    const relevantPreferences = domains.flatMap((d) => d.preferences.filter((p) => relevant.has(p.type) && p.values.length).map((p) => `${p.type}: ${p.values.join(', ')}`));
+    const relevantPreferences = domains.flatMap((d) =>
+      d.preferences.filter((p) => relevant.has(p.type) && p.values.length).map((p) => `${p.type}: ${p.values.join(', ')}`),
+    );
     return {
       demographics: user.demographics,
       demographicsWithId: user.demographicsWithId,
@@ -225,7 +234,11 @@ export class ScenarioContextSource {
     const needed = `AND (user_index::VARCHAR || ':' || domain) IN (${pairs.map(sqlString).join(', ')})`;
     for (const row of await this.db.all<Record<string, string>>(`SELECT * FROM users WHERE ${list}`)) {
       const lines = DEMOGRAPHIC_LABELS.map(([k]) => `- ${k}: ${row[k]}`);
-      out.set(row['user_id']!, { demographics: lines.join('\n'), demographicsWithId: [`- user_id: ${row['user_id']}`, ...lines].join('\n'), domains: new Map() });
+      out.set(row['user_id']!, {
+        demographics: lines.join('\n'),
+        demographicsWithId: [`- user_id: ${row['user_id']}`, ...lines].join('\n'),
+        domains: new Map(),
+      });
     }
     const domain = (userId: string, d: string): UserDomain | undefined => {
       const user = out.get(userId);
@@ -239,7 +252,9 @@ export class ScenarioContextSource {
     )) {
       domain(a.user_id, a.domain)?.preferences.push({ type: a.preference_type, values: a.vals ?? [] });
     }
-    for (const i of await this.db.all<{ user_id: string; domain: string; summary: string }>(`SELECT user_id, domain, summary FROM interactions WHERE ${list} ${needed}`)) {
+    for (const i of await this.db.all<{ user_id: string; domain: string; summary: string }>(
+      `SELECT user_id, domain, summary FROM interactions WHERE ${list} ${needed}`,
+    )) {
       const d = domain(i.user_id, i.domain);
       if (d) d.interactions = i.summary;
     }

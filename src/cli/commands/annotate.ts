@@ -52,14 +52,22 @@ const exportCommand: CommandModule<GlobalArgs, ExportArgs> = {
 
 const importCommand: CommandModule<GlobalArgs, ImportArgs> = {
   command: 'import <files..>',
-  describe: "Import filled sheets (one CSV per annotator) into <workspace>/annotation/labels.parquet",
+  describe: 'Import filled sheets (one CSV per annotator) into <workspace>/annotation/labels.parquet',
   builder: (y) =>
     (y as Argv<GlobalArgs>)
-      .positional('files', { type: 'string', array: true, demandOption: true, describe: "Filled sheets; each file's name (without extension) names its annotator" })
+      .positional('files', {
+        type: 'string',
+        array: true,
+        demandOption: true,
+        describe: "Filled sheets; each file's name (without extension) names its annotator",
+      })
       .option('sample', { type: 'string', describe: 'Sample the sheets belong to (needed when the workspace has several)' })
       .option('annotator', { type: 'string', describe: 'Annotator name, when importing one file' })
       .example('$0 annotate import ann1.csv ann2.csv ann3.csv', 'three annotators: ann1, ann2, ann3')
-      .example('$0 annotate import sheet.csv --annotator alice --sample sample-1-100', 'one sheet; imported again, it replaces alice\'s labels') as unknown as Argv<ImportArgs>,
+      .example(
+        '$0 annotate import sheet.csv --annotator alice --sample sample-1-100',
+        "one sheet; imported again, it replaces alice's labels",
+      ) as unknown as Argv<ImportArgs>,
   handler: async (args) => {
     const { importLabels, formatImportSummary } = await import('../../benchmarks/personalens/annotation/import.js');
     const summary = await importLabels({

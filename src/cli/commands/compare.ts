@@ -15,7 +15,11 @@ export const compareCommand: CommandModule<GlobalArgs, CompareArgs> = {
   describe: 'Compare two cells on the same scenarios: difference, clustered interval, test, corrected p and MDE per dimension',
   builder: (y) =>
     warehouseOption(y)
-      .positional('a', { type: 'string', demandOption: true, describe: 'Cell A as key=value pairs, comma-separated; keys: assistant, setting, user, judge, run, kind' })
+      .positional('a', {
+        type: 'string',
+        demandOption: true,
+        describe: 'Cell A as key=value pairs, comma-separated; keys: assistant, setting, user, judge, run, kind',
+      })
       .positional('b', { type: 'string', demandOption: true, describe: 'Cell B, the same way (B - A is reported)' })
       .option('where', { type: 'string', describe: 'key=value pairs applied to both sides, e.g. kind=SD or assistant=openai:gpt-4o' })
       .option('replicate', { type: 'number', default: 0, describe: 'Which replicate of each scenario to pair' })

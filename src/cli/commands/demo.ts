@@ -15,18 +15,39 @@ export const demoCommand: CommandModule<GlobalArgs, DemoArgs> = {
   // The demo's own defaults (those of pipelines/demo.yaml), not the shared out/ and warehouse/plens.duckdb.
   builder: (y) =>
     warehouseOption(y)
-      .option('workspace', { alias: 'w', type: 'string', default: process.env['PLENS_WORKSPACE'] || 'out/demo', describe: 'Folder for the demo\'s stage outputs; env PLENS_WORKSPACE' })
-      .option('db', { type: 'string', default: process.env['PLENS_WAREHOUSE'] || 'warehouse/demo.duckdb', describe: 'The demo\'s DuckDB warehouse; env PLENS_WAREHOUSE' })
+      .option('workspace', {
+        alias: 'w',
+        type: 'string',
+        default: process.env['PLENS_WORKSPACE'] || 'out/demo',
+        describe: "Folder for the demo's stage outputs; env PLENS_WORKSPACE",
+      })
+      .option('db', {
+        type: 'string',
+        default: process.env['PLENS_WAREHOUSE'] || 'warehouse/demo.duckdb',
+        describe: "The demo's DuckDB warehouse; env PLENS_WAREHOUSE",
+      })
       .example('$0 demo', 'writes out/demo/, warehouse/demo.duckdb and the report'),
   handler: async (args) => {
     const { loadPipeline } = await import('../../make/pipeline.js');
     const { make, formatMake } = await import('../../make/make.js');
     // The demo pipeline reads its paths from these variables, so -w and --db still apply.
-    const pipeline = loadPipeline(join(packageRoot, 'pipelines', 'demo.yaml'), { ...process.env, PLENS_WORKSPACE: userPath(args.workspace), PLENS_WAREHOUSE: userPath(args.db) });
+    const pipeline = loadPipeline(join(packageRoot, 'pipelines', 'demo.yaml'), {
+      ...process.env,
+      PLENS_WORKSPACE: userPath(args.workspace),
+      PLENS_WAREHOUSE: userPath(args.db),
+    });
     const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished work is kept, rerun to resume\n'));
     try {
       const quiet = args.json || args.quiet;
-      const result = await make(pipeline, { targets: ['all'], dryRun: false, keepGoing: false, retryFailed: false, progress: showProgress(args), signal: stop.signal, log: (line) => !quiet && process.stdout.write(line + '\n') });
+      const result = await make(pipeline, {
+        targets: ['all'],
+        dryRun: false,
+        keepGoing: false,
+        retryFailed: false,
+        progress: showProgress(args),
+        signal: stop.signal,
+        log: (line) => !quiet && process.stdout.write(line + '\n'),
+      });
       printResult(args, { ok: result.failed.length === 0, ...result }, () => formatMake(result));
       if (stop.signal.aborted) process.exitCode = 130;
       else if (result.failed.length > 0) process.exitCode = 1;

@@ -14,11 +14,16 @@ export const importLegacyCommand: CommandModule<GlobalArgs, ImportLegacyArgs> = 
   describe: 'Import dialogues and judge replies written by the original PersonaLens scripts (output/dialogue, output/evaluation) into the workspace',
   builder: (y) =>
     (y as Argv<GlobalArgs>)
-      .positional('output-dir', { type: 'string', demandOption: true, describe: 'The scripts\' output folder (holds dialogue/ and evaluation/), or the folder above it' })
+      .positional('output-dir', {
+        type: 'string',
+        demandOption: true,
+        describe: "The scripts' output folder (holds dialogue/ and evaluation/), or the folder above it",
+      })
       .option('setting-map', {
         // Not an array option: that would swallow the positional after it. Repeat the flag or use commas.
         type: 'string',
-        describe: 'Extra model-folder suffixes, SUFFIX=SETTING, repeatable or comma-separated (e.g. _v=vanilla; =vanilla for no suffix). Defaults: (none) base, _d base+d, _p base+i, _s base+s, _d_p_s base+all',
+        describe:
+          'Extra model-folder suffixes, SUFFIX=SETTING, repeatable or comma-separated (e.g. _v=vanilla; =vanilla for no suffix). Defaults: (none) base, _d base+d, _p base+i, _s base+s, _d_p_s base+all',
       })
       .option('user-model', { type: 'string', describe: 'The user-agent model the dialogues were made with, recorded as user_model (default legacy:unknown)' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'Read and check everything, print what would be imported, write nothing' })

@@ -16,14 +16,23 @@ export const judgeCommand: CommandModule<GlobalArgs, JudgeArgs> = {
   builder: (y) =>
     llmStageOptions(
       y
-        .option('judge', { type: 'string', demandOption: true, describe: "Judge model spec, e.g. anthropic:claude-3-5-sonnet-20241022 (the paper's) or sim:default" })
+        .option('judge', {
+          type: 'string',
+          demandOption: true,
+          describe: "Judge model spec, e.g. anthropic:claude-3-5-sonnet-20241022 (the paper's) or sim:default",
+        })
         .option('dimensions', {
           type: 'string',
           array: true,
           default: ['task_completion', 'personalization', 'naturalness', 'coherence'],
-          describe: 'task_completion, personalization, naturalness, coherence (the last two for user and assistant), personalization_turns (Figure 5 per prefix: one call for each prefix ending with an assistant turn), personalization_chain (Figure 5 as the original "chain of turn" prompt: one call per dialogue, one score per assistant turn in one reply)',
+          describe:
+            'task_completion, personalization, naturalness, coherence (the last two for user and assistant), personalization_turns (Figure 5 per prefix: one call for each prefix ending with an assistant turn), personalization_chain (Figure 5 as the original "chain of turn" prompt: one call per dialogue, one score per assistant turn in one reply)',
         })
-        .option('reask', { type: 'boolean', default: STAGE_DEFAULTS.reask, describe: 'When a reply does not parse, ask once more, restating the required format' }),
+        .option('reask', {
+          type: 'boolean',
+          default: STAGE_DEFAULTS.reask,
+          describe: 'When a reply does not parse, ask once more, restating the required format',
+        }),
       'Judgments',
     )
       .example('$0 judge --judge sim:default', 'offline')

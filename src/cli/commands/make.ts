@@ -13,14 +13,28 @@ interface MakeArgs extends GlobalArgs, Partial<LimitFlagValues> {
 
 export const makeCommand: CommandModule<GlobalArgs, MakeArgs> = {
   command: 'make [targets..]',
-  describe: 'Build a pipeline\'s targets, running only what is missing or out of date (pipelines/*.yaml)',
+  describe: "Build a pipeline's targets, running only what is missing or out of date (pipelines/*.yaml)",
   builder: (y) =>
     limitFlags(
       y
-        .positional('targets', { type: 'string', array: true, default: ['all'], describe: 'import, scenarios, dialogues, judge, warehouse, tables, a table (table3, ...), report or all' })
+        .positional('targets', {
+          type: 'string',
+          array: true,
+          default: ['all'],
+          describe: 'import, scenarios, dialogues, judge, warehouse, tables, a table (table3, ...), report or all',
+        })
         .option('pipeline', { alias: 'p', type: 'string', demandOption: true, describe: 'The pipeline file (YAML); it names the workspace and the warehouse' })
-        .option('dry-run', { type: 'boolean', default: false, describe: 'Print the plan: per stage and cell the work left, calls, tokens and cost; run nothing' })
-        .option('keep-going', { alias: 'k', type: 'boolean', default: false, describe: 'Go on past a failing cell or step; exit 1 at the end if anything failed' })
+        .option('dry-run', {
+          type: 'boolean',
+          default: false,
+          describe: 'Print the plan: per stage and cell the work left, calls, tokens and cost; run nothing',
+        })
+        .option('keep-going', {
+          alias: 'k',
+          type: 'boolean',
+          default: false,
+          describe: 'Go on past a failing cell or step; exit 1 at the end if anything failed',
+        })
         .option('retry-failed', { type: 'boolean', default: false, describe: 'Run again dialogues and judgments recorded as failed' })
         .example('$0 make all -p pipelines/demo.yaml', 'the demo: every stage on the bundled sample, offline')
         .example('$0 make table3 -p pipelines/paper-table3.yaml --dry-run', 'what Table 3 would still cost')

@@ -17,12 +17,27 @@ export const notebookCommand: CommandModule<GlobalArgs, NotebookArgs> = {
   describe: 'Run a SQL notebook (Markdown with ```sql cells) against the warehouse and write Markdown or HTML with the results',
   builder: (y) =>
     warehouseOption(y)
-      .positional('file', { type: 'string', demandOption: true, describe: 'The notebook: a Markdown file whose ```sql blocks are cells (see notebooks/README.md)' })
+      .positional('file', {
+        type: 'string',
+        demandOption: true,
+        describe: 'The notebook: a Markdown file whose ```sql blocks are cells (see notebooks/README.md)',
+      })
       .option('format', { choices: ['md', 'html'] as const, describe: 'Output format (default: from --out, else md)' })
       .option('out', { alias: 'o', type: 'string', describe: 'Output file, or - for stdout (default: <workspace>/notebooks/<name>.<format>)' })
-      .option('param', { alias: 'p', type: 'string', array: true, default: [] as string[], describe: 'name=value for a parameter the notebook declares; read in SQL as getvariable(\'name\')' })
+      .option('param', {
+        alias: 'p',
+        type: 'string',
+        array: true,
+        default: [] as string[],
+        describe: "name=value for a parameter the notebook declares; read in SQL as getvariable('name')",
+      })
       .option('max-rows', { type: 'number', describe: 'Rows shown per cell unless the cell says otherwise (default 50)' })
-      .option('allow-files', { type: 'boolean', default: false, describe: 'Let cells read and write files anywhere and use the network (COPY, read_csv of any path); by default they read the warehouse and files under the workspace only, as plens sql' })
+      .option('allow-files', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'Let cells read and write files anywhere and use the network (COPY, read_csv of any path); by default they read the warehouse and files under the workspace only, as plens sql',
+      })
       .check((a) => {
         const n = a['max-rows'];
         if (n !== undefined && (!Number.isInteger(n) || n < 0)) throw new Error('--max-rows must be a whole number >= 0');

@@ -28,6 +28,10 @@ export const reportCommand: CommandModule<GlobalArgs, ReportArgs> = {
       out: args.out ? userPath(args.out) : join(workspaceOf(args).root, REPORT_FILE),
       ...(args.title !== undefined ? { title: args.title } : {}),
     });
-    printResult(args, result, () => `Wrote ${result.file} (${result.charts} chart${result.charts === 1 ? '' : 's'}, ${result.tables} table${result.tables === 1 ? '' : 's'})`);
+    printResult(
+      args,
+      result,
+      () => `Wrote ${result.file} (${result.charts} chart${result.charts === 1 ? '' : 's'}, ${result.tables} table${result.tables === 1 ? '' : 's'})`,
+    );
   },
 };

@@ -22,7 +22,8 @@ export const sqlCommand: CommandModule<GlobalArgs, SqlArgs> = {
       .option('allow-files', {
         type: 'boolean',
         default: false,
-        describe: 'Let the SQL read and write files anywhere and reach the network (COPY ... TO, EXPORT DATABASE, ATTACH, read_csv of any path). Off: it reads the warehouse and files under --workspace only',
+        describe:
+          'Let the SQL read and write files anywhere and reach the network (COPY ... TO, EXPORT DATABASE, ATTACH, read_csv of any path). Off: it reads the warehouse and files under --workspace only',
       })
       .example('$0 sql "select count(*) from scenarios"', '')
       .example('$0 sql -f notebooks/my-query.sql --format csv > out.csv', ''),

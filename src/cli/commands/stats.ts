@@ -22,14 +22,23 @@ interface LexicalArgs extends GlobalArgs {
   'memory-limit'?: string;
 }
 
-const list = (s: string) => s.split(',').map((x) => x.trim()).filter(Boolean);
+const list = (s: string) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
 
 const lexicalCommand: CommandModule<GlobalArgs, LexicalArgs> = {
   command: 'lexical',
   describe: 'Dist-1, Dist-2, Ent-4 and Self-BLEU (Table 10) of any utterance file, JSONL or Parquet',
   builder: (y) =>
     y
-      .option('input', { alias: 'i', type: 'string', demandOption: true, describe: 'Utterance file (.jsonl or .parquet): one utterance per line/row, in corpus order' })
+      .option('input', {
+        alias: 'i',
+        type: 'string',
+        demandOption: true,
+        describe: 'Utterance file (.jsonl or .parquet): one utterance per line/row, in corpus order',
+      })
       .option('input-format', { choices: ['auto', 'jsonl', 'parquet'] as const, default: 'auto' as const, describe: 'Input format (auto: from the file name)' })
       .option('protocol', {
         type: 'array',
@@ -37,7 +46,12 @@ const lexicalCommand: CommandModule<GlobalArgs, LexicalArgs> = {
         default: ['laps'] as Array<'laps' | 'full'>,
         describe: 'laps: the LAPS reference procedure PersonaLens Table 10 uses (reproduces published values); full: the whole corpus, word tokens',
       })
-      .option('speaker', { type: 'array', choices: ['both', 'user', 'assistant'] as const, default: ['both', 'user', 'assistant'] as Array<'both' | 'user' | 'assistant'>, describe: 'Speaker groups to score (Table 10 reports both)' })
+      .option('speaker', {
+        type: 'array',
+        choices: ['both', 'user', 'assistant'] as const,
+        default: ['both', 'user', 'assistant'] as Array<'both' | 'user' | 'assistant'>,
+        describe: 'Speaker groups to score (Table 10 reports both)',
+      })
       .option('format', { choices: ['table', 'md', 'csv', 'tex', 'json'] as const, default: 'table' as const, describe: 'Output format' })
       .option('text-field', { type: 'string', default: 'text', describe: 'Field holding the utterance text' })
       .option('speaker-field', { type: 'string', default: 'speaker', describe: 'Field holding the speaker' })
@@ -45,18 +59,28 @@ const lexicalCommand: CommandModule<GlobalArgs, LexicalArgs> = {
       .option('turn-field', { type: 'string', default: 'turn', describe: 'Field holding the turn index (used by --order dialogue)' })
       .option('user-speakers', { type: 'string', default: 'user', describe: 'Comma-separated speaker values that mean the user' })
       .option('assistant-speakers', { type: 'string', default: 'assistant,system', describe: 'Comma-separated speaker values that mean the assistant' })
-      .option('order', { choices: ['file', 'dialogue'] as const, default: 'file' as const, describe: 'Corpus order (laps draws depend on it): the file\'s, or by dialogue and turn' })
+      .option('order', {
+        choices: ['file', 'dialogue'] as const,
+        default: 'file' as const,
+        describe: "Corpus order (laps draws depend on it): the file's, or by dialogue and turn",
+      })
       .option('iterations', { type: 'number', default: 100, describe: 'laps: subsets drawn' })
       .option('token-budget', { type: 'number', default: 7012, describe: 'laps: whitespace tokens per subset' })
-      .option('seed', { type: 'number', default: 42, describe: 'laps: seed of Python\'s random stream' })
-      .option('memory-limit', { type: 'string', describe: 'DuckDB memory limit, e.g. 4GB; beyond it DuckDB spills to disk (default 1GB; env PLENS_MEMORY_LIMIT)' })
+      .option('seed', { type: 'number', default: 42, describe: "laps: seed of Python's random stream" })
+      .option('memory-limit', {
+        type: 'string',
+        describe: 'DuckDB memory limit, e.g. 4GB; beyond it DuckDB spills to disk (default 1GB; env PLENS_MEMORY_LIMIT)',
+      })
       .check((a) => {
         for (const k of ['iterations', 'token-budget'] as const) if (!Number.isInteger(a[k]) || a[k] < 1) throw usageError(`--${k} must be a positive integer`);
         if (!Number.isInteger(a.seed) || a.seed < 0) throw usageError('--seed must be a non-negative integer');
         return true;
       })
       .example('$0 stats lexical -i corpus.jsonl', 'laps protocol, all speaker groups, as a table')
-      .example('$0 stats lexical -i sgd.parquet --protocol laps full --speaker both --text-field utterance --assistant-speakers SYSTEM --user-speakers USER --format md', 'an external corpus for your own Table 10'),
+      .example(
+        '$0 stats lexical -i sgd.parquet --protocol laps full --speaker both --text-field utterance --assistant-speakers SYSTEM --user-speakers USER --format md',
+        'an external corpus for your own Table 10',
+      ),
   handler: async (args) => {
     const { lexicalStatsOfFile } = await import('../../stats/lexical-file.js');
     const { lexicalTable } = await import('../../tables/lexical.js');

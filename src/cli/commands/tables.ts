@@ -16,9 +16,17 @@ export const tablesCommand: CommandModule<GlobalArgs, TablesArgs> = {
   builder: (y) =>
     warehouseOption(y)
       .option('only', { type: 'string', describe: 'Comma-separated table names, e.g. table1,table8_9' })
-      .option('format', { choices: ['md', 'csv', 'tex', 'json', 'table'] as const, default: 'md' as const, describe: 'Output format (tex: booktabs, ready to paste)' })
+      .option('format', {
+        choices: ['md', 'csv', 'tex', 'json', 'table'] as const,
+        default: 'md' as const,
+        describe: 'Output format (tex: booktabs, ready to paste)',
+      })
       .option('out-dir', { type: 'string', describe: 'Write one file per table here instead of printing' })
-      .option('exclude-flagged', { type: 'boolean', default: false, describe: 'Leave out the dialogues the simulator audit flags (see the simulator_audit table)' })
+      .option('exclude-flagged', {
+        type: 'boolean',
+        default: false,
+        describe: 'Leave out the dialogues the simulator audit flags (see the simulator_audit table)',
+      })
       .example('$0 tables', 'every table the warehouse can give, as Markdown')
       .example('$0 tables --only table8_9 --format tex --out-dir paper/', 'LaTeX for Tables 8-9'),
   handler: async (args) => {
@@ -27,13 +35,25 @@ export const tablesCommand: CommandModule<GlobalArgs, TablesArgs> = {
       dbPath: userPath(args.db),
       format: args.format,
       excludeFlagged: args['exclude-flagged'],
-      ...(args.only ? { only: args.only.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+      ...(args.only
+        ? {
+            only: args.only
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          }
+        : {}),
       ...(args['out-dir'] ? { outDir: userPath(args['out-dir']) } : {}),
     });
     for (const w of result.warnings) if (!args.json) process.stderr.write(`plens: warning: ${w}\n`);
     printResult(
       args,
-      { tables: result.tables.map((t) => ({ name: t.name, title: t.title, rows: t.rows, notes: t.notes })), missing: result.missing, files: result.files, warnings: result.warnings },
+      {
+        tables: result.tables.map((t) => ({ name: t.name, title: t.title, rows: t.rows, notes: t.notes })),
+        missing: result.missing,
+        files: result.files,
+        warnings: result.warnings,
+      },
       () => formatTables(result, args.format),
     );
   },

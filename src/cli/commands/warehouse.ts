@@ -24,7 +24,10 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
         default: ['laps', 'full'] as Array<'laps' | 'full' | 'none'>,
         describe: "Table 10's lexical-diversity protocols (full costs about 40 s per million utterances; none skips it)",
       })
-      .option('memory-limit', { type: 'string', describe: 'DuckDB memory limit, e.g. 4GB; beyond it DuckDB spills to disk (default 1GB; env PLENS_MEMORY_LIMIT)' })
+      .option('memory-limit', {
+        type: 'string',
+        describe: 'DuckDB memory limit, e.g. 4GB; beyond it DuckDB spills to disk (default 1GB; env PLENS_MEMORY_LIMIT)',
+      })
       .option('step-cache', {
         type: 'boolean',
         default: true,

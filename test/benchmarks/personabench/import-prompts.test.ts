@@ -55,12 +55,22 @@ describe('import-prompts: the original formats', () => {
     expect(record).toMatchObject({ task: '3.2', setting: 'NP-Conv', trueLabel: 15, targetReplyId: 'u1p1-c1-c2' });
     expect(record!['extra']).toEqual({
       target_reply_body: 'Thanks, the sample was 200 people.',
-      target_reply_parent_info: { parent_id: 'u1p1-c1', parent_author: 'u1', parent_score: 10, parent_timestamp: '2023-03-01T10:30:00Z', parent_body: 'Interesting study, how many people?' },
+      target_reply_parent_info: {
+        parent_id: 'u1p1-c1',
+        parent_author: 'u1',
+        parent_score: 10,
+        parent_timestamp: '2023-03-01T10:30:00Z',
+        parent_body: 'Interesting study, how many people?',
+      },
     });
   });
 
   it('3.3 files: user, label and NP-Conv extras; positions count per task x setting across files', async () => {
-    const files = ['WithoutConversationPrompts_BodyPrediction_v2.jsonl', 'WithPseudoRandomConversationPrompts_BodyPrediction.jsonl', 'renamed_impact_np.jsonl'].map((f) => join(fixtures, f));
+    const files = [
+      'WithoutConversationPrompts_BodyPrediction_v2.jsonl',
+      'WithPseudoRandomConversationPrompts_BodyPrediction.jsonl',
+      'renamed_impact_np.jsonl',
+    ].map((f) => join(fixtures, f));
     const summary = await runImportPrompts({ files: [...files, files[0]!], out: join(tmp(), 'o') });
     const records = readJsonl(summary.file!);
     expect(records.map((r) => r['sampleId'])).toEqual(['3.3/P-NonConv/0', '3.3/NP-Conv/0', '3.2/NP-Conv/0', '3.3/P-NonConv/1']);
@@ -95,9 +105,24 @@ describe('import-prompts: bad input', () => {
     const name = 'WithConversationPrompts_ScorePrediction_Refactored.jsonl';
     const cases: Array<[string, string, { line: number; pointer?: string }, string]> = [
       [`${good}\n{"prediction_task": `, 'E_INPUT_JSON', { line: 2 }, 'not valid JSON'],
-      [`${good}\n${good}\n{"prediction_task": {"true_label": "positive"}}`, 'E_INPUT_SCHEMA', { line: 3, pointer: '/prediction_task' }, 'missing required field "prompt_text"'],
-      [`{"prediction_task": {"prompt_text": 5, "true_label": "positive"}}`, 'E_INPUT_SCHEMA', { line: 1, pointer: '/prediction_task/prompt_text' }, 'expected string (got'],
-      [good.replace('"true_label": "negative"', '"true_label": "neutral"'), 'E_INPUT_SCHEMA', { line: 1, pointer: '/prediction_task/true_label' }, 'expected "positive" or "negative"'],
+      [
+        `${good}\n${good}\n{"prediction_task": {"true_label": "positive"}}`,
+        'E_INPUT_SCHEMA',
+        { line: 3, pointer: '/prediction_task' },
+        'missing required field "prompt_text"',
+      ],
+      [
+        `{"prediction_task": {"prompt_text": 5, "true_label": "positive"}}`,
+        'E_INPUT_SCHEMA',
+        { line: 1, pointer: '/prediction_task/prompt_text' },
+        'expected string (got',
+      ],
+      [
+        good.replace('"true_label": "negative"', '"true_label": "neutral"'),
+        'E_INPUT_SCHEMA',
+        { line: 1, pointer: '/prediction_task/true_label' },
+        'expected "positive" or "negative"',
+      ],
       [`[1, 2]`, 'E_INPUT_SCHEMA', { line: 1, pointer: '/' }, 'expected a JSON object'],
     ];
     for (const [i, [text, code, where, message]] of cases.entries()) {

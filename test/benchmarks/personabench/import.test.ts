@@ -35,10 +35,23 @@ describe('persona import', () => {
       `SELECT comment_id, parent_id, top_level_id, depth, preorder, is_post_author, score, timestamp, deleted, deleted_exact FROM ${sqlString(join(out, 'comments.parquet'))} WHERE post_id = 'u1p2' ORDER BY preorder`,
     );
     expect(comments.map((c) => c['comment_id'])).toEqual(['u1p2-c1', 'u1p2-c1-c2', 'u1p2-c3', 'u1p2-c3-c4', 'u1p2-c5', 'u1p2-c5-c6', 'u1p2-c7']);
-    expect(comments[5]).toEqual({ comment_id: 'u1p2-c5-c6', parent_id: 'u1p2-c5', top_level_id: 'u1p2-c5', depth: 2, preorder: 5, is_post_author: true, score: 5, timestamp: '2023-04-01T09:50:00Z', deleted: false, deleted_exact: false });
+    expect(comments[5]).toEqual({
+      comment_id: 'u1p2-c5-c6',
+      parent_id: 'u1p2-c5',
+      top_level_id: 'u1p2-c5',
+      depth: 2,
+      preorder: 5,
+      is_post_author: true,
+      score: 5,
+      timestamp: '2023-04-01T09:50:00Z',
+      deleted: false,
+      deleted_exact: false,
+    });
     expect(comments[4]!['deleted']).toBe(true);
     expect(comments[4]!['deleted_exact']).toBe(true);
-    const posts = await query<{ post_id: string; timestamp: string; subreddit: string }>(`SELECT post_id, timestamp, subreddit FROM ${sqlString(join(out, 'posts.parquet'))} ORDER BY global_index`);
+    const posts = await query<{ post_id: string; timestamp: string; subreddit: string }>(
+      `SELECT post_id, timestamp, subreddit FROM ${sqlString(join(out, 'posts.parquet'))} ORDER BY global_index`,
+    );
     expect(posts.map((p) => p.post_id)).toEqual(['u1p1', 'u1p2', 'u1p3', 'u2p1', 'u2p2']);
     expect(posts[4]!.timestamp).toBe('2023-06-01T11:00:00.250000Z');
     expect(summary.excluded['comment body deleted/removed/empty (3.1/3.2 test)']).toBe(1);
@@ -90,7 +103,10 @@ describe('persona import', () => {
     expect(await main(['persona', 'import', '--from', join(fixtures, 'raw.json'), '-w', ws, '--quiet'])).toBe(0);
     expect(existsSync(join(ws, 'persona', 'comments.parquet'))).toBe(true);
     expect(await main(['persona', 'select', '--from', join(fixtures, 'grouped.json'), '-w', ws, '--fidelity', 'fixed', '--seed', '14', '--quiet'])).toBe(0);
-    const lines = readFileSync(join(ws, 'persona', 'selection-fixed', 'samples.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(join(ws, 'persona', 'selection-fixed', 'samples.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.filter((l) => l.task === '3.3' && l.setting === 'NP-Conv').map((l) => l.contextPostIndex)).toEqual([3, 3, 3, 0, 0]);
     const bad = join(ws, 'bad.json');
     writeFileSync(bad, '{"alice": 3}');

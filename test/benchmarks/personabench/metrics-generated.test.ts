@@ -22,7 +22,9 @@ describe('3.3 lexical metrics on generated long replies match NLTK / rouge_score
     const off: string[] = [];
     for (const pair of expected.pairs) {
       const scores = scorer.score(pair.reference, pair.candidate);
-      for (const metric of GENERATION_METRICS) if (!(Math.abs(scores[metric] - pair[metric]) < TOLERANCE)) off.push(`${metric}: ${scores[metric]} vs ${pair[metric]} for ${JSON.stringify(pair.candidate.slice(0, 60))}`);
+      for (const metric of GENERATION_METRICS)
+        if (!(Math.abs(scores[metric] - pair[metric]) < TOLERANCE))
+          off.push(`${metric}: ${scores[metric]} vs ${pair[metric]} for ${JSON.stringify(pair.candidate.slice(0, 60))}`);
     }
     expect(off).toEqual([]);
     // The pairs reach every stage: nonzero BLEU and METEOR on most of them.

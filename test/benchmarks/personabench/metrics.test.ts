@@ -7,7 +7,15 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { evaluationTokens, fsum, sentenceBleu } from '../../../src/benchmarks/personabench/metrics/bleu.js';
 import { groupBySubreddit, scoreGroups } from '../../../src/benchmarks/personabench/metrics/by-subreddit.js';
-import { accuracy, binaryF1, matthewsCorrelation, regressionScores, signScoresApi, signScoresLogEval, weightedF1 } from '../../../src/benchmarks/personabench/metrics/classification.js';
+import {
+  accuracy,
+  binaryF1,
+  matthewsCorrelation,
+  regressionScores,
+  signScoresApi,
+  signScoresLogEval,
+  weightedF1,
+} from '../../../src/benchmarks/personabench/metrics/classification.js';
 import { GenerationScorer, oracleBestOfN, singleSample } from '../../../src/benchmarks/personabench/metrics/generation.js';
 import { Meteor } from '../../../src/benchmarks/personabench/metrics/meteor.js';
 import { numpyPairwiseSum } from '../../../src/benchmarks/personabench/metrics/numpy-sum.js';
@@ -59,7 +67,12 @@ describe('3.3 lexical metrics match NLTK / rouge_score on tricky pairs', () => {
       expect(evaluationTokens(pair.candidate)).toEqual(pair.candidate_tokens);
       const scores = scorer.score(pair.reference, pair.candidate);
       for (const metric of ['rouge1', 'rougeL', 'bleu', 'meteor'] as const) {
-        expect([pair.reference, pair.candidate, metric, Math.abs(scores[metric] - pair[metric]) < TOLERANCE]).toEqual([pair.reference, pair.candidate, metric, true]);
+        expect([pair.reference, pair.candidate, metric, Math.abs(scores[metric] - pair[metric]) < TOLERANCE]).toEqual([
+          pair.reference,
+          pair.candidate,
+          metric,
+          true,
+        ]);
       }
     }
   });
@@ -96,7 +109,8 @@ describe('Porter stemmer (NLTK_EXTENSIONS mode)', () => {
     }
     const all = new Set(words);
     for (const w of [...words].sort().filter((_, i) => i % 10 === 0)) {
-      for (const suffix of ['s', 'es', 'ed', 'ing', 'ly', 'ness', 'ies', 'ied', 'er', 'est', 'ation', 'ization', 'fulness', 'alli', 'logi']) all.add(w + suffix);
+      for (const suffix of ['s', 'es', 'ed', 'ing', 'ly', 'ness', 'ies', 'ied', 'er', 'est', 'ation', 'ization', 'fulness', 'alli', 'logi'])
+        all.add(w + suffix);
     }
     const sorted = [...all].sort();
     expect(sorted.length).toBe(expected.porter.count);
@@ -197,7 +211,10 @@ describe('3.3 aggregation', () => {
   });
 
   it('single sample: zeros counted', () => {
-    const prompts = (b.prompts as Array<{ reference: string; candidates: string[] }>).map((p) => ({ reference: p.reference, candidate: p.candidates.find((c) => c !== '')! }));
+    const prompts = (b.prompts as Array<{ reference: string; candidates: string[] }>).map((p) => ({
+      reference: p.reference,
+      candidate: p.candidates.find((c) => c !== '')!,
+    }));
     const result = singleSample(prompts, scorer);
     for (const metric of ['rouge1', 'rougeL', 'bleu', 'meteor'] as const) {
       expect(result.counted[metric]).toBe(prompts.length);
@@ -214,7 +231,14 @@ describe('per-subreddit grouping', () => {
     { sub: '', t: 'negative', p: 'negative' },
   ];
   it('3.1/GPT.py lower-cases domains; LogEval drops null subreddits from the domain rows only', () => {
-    const lower = scoreGroups(groupBySubreddit(rows, (r) => r.sub, 'lowercase'), (g) => signScoresApi(g.map((r) => r.t), g.map((r) => r.p)));
+    const lower = scoreGroups(
+      groupBySubreddit(rows, (r) => r.sub, 'lowercase'),
+      (g) =>
+        signScoresApi(
+          g.map((r) => r.t),
+          g.map((r) => r.p),
+        ),
+    );
     expect(lower.byDomain.map((d) => [d.domain, d.count])).toEqual([
       ['science', 2],
       ['unknown_domain', 1],

@@ -84,7 +84,10 @@ describe('3.2 NP-Conv (3.2_RandPrompt)', () => {
     const samples = selectImpactNpConv(raw, original);
     // Sample 0 (u1p1, +15) gets u1p2's reply "Mistborn is overrated." (-20) as its example.
     const prompt = impactNpConvPrompt(samples[0]!, c, 'original');
-    expect(headers(prompt).slice(1)).toEqual(['### FEW-SHOT EXAMPLE (Using Pseudo-Random Context from a Distant Post) ###', '### ACTUAL TASK (Predict Score for a Reply in a *Different* Post) ###']);
+    expect(headers(prompt).slice(1)).toEqual([
+      '### FEW-SHOT EXAMPLE (Using Pseudo-Random Context from a Distant Post) ###',
+      '### ACTUAL TASK (Predict Score for a Reply in a *Different* Post) ###',
+    ]);
     const [, example, task] = prompt.split('\n\n');
     expect(example).toContain('Referenced Post (ID: N/A)');
     // The provider's post timestamp printed as stored.
@@ -107,9 +110,7 @@ describe('3.2 NP-Conv (3.2_RandPrompt)', () => {
     const two: UserPosts[] = [{ user: 'alice', posts: users[0]!.posts.slice(0, 2) }];
     // Samples: u1p2 (-20, negative first) and u1p1 (+15; one positive, floor(1/2) = 0 dropped).
     const samples = selectImpactNpConv(two, original);
-    expect(samples.map((s) => [s.targetReplyId, s.fewShot!.replyId])).toEqual(
-      samples.map((s) => [s.targetReplyId, s.targetReplyId]),
-    );
+    expect(samples.map((s) => [s.targetReplyId, s.fewShot!.replyId])).toEqual(samples.map((s) => [s.targetReplyId, s.targetReplyId]));
     const prompt = impactNpConvPrompt(samples.find((s) => s.targetPostId === 'u1p2')!, new PromptCorpus(two), 'original');
     expect(prompt).toContain('Score:\n-20\n\n');
   });
@@ -177,9 +178,9 @@ describe('3.3 NP-Conv (3.3_RandPrompt)', () => {
     const c = new PromptCorpus(top);
     const sample = selectReplyNpConv(top, original)[0]!;
     expect(sample.targetReplyId).toBe('orig_idx0-c8');
-    expect(replyNpConvPrompt(sample, c, 'original')).toContain("a message by 'alice' (ID orig_idx0, score 120), which reads: \"\"\n");
+    expect(replyNpConvPrompt(sample, c, 'original')).toContain('a message by \'alice\' (ID orig_idx0, score 120), which reads: ""\n');
     const fixedSample = selectReplyNpConv(top, fixed)[0]!;
-    expect(replyNpConvPrompt(fixedSample, c, 'fixed')).toContain("(ID orig_idx0, score 120), which reads: \"We ran a small sleep study.\"\n");
+    expect(replyNpConvPrompt(fixedSample, c, 'fixed')).toContain('(ID orig_idx0, score 120), which reads: "We ran a small sleep study."\n');
   });
 
   it('fixed: context from bob (ctx_idx3) with ids and without his latest reply; his name instead of the braces', () => {
@@ -203,7 +204,14 @@ describe('buildAllPrompts', () => {
       const settings = new Set(records.map((r) => `${r.task} ${r.setting}`));
       expect(settings.size).toBe(9);
       for (const r of records) {
-        const cue = r.task === '3.1' ? 'Predicted score sentiment:' : r.task === '3.2' ? 'Score:' : r.setting === 'NP-Conv' ? `Predicted reply body from '${r.user}':` : `Predicted body text for ${r.user}'s reply:`;
+        const cue =
+          r.task === '3.1'
+            ? 'Predicted score sentiment:'
+            : r.task === '3.2'
+              ? 'Score:'
+              : r.setting === 'NP-Conv'
+                ? `Predicted reply body from '${r.user}':`
+                : `Predicted body text for ${r.user}'s reply:`;
         expect(r.prompt.endsWith(cue)).toBe(true);
         expect(r.sampleId).toBe(`${r.task}/${r.setting}/${r.position}`);
       }

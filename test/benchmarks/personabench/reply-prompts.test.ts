@@ -30,7 +30,9 @@ describe('3.3 P-Conv prompt', () => {
     const prompt = promptFor(base, 'P-Conv', 'original');
     const branch = jsonAfter(prompt, 'everything posted after it in that branch:') as Array<Record<string, unknown>>;
     // "Read the paper first." answers "I doubt this." (u1p1-c5): the branch is c5 with no replies.
-    expect(branch).toEqual([{ author: 'u3', body: 'I doubt this.', score: 4, timestamp: '2023-03-01T10:40:00Z', replies: [], id: 'u1p1-c5', parent_id: 'u1p1', type: 'comment' }]);
+    expect(branch).toEqual([
+      { author: 'u3', body: 'I doubt this.', score: 4, timestamp: '2023-03-01T10:40:00Z', replies: [], id: 'u1p1-c5', parent_id: 'u1p1', type: 'comment' },
+    ]);
     expect(prompt).toContain(`${replyCue('alice')}\nRead the paper first.\n\n### ACTUAL TASK ###`);
     expect(prompt.endsWith(`\n${replyCue('alice')}`)).toBe(true);
     expect(prompt).toContain("reply by '{main_author_name}'");
@@ -38,7 +40,10 @@ describe('3.3 P-Conv prompt', () => {
 
   it('task: the whole post without the target subtree; the few-shot answer stays (original leak)', () => {
     const prompt = promptFor(base, 'P-Conv', 'original');
-    const post = jsonAfter(prompt, "reply to predict left out:") as { id: string; comments: Array<{ id: string; replies: Array<{ replies: Array<{ id: string; replies: unknown[] }> }> }> };
+    const post = jsonAfter(prompt, 'reply to predict left out:') as {
+      id: string;
+      comments: Array<{ id: string; replies: Array<{ replies: Array<{ id: string; replies: unknown[] }> }> }>;
+    };
     expect(post.id).toBe('u1p1');
     expect(post.comments.map((c) => c.id)).toEqual(['u1p1-c1', 'u1p1-c5', 'u1p1-c7']);
     // c1 -> c2 -> c3, whose reply (the target, c4) is gone.

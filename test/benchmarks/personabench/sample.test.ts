@@ -28,9 +28,7 @@ describe('data/personabench-sample', () => {
     const records = buildAllPrompts(users, { fidelity, seed: 0 });
     const counts = new Map<string, number>();
     for (const r of records) counts.set(`${r.task} ${r.setting}`, (counts.get(`${r.task} ${r.setting}`) ?? 0) + 1);
-    expect([...counts.keys()].sort()).toEqual(
-      ['3.1', '3.2', '3.3'].flatMap((t) => ['NP-Conv', 'P-Conv', 'P-NonConv'].map((s) => `${t} ${s}`)).sort(),
-    );
+    expect([...counts.keys()].sort()).toEqual(['3.1', '3.2', '3.3'].flatMap((t) => ['NP-Conv', 'P-Conv', 'P-NonConv'].map((s) => `${t} ${s}`)).sort());
     // r/art (u1p3) has two participants: never a 3.1/3.2 target.
     expect(records.filter((r) => r.task !== '3.3').map((r) => r.targetPostId)).not.toContain('u1p3');
     // Both signs occur among the 3.1 labels.

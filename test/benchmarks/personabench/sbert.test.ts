@@ -123,14 +123,22 @@ describe('3.3 SBERT through /v1/embeddings', () => {
       single.map((s) => ({ reference: s.reference, candidates: s.candidate ? [s.candidate] : [] })),
     );
     await client.close();
-    const result = singleSample(single, new GenerationScorer(), similarities.map((s) => s[0] ?? null));
+    const result = singleSample(
+      single,
+      new GenerationScorer(),
+      similarities.map((s) => s[0] ?? null),
+    );
     expect(result.sbert!.counted).toBe(3);
     // (0.6 + 0 - 1/sqrt(2)) / 3
-    expect(result.sbert!.mean).toBeCloseTo(-0.035702260395515836, 14);
+    expect(result.sbert!.mean).toBeCloseTo(-0.0357022603955158, 14);
   });
 
   it('an endpoint failure is an error, never a score', async () => {
-    const client = new EmbeddingsClient({ model: 'all-MiniLM-L6-v2', baseUrl: url, retry: { retries: 0, minDelayMs: 1, maxDelayMs: 1, factor: 1, maxTotalMs: 1000, maxRetryAfterMs: 1 } });
+    const client = new EmbeddingsClient({
+      model: 'all-MiniLM-L6-v2',
+      baseUrl: url,
+      retry: { retries: 0, minDelayMs: 1, maxDelayMs: 1, factor: 1, maxTotalMs: 1000, maxRetryAfterMs: 1 },
+    });
     await expect(sbertSimilarities(client, [{ reference: 'unknown text', candidates: ['a cat sat'] }])).rejects.toThrow(/HTTP 400/);
     await client.close();
   });

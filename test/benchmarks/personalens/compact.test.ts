@@ -6,7 +6,21 @@ import { compactPartition, DIALOGUE_COLUMNS } from '../../../src/benchmarks/pers
 import { tempDir } from '../../helpers/cli.js';
 
 const jsonl = (rows: object[]) => rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
-const call = (key: string, turn: number, at: string) => ({ run_id: 'r', key, turn, role: 'assistant', model: 'm', status: 'ok', cached: false, attempts: 1, latency_ms: 1, input_tokens: 1, output_tokens: 1, cost_usd: 0, at });
+const call = (key: string, turn: number, at: string) => ({
+  run_id: 'r',
+  key,
+  turn,
+  role: 'assistant',
+  model: 'm',
+  status: 'ok',
+  cached: false,
+  attempts: 1,
+  latency_ms: 1,
+  input_tokens: 1,
+  output_tokens: 1,
+  cost_usd: 0,
+  at,
+});
 
 let db: Database;
 beforeAll(async () => {
@@ -32,7 +46,13 @@ describe('compactPartition', () => {
       ]),
     );
     // Another shard's log, its last write torn (no newline): that record does not exist yet.
-    writeFileSync(join(dir, 'records.shard-1-of-2.jsonl'), jsonl([{ key: 'ff', try: 1, status: 'ok', rounds: 3 }, { key: '3c', try: 1, status: 'ok', rounds: 4 }]) + '{"key":"00","try":1,"status":"ok"');
+    writeFileSync(
+      join(dir, 'records.shard-1-of-2.jsonl'),
+      jsonl([
+        { key: 'ff', try: 1, status: 'ok', rounds: 3 },
+        { key: '3c', try: 1, status: 'ok', rounds: 4 },
+      ]) + '{"key":"00","try":1,"status":"ok"',
+    );
     expect(await compactPartition(dir, 'dialogues', DIALOGUE_COLUMNS)).toEqual({ rows: 5 });
     expect(await rows(join(dir, 'dialogues.parquet'), `"key", "try", status, error.message AS error, rounds, len(messages) AS messages`)).toEqual([
       { key: '07', try: 1, status: 'ok', error: null, rounds: 1, messages: 1 },
@@ -49,7 +69,10 @@ describe('compactPartition', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'records.jsonl'), jsonl([{ key: 'k1', try: 1, status: 'ok' }]));
     writeFileSync(join(dir, 'events.jsonl'), jsonl([call('k9', 0, '2025-01-01T00:00:05Z'), call('k1', 1, '2025-01-01T00:00:01Z')]));
-    writeFileSync(join(dir, 'events.shard-1-of-2.jsonl'), jsonl([call('k5', 0, '2025-01-01T00:00:00Z'), call('k2', 0, '2025-01-01T00:00:03Z')]) + '{"run_id":"r","key":"k3"');
+    writeFileSync(
+      join(dir, 'events.shard-1-of-2.jsonl'),
+      jsonl([call('k5', 0, '2025-01-01T00:00:00Z'), call('k2', 0, '2025-01-01T00:00:03Z')]) + '{"run_id":"r","key":"k3"',
+    );
     await compactPartition(dir, 'dialogues', DIALOGUE_COLUMNS);
     expect(await rows(join(dir, 'calls.parquet'), `"key", turn, strftime("at", '%S') AS s`)).toEqual([
       { key: 'k9', turn: 0, s: '05' },
@@ -67,7 +90,8 @@ describe('compactPartition', () => {
     writeFileSync(join(dir, 'records.jsonl'), jsonl(ids.toReversed().map((key) => ({ key, try: 1, status: 'ok', rounds: 1 }))));
     writeFileSync(join(dir, 'events.jsonl'), jsonl(ids.toReversed().map((key) => call(key, 0, '2025-01-01T00:00:00Z'))));
     expect(await compactPartition(dir, 'dialogues', DIALOGUE_COLUMNS)).toEqual({ rows: n });
-    const groups = async (f: string) => (await db.all<{ n: number }>(`SELECT count(DISTINCT row_group_id)::INTEGER AS n FROM parquet_metadata('${join(dir, f)}')`))[0]!.n;
+    const groups = async (f: string) =>
+      (await db.all<{ n: number }>(`SELECT count(DISTINCT row_group_id)::INTEGER AS n FROM parquet_metadata('${join(dir, f)}')`))[0]!.n;
     expect(await groups('dialogues.parquet')).toBeGreaterThan(1);
     expect(await groups('calls.parquet')).toBeGreaterThan(1);
     expect((await rows(join(dir, 'dialogues.parquet'), '"key"')).map((r) => r['key'])).toEqual(ids);

@@ -26,11 +26,23 @@ describe('stripTerminate, as the original does it', () => {
 
 describe('history rendering', () => {
   it('labels turns the way the user agent and the judge read them, an empty turn with its trailing space', () => {
-    expect(renderConversation([{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello!' }, { role: 'user', content: '' }])).toBe('[USER]: Hi\n[ASSISTANT]: Hello!\n[USER]: ');
+    expect(
+      renderConversation([
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 'Hello!' },
+        { role: 'user', content: '' },
+      ]),
+    ).toBe('[USER]: Hi\n[ASSISTANT]: Hello!\n[USER]: ');
   });
 
   it('labels turns the way the assistant reads them', () => {
-    expect(renderAssistantHistory([{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello!' }, { role: 'user', content: '' }])).toBe('User: Hi\nAssistant: Hello!\nUser: ');
+    expect(
+      renderAssistantHistory([
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 'Hello!' },
+        { role: 'user', content: '' },
+      ]),
+    ).toBe('User: Hi\nAssistant: Hello!\nUser: ');
   });
 });
 

@@ -17,7 +17,10 @@ async function run(kind: 'sd' | 'md', reply: (r: MockRequest) => string, assista
   server = await startMockLlm({ reply, keepRequests: true });
   const ws = await sampleWorkspace(['--users', '0', '--kind', kind, '--random', '1']);
   const base = `base_url=${server.url}/v1`;
-  const r = await runCliJson(['dialogues', '-w', ws, '--assistant', `openai:${assistant}?${base}`, '--user', `openai:user-mock?${base}`, '--setting', 'base'], {});
+  const r = await runCliJson(
+    ['dialogues', '-w', ws, '--assistant', `openai:${assistant}?${base}`, '--user', `openai:user-mock?${base}`, '--setting', 'base'],
+    {},
+  );
   expect(r.code, r.stderr).toBe(0);
   const db = await Database.open(':memory:');
   try {

@@ -11,7 +11,12 @@ import { sampleWorkspace } from '../../helpers/workspace.js';
  */
 const CREDS = { accessKeyId: 'AKIAPLENSCLITEST0001', secretAccessKey: 'plensCliSecret/abcdefghijklmnopqrstuvwxyz0123' };
 // Nothing from the machine: no profile, no instance metadata (not 127.0.0.1).
-const BASE_ENV = { AWS_PROFILE: '', AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: '/nonexistent/plens-config', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/plens-credentials' };
+const BASE_ENV = {
+  AWS_PROFILE: '',
+  AWS_EC2_METADATA_DISABLED: 'true',
+  AWS_CONFIG_FILE: '/nonexistent/plens-config',
+  AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/plens-credentials',
+};
 
 let server: MockBedrockServer | undefined;
 afterEach(async () => {
@@ -22,9 +27,24 @@ afterEach(async () => {
 describe('plens dialogues with bedrock models', () => {
   it('--dry-run prices the original short names with no credentials', async () => {
     const ws = await sampleWorkspace();
-    const r = await runCliInProcess(['dialogues', '-w', ws, '--assistant', 'bedrock:llama-3-1-70b-instruct-v1', '--user', 'bedrock:claude-3-sonnet-v1', '--setting', 'base', '--dry-run', '--json'], {
-      env: { ...BASE_ENV, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_REGION: '' },
-    });
+    const r = await runCliInProcess(
+      [
+        'dialogues',
+        '-w',
+        ws,
+        '--assistant',
+        'bedrock:llama-3-1-70b-instruct-v1',
+        '--user',
+        'bedrock:claude-3-sonnet-v1',
+        '--setting',
+        'base',
+        '--dry-run',
+        '--json',
+      ],
+      {
+        env: { ...BASE_ENV, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_REGION: '' },
+      },
+    );
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const json = JSON.parse(r.stdout) as { planned: number; estimate: { costUsd: number }; price_unknown: string[] };
     expect(json.planned).toBe(49);
@@ -33,11 +53,31 @@ describe('plens dialogues with bedrock models', () => {
   });
 
   it('runs dialogues against a signed mock Converse endpoint, and keeps the secret out of every output', async () => {
-    server = await startMockBedrock({ credentials: CREDS, reply: (r) => (r.body.system?.[0]?.text.includes('TERMINATE') ? 'Thanks, that is all. TERMINATE' : 'Here is a suggestion for you.') });
+    server = await startMockBedrock({
+      credentials: CREDS,
+      reply: (r) => (r.body.system?.[0]?.text.includes('TERMINATE') ? 'Thanks, that is all. TERMINATE' : 'Here is a suggestion for you.'),
+    });
     const ws = await sampleWorkspace();
     const spec = (m: string) => `bedrock:${m}?base_url=${server!.url}`;
     const env = { ...BASE_ENV, AWS_ACCESS_KEY_ID: CREDS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDS.secretAccessKey, AWS_REGION: 'us-west-2' };
-    const r = await runCliInProcess(['dialogues', '-w', ws, '--assistant', spec('mistral-7b-instruct-v2'), '--user', spec('claude-3-sonnet-v1'), '--setting', 'base', '--limit', '2', '--no-progress', '--json'], { env });
+    const r = await runCliInProcess(
+      [
+        'dialogues',
+        '-w',
+        ws,
+        '--assistant',
+        spec('mistral-7b-instruct-v2'),
+        '--user',
+        spec('claude-3-sonnet-v1'),
+        '--setting',
+        'base',
+        '--limit',
+        '2',
+        '--no-progress',
+        '--json',
+      ],
+      { env },
+    );
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(server.requests.length).toBeGreaterThanOrEqual(4);
     expect(server.requests.every((q) => q.signatureValid && q.authorization?.region === 'us-west-2')).toBe(true);

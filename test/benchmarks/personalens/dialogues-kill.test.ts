@@ -39,9 +39,19 @@ describe('plens dialogues killed with SIGKILL', () => {
     const ws = await sampleWorkspace();
     const env = { OPENAI_API_KEY: 'sk-kill-test' };
     const args = [
-      'dialogues', '-w', ws,
-      '--assistant', `openai:a?base_url=${server.url}/v1`, '--user', `openai:u?base_url=${server.url}/v1`,
-      '--setting', 'base', '--concurrency', '6', '--cache', 'off',
+      'dialogues',
+      '-w',
+      ws,
+      '--assistant',
+      `openai:a?base_url=${server.url}/v1`,
+      '--user',
+      `openai:u?base_url=${server.url}/v1`,
+      '--setting',
+      'base',
+      '--concurrency',
+      '6',
+      '--cache',
+      'off',
     ];
     // 49 dialogues of 6 calls: each kill lands after some dialogues are done, with others in flight.
     for (const calls of [40, 25, 55, 30]) {

@@ -18,8 +18,19 @@ describe('plens dialogues --shard i/n', () => {
     server = await startMockLlm({ latencyMs: 10 });
     const ws = await sampleWorkspace();
     const args = (shard: string) => [
-      'dialogues', '-w', ws, '--assistant', `openai:a?base_url=${server!.url}/v1`, '--user', `openai:u?base_url=${server!.url}/v1`,
-      '--setting', 'base', '--concurrency', '4', '--shard', shard,
+      'dialogues',
+      '-w',
+      ws,
+      '--assistant',
+      `openai:a?base_url=${server!.url}/v1`,
+      '--user',
+      `openai:u?base_url=${server!.url}/v1`,
+      '--setting',
+      'base',
+      '--concurrency',
+      '4',
+      '--shard',
+      shard,
     ];
     const env = { env: { OPENAI_API_KEY: 'sk-shard' } };
     type S = { ok: number; failed: number; planned: number };
@@ -47,7 +58,9 @@ describe('plens dialogues --shard i/n', () => {
     expect(again.json).toMatchObject({ planned: 0, already_done: a.json.planned });
     const db = await Database.open(':memory:');
     try {
-      const [row] = await db.all<{ n: number; keys: number }>(`SELECT count(*)::INTEGER AS n, count(DISTINCT "key")::INTEGER AS keys FROM read_parquet('${cell}/dialogues.parquet')`);
+      const [row] = await db.all<{ n: number; keys: number }>(
+        `SELECT count(*)::INTEGER AS n, count(DISTINCT "key")::INTEGER AS keys FROM read_parquet('${cell}/dialogues.parquet')`,
+      );
       expect(row).toEqual({ n: 49, keys: 49 });
     } finally {
       db.close();
@@ -58,7 +71,17 @@ describe('plens dialogues --shard i/n', () => {
 describe('plens dialogues with a cell given twice', () => {
   it('does each key once (`--setting base base` plans 49 dialogues, not 98)', async () => {
     const ws = await sampleWorkspace();
-    const r = await runCliJson<{ planned: number; ok: number }>(['dialogues', '-w', ws, '--assistant', 'sim:default', 'sim:default', '--setting', 'base', 'base']);
+    const r = await runCliJson<{ planned: number; ok: number }>([
+      'dialogues',
+      '-w',
+      ws,
+      '--assistant',
+      'sim:default',
+      'sim:default',
+      '--setting',
+      'base',
+      'base',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json).toMatchObject({ planned: 49, ok: 49 });
   });

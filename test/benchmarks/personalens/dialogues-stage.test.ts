@@ -20,7 +20,12 @@ afterEach(async () => {
 
 /** A stable number 0-99 per distinct request, so faults hit the same calls on every attempt. */
 function bucket(r: MockRequest): number {
-  return createHash('sha256').update(r.system + JSON.stringify(r.messages)).digest().readUInt32BE(0) % 100;
+  return (
+    createHash('sha256')
+      .update(r.system + JSON.stringify(r.messages))
+      .digest()
+      .readUInt32BE(0) % 100
+  );
 }
 
 /** The mock's replies, made distinct per conversation so no two dialogues send the same request. */
@@ -29,11 +34,23 @@ const reply = (r: MockRequest) => `(${bucket(r)}) ${defaultReply(r)}`;
 function dialoguesArgs(ws: string, api: 'openai' | 'anthropic', extra: string[] = []): string[] {
   const base = api === 'openai' ? `base_url=${server!.url}/v1` : `base_url=${server!.url}`;
   return [
-    'dialogues', '-w', ws,
-    '--assistant', `${api}:assistant-mock?${base}&price_in=1&price_out=2`,
-    '--user', `${api}:user-mock?${base}`,
-    '--setting', 'base',
-    '--retries', '3', '--retry-delay-ms', '5', '--call-timeout', '1', '--concurrency', '8',
+    'dialogues',
+    '-w',
+    ws,
+    '--assistant',
+    `${api}:assistant-mock?${base}&price_in=1&price_out=2`,
+    '--user',
+    `${api}:user-mock?${base}`,
+    '--setting',
+    'base',
+    '--retries',
+    '3',
+    '--retry-delay-ms',
+    '5',
+    '--call-timeout',
+    '1',
+    '--concurrency',
+    '8',
     ...extra,
   ];
 }
@@ -44,7 +61,8 @@ async function records(ws: string): Promise<Array<{ key: string; status: string;
   const out = [];
   for (const cell of readdirSync(join(ws, 'dialogues'))) {
     for (const f of readdirSync(join(ws, 'dialogues', cell)).filter((f) => f.startsWith('records'))) {
-      for await (const r of readJsonl<{ key: string; status: string; error: { kind: string } | null; messages: unknown[] }>(join(ws, 'dialogues', cell, f))) out.push(r);
+      for await (const r of readJsonl<{ key: string; status: string; error: { kind: string } | null; messages: unknown[] }>(join(ws, 'dialogues', cell, f)))
+        out.push(r);
     }
   }
   return out;
@@ -125,7 +143,10 @@ describe('plens dialogues and the call cache', () => {
     const calls = server.stats().requests;
     expect(calls).toBeGreaterThan(SCENARIOS * 3);
     const cell = readdirSync(join(ws, 'dialogues'))[0]!;
-    const before = readFileSync(join(ws, 'dialogues', cell, 'records.jsonl'), 'utf8').trim().split('\n').sort();
+    const before = readFileSync(join(ws, 'dialogues', cell, 'records.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .sort();
     const parquetBefore = readFileSync(join(ws, 'dialogues', cell, 'dialogues.parquet'));
 
     rmSync(join(ws, 'dialogues'), { recursive: true });
@@ -134,7 +155,10 @@ describe('plens dialogues and the call cache', () => {
     expect(server.stats().requests).toBe(calls);
     expect(rerun.json.ok).toBe(SCENARIOS);
     expect(rerun.json.cached_calls).toBe(rerun.json.calls);
-    const after = readFileSync(join(ws, 'dialogues', cell, 'records.jsonl'), 'utf8').trim().split('\n').sort();
+    const after = readFileSync(join(ws, 'dialogues', cell, 'records.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .sort();
     expect(after).toEqual(before);
     expect(readFileSync(join(ws, 'dialogues', cell, 'dialogues.parquet')).equals(parquetBefore)).toBe(true);
 
@@ -166,10 +190,13 @@ describe('plens dialogues with the offline simulator', () => {
     expect(r.stdout).toContain('offline simulator, not a model');
     const db = join(ws, '..', 'w.duckdb');
     expect((await runCli(['warehouse', '-w', ws, '--db', db])).code).toBe(0);
-    const rows = (await runCliJson<unknown[]>(['sql', 'select setting, count(*) as n, bool_and(simulated) as simulated from dialogues group by 1', '--db', db])).json;
+    const rows = (await runCliJson<unknown[]>(['sql', 'select setting, count(*) as n, bool_and(simulated) as simulated from dialogues group by 1', '--db', db]))
+      .json;
     expect(rows).toEqual([{ setting: 'base+all', n: 180, simulated: true }]);
     // turns: every dialogue opens with the user and alternates.
-    const turns = (await runCliJson<Array<{ bad: number }>>(['sql', "select count(*) as bad from turns where (turn % 2 = 0) <> (speaker = 'user')", '--db', db])).json;
+    const turns = (
+      await runCliJson<Array<{ bad: number }>>(['sql', "select count(*) as bad from turns where (turn % 2 = 0) <> (speaker = 'user')", '--db', db])
+    ).json;
     expect(turns).toEqual([{ bad: 0 }]);
   });
 });

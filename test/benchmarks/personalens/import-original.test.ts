@@ -52,7 +52,9 @@ describe('plens prompts import-original', () => {
     const prompts = PromptSet.load(out);
     const view = { demographics: 'D{1}', preferences: 'P', interactions: 'I', situation: 'S', intent: 'T', conversation: '[USER]: hi ', goal: 'G' };
     // INITIAL_QUERY_PROMPT.format(...) in Python: {{short}} becomes {short}, \t a tab, no trimming.
-    expect(prompts.render(prompts.userTemplate('user-first-turn', 'SD'), view)).toBe('PROFILE\nD{1}\nLIKES\nP\nPAST\nI\nNOW\nS\nTASK\nT\nWrite a {short} first query.\tGo:');
+    expect(prompts.render(prompts.userTemplate('user-first-turn', 'SD'), view)).toBe(
+      'PROFILE\nD{1}\nLIKES\nP\nPAST\nI\nNOW\nS\nTASK\nT\nWrite a {short} first query.\tGo:',
+    );
     // The raw string keeps "\n" as two characters and its trailing newline.
     expect(prompts.render(prompts.userTemplate('user-turn', 'MD'), view)).toBe(
       'PROFILE\nD{1}\nLIKES BY DOMAIN\nP\nTASK\nT\nPAST\nI\nNOW\nS\nHISTORY\n[USER]: hi \nReply; add TERMINATE when done. Keep \\n literal.\n',
@@ -61,8 +63,12 @@ describe('plens prompts import-original', () => {
     expect(prompts.render(prompts.assistantSystemTemplate('base+d', 'xml'), {})).toBe(
       'Be a kind assistant who can book things.\nPrinciples: {short answers}? No: braces in a system prompt are sent as written.',
     );
-    expect(prompts.render(prompts.assistantTurnTemplate('base+s', 'markdown'), { situation: 'S', conversation: 'User: hi' })).toBe('### Now\nS\n### History\nUser: hi\n### Do\nAnswer.');
-    expect(prompts.render(prompts.judgeTemplate('judge-coherence', 'user'), view)).toBe('How coherent is the user?\n[USER]: hi \n<response>\nCoherence Score: [1-5]\n</response>');
+    expect(prompts.render(prompts.assistantTurnTemplate('base+s', 'markdown'), { situation: 'S', conversation: 'User: hi' })).toBe(
+      '### Now\nS\n### History\nUser: hi\n### Do\nAnswer.',
+    );
+    expect(prompts.render(prompts.judgeTemplate('judge-coherence', 'user'), view)).toBe(
+      'How coherent is the user?\n[USER]: hi \n<response>\nCoherence Score: [1-5]\n</response>',
+    );
     // The chain-of-turn prompt builds on the personalization one (B = A + "..." in the source).
     expect(prompts.render('judge-personalization-chain', view)).toContain('Rate personalization 1-4 {strictly}.\nDEMO:\nD{1}\n');
     // The set is complete on its own: nothing falls back to plens's bundled prompts.
@@ -73,15 +79,26 @@ describe('plens prompts import-original', () => {
     const broken = join(tempDir('plens-orig-broken-'), 'repo');
     cpSync(FIXTURE, broken, { recursive: true });
     const file = join(broken, 'util', 'evaluation_prompts.py');
-    writeFileSync(file, readFileSync(file, 'utf8').replace('{conversation}\nGOAL:\n{goal}', '{conversation}\nAIM:\n{aim_text}').replace('NATURALNESS_USER_PROMPT', 'NAT_U'));
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8').replace('{conversation}\nGOAL:\n{goal}', '{conversation}\nAIM:\n{aim_text}').replace('NATURALNESS_USER_PROMPT', 'NAT_U'),
+    );
     const out = join(tempDir('plens-orig-out-'), 'set');
     expect(() => importOriginal({ source: broken, out })).toThrow(/no constant found for the judge-task-completion prompt in util\/evaluation_prompts.py/);
     const mapFile = join(broken, 'map.json');
     writeFileSync(mapFile, JSON.stringify({ templates: { 'judge-task-completion': 'TASK_COMPLETION_PROMPT' } }));
-    expect(() => importOriginal({ source: broken, out, mapping: mapFile })).toThrow(/TASK_COMPLETION_PROMPT \(judge-task-completion\) has placeholder \{aim_text\}, which plens does not know/);
+    expect(() => importOriginal({ source: broken, out, mapping: mapFile })).toThrow(
+      /TASK_COMPLETION_PROMPT \(judge-task-completion\) has placeholder \{aim_text\}, which plens does not know/,
+    );
     writeFileSync(mapFile, JSON.stringify({ templates: { 'judge-task-completion': 'TASK_COMPLETION_PROMPT' }, placeholders: { aim_text: 'goal' } }));
     expect(() => importOriginal({ source: broken, out, mapping: mapFile })).toThrow(/no constant found for the judge-naturalness.user prompt/);
-    writeFileSync(mapFile, JSON.stringify({ templates: { 'judge-task-completion': 'TASK_COMPLETION_PROMPT', 'judge-naturalness.user': 'NAT_U' }, placeholders: { aim_text: 'goal' } }));
+    writeFileSync(
+      mapFile,
+      JSON.stringify({
+        templates: { 'judge-task-completion': 'TASK_COMPLETION_PROMPT', 'judge-naturalness.user': 'NAT_U' },
+        placeholders: { aim_text: 'goal' },
+      }),
+    );
     expect(importOriginal({ source: broken, out, mapping: mapFile }).templates).toHaveLength(29);
   });
 
@@ -96,37 +113,56 @@ describe('plens prompts import-original', () => {
     server = await startMockLlm({ keepRequests: true });
     const ws = await sampleWorkspace(['--users', '0', '--kind', 'md', '--random', '1']);
     const base = `base_url=${server.url}/v1`;
-    const d = await runCliJson(['dialogues', '-w', ws, '--assistant', `openai:claude-mock?${base}`, '--user', `openai:user-mock?${base}`, '--setting', 'base+all', '--prompts', out], {});
+    const d = await runCliJson(
+      ['dialogues', '-w', ws, '--assistant', `openai:claude-mock?${base}`, '--user', `openai:user-mock?${base}`, '--setting', 'base+all', '--prompts', out],
+      {},
+    );
     expect(d.code, d.stderr).toBe(0);
     const profile = JSON.parse(readFileSync(join(sampleDir, 'profile', 'user0', 'profile.json'), 'utf8'));
     const tasks = JSON.parse(readFileSync(join(sampleDir, 'profile', 'user0', 'tasks_md.json'), 'utf8'));
     const requests: MockRequest[] = server.requests;
     const opening = requests[0]!;
-    const task = Object.values(tasks as Record<string, { 'User Intent': string; 'Relevant Domains': string[]; situations: Record<string, string>; 'Task Goal': string }>).find((t) =>
-      opening.messages[0]!.content.includes(`TASK\n${t['User Intent']}\n`),
-    )!;
+    const task = Object.values(
+      tasks as Record<string, { 'User Intent': string; 'Relevant Domains': string[]; situations: Record<string, string>; 'Task Goal': string }>,
+    ).find((t) => opening.messages[0]!.content.includes(`TASK\n${t['User Intent']}\n`))!;
     expect(task).toBeDefined();
     // The original's rendering, written out here from the raw profile: "- key: value" lines, MD
     // preferences as a blank line + "Domain:" + lines, summaries in <Domain> tags.
-    const demo = Object.entries(profile.demographics as Record<string, string>).filter(([k]) => k !== 'user_id').map(([k, v]) => `- ${k}: ${v}`).join('\n');
+    const demo = Object.entries(profile.demographics as Record<string, string>)
+      .filter(([k]) => k !== 'user_id')
+      .map(([k, v]) => `- ${k}: ${v}`)
+      .join('\n');
     const prefs = task['Relevant Domains']
-      .map((dom) => `\n${dom}:\n` + Object.entries(profile.affinities[dom] as Record<string, string | string[]>).map(([k, v]) => `- ${k}: ${Array.isArray(v) ? v.join(', ') : v}`).join('\n'))
+      .map(
+        (dom) =>
+          `\n${dom}:\n` +
+          Object.entries(profile.affinities[dom] as Record<string, string | string[]>)
+            .map(([k, v]) => `- ${k}: ${Array.isArray(v) ? v.join(', ') : v}`)
+            .join('\n'),
+      )
       .join('\n');
     const past = task['Relevant Domains'].map((dom) => `<${dom}>\n${profile.interactions[dom]}\n</${dom}>`).join('\n');
-    const situation = Object.entries(task.situations).map(([k, v]) => `- ${k}: ${v}`).join('\n');
+    const situation = Object.entries(task.situations)
+      .map(([k, v]) => `- ${k}: ${v}`)
+      .join('\n');
     const system = readUserSystem();
     expect(opening.system).toBe(system);
     expect(opening.temperature).toBe(0.5);
     expect(opening.maxTokens).toBe(800);
     expect(opening.messages).toEqual([
-      { role: 'user', content: `PROFILE\n${demo}\nLIKES\n${prefs}\nPAST\n${past}\nNOW\n${situation}\nTASK\n${task['User Intent']}\nWrite a {short} first query.\tGo:` },
+      {
+        role: 'user',
+        content: `PROFILE\n${demo}\nLIKES\n${prefs}\nPAST\n${past}\nNOW\n${situation}\nTASK\n${task['User Intent']}\nWrite a {short} first query.\tGo:`,
+      },
     ]);
     const first = requests[1]!;
     expect(first.system).toBe('Be a kind assistant who can book things.\nPrinciples: {short answers}? No: braces in a system prompt are sent as written.');
     expect(first.temperature).toBe(0);
     expect(first.maxTokens).toBe(800);
     const openingText = requests.length && (await dialogueMessages(ws))[0]!.content;
-    expect(first.messages[0]!.content).toBe(`<demo>\n${demo}\n</demo>\n<past>\n${past}\n</past>\n<now>\n${situation}\n</now>\n<history>\nUser: ${openingText}\n</history>\n<do>Answer.</do>`);
+    expect(first.messages[0]!.content).toBe(
+      `<demo>\n${demo}\n</demo>\n<past>\n${past}\n</past>\n<now>\n${situation}\n</now>\n<history>\nUser: ${openingText}\n</history>\n<do>Answer.</do>`,
+    );
 
     const before = requests.length;
     const j = await runCliJson(['judge', '-w', ws, '--judge', `openai:judge-mock?${base}`, '--dimensions', 'task_completion', '--prompts', out], {});
@@ -139,7 +175,10 @@ describe('plens prompts import-original', () => {
     expect(judged[0]!.temperature).toBe(0);
     expect(judged[0]!.maxTokens).toBe(4000);
     expect(judged[0]!.messages).toEqual([
-      { role: 'user', content: `Did the chat meet the goal? Format:\nVERDICT: False\nEXPLANATION: ...\nCHAT:\n${conversation}\nGOAL:\n${task['Task Goal']}\nVERDICT:` },
+      {
+        role: 'user',
+        content: `Did the chat meet the goal? Format:\nVERDICT: False\nEXPLANATION: ...\nCHAT:\n${conversation}\nGOAL:\n${task['Task Goal']}\nVERDICT:`,
+      },
     ]);
   });
 });
@@ -153,10 +192,11 @@ async function dialogueMessages(ws: string): Promise<Array<{ role: string; conte
   const { Database } = await import('../../../src/db/database.js');
   const db = await Database.open(':memory:');
   try {
-    const rows = await db.all<{ messages: Array<{ role: string; content: string }> }>(`SELECT messages FROM read_parquet('${ws}/dialogues/*/dialogues.parquet')`);
+    const rows = await db.all<{ messages: Array<{ role: string; content: string }> }>(
+      `SELECT messages FROM read_parquet('${ws}/dialogues/*/dialogues.parquet')`,
+    );
     return rows[0]!.messages;
   } finally {
     db.close();
   }
 }
-

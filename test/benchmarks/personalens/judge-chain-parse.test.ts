@@ -15,7 +15,10 @@ const fails = (reply: string, turns: number, error: string) => {
 
 describe('chain-of-turn personalization replies', () => {
   it('reads one score per assistant turn, in turn order, and the justification', () => {
-    const r = ok('<response>\nTurn 1 Personalization Score: 2\nTurn 2 Personalization Score: 3\nTurn 3 Personalization Score: 3\nJustification: picked up the usual time by turn 2.\n</response>', 3);
+    const r = ok(
+      '<response>\nTurn 1 Personalization Score: 2\nTurn 2 Personalization Score: 3\nTurn 3 Personalization Score: 3\nJustification: picked up the usual time by turn 2.\n</response>',
+      3,
+    );
     expect(r.scores).toEqual([2, 3, 3]);
     expect(r.justification).toBe('picked up the usual time by turn 2.');
   });
@@ -37,7 +40,9 @@ describe('chain-of-turn personalization replies', () => {
   });
 
   it('ignores scores mentioned inside a sentence', () => {
-    expect(ok('<response>\nTurn 1 Personalization Score: 2\nA Turn 1 Personalization Score: 4 would need the usual alarm sound.\n</response>', 1).scores).toEqual([2]);
+    expect(
+      ok('<response>\nTurn 1 Personalization Score: 2\nA Turn 1 Personalization Score: 4 would need the usual alarm sound.\n</response>', 1).scores,
+    ).toEqual([2]);
   });
 
   it('without <response> tags the whole reply is read', () => {
@@ -45,8 +50,18 @@ describe('chain-of-turn personalization replies', () => {
   });
 
   it.each([
-    ['a turn missing', 'Turn 1 Personalization Score: 2\nTurn 3 Personalization Score: 3', 3, 'scores for 2 of the dialogue\'s 3 assistant turns; none for turn 2'],
-    ['more turns than the dialogue has', 'Turn 1 Personalization Score: 2\nTurn 2 Personalization Score: 3', 1, 'turn 2 (line 2) is not an assistant turn of this dialogue, which has 1'],
+    [
+      'a turn missing',
+      'Turn 1 Personalization Score: 2\nTurn 3 Personalization Score: 3',
+      3,
+      "scores for 2 of the dialogue's 3 assistant turns; none for turn 2",
+    ],
+    [
+      'more turns than the dialogue has',
+      'Turn 1 Personalization Score: 2\nTurn 2 Personalization Score: 3',
+      1,
+      'turn 2 (line 2) is not an assistant turn of this dialogue, which has 1',
+    ],
     ['turn 0', 'Turn 0 Personalization Score: 2\nTurn 1 Personalization Score: 3', 1, 'turn 0 (line 1) is not an assistant turn'],
     ['out of range', 'Turn 1 Personalization Score: 2\nTurn 2 Personalization Score: 5', 2, 'turn 2: Personalization Score 5 is out of range 1-4'],
     ['zero', 'Turn 1 Personalization Score: 0', 1, 'turn 1: Personalization Score 0 is out of range 1-4'],
@@ -54,12 +69,27 @@ describe('chain-of-turn personalization replies', () => {
     ['a range', 'Turn 1 Personalization Score: 2-3', 1, 'turn 1: ambiguous Personalization Score value'],
     ['a word', 'Turn 1 Personalization Score: good', 1, 'turn 1: Personalization Score value "good" is not a number'],
     ['no value', 'Turn 1 Personalization Score:', 1, 'turn 1: Personalization Score has no value'],
-    ['conflicting scores for one turn', 'Turn 1 Personalization Score: 2\nTurn 1 Personalization Score: 3', 1, 'conflicting scores for turn 1: 2 (line 1) and 3 (line 2)'],
-    ['a single score without turn numbers', '<response>\nPersonalization Score: 3\nJustification: fine.\n</response>', 2, 'a Personalization Score without turn numbers inside <response>'],
+    [
+      'conflicting scores for one turn',
+      'Turn 1 Personalization Score: 2\nTurn 1 Personalization Score: 3',
+      1,
+      'conflicting scores for turn 1: 2 (line 1) and 3 (line 2)',
+    ],
+    [
+      'a single score without turn numbers',
+      '<response>\nPersonalization Score: 3\nJustification: fine.\n</response>',
+      2,
+      'a Personalization Score without turn numbers inside <response>',
+    ],
     ['prose only', 'The assistant got better, from a 2 to a 3.', 2, 'no "Turn N Personalization Score:" line'],
     ['an empty reply', '  \n', 2, 'empty reply'],
     ['an empty response block', 'Sure.<response>\n</response>', 2, 'empty <response> block'],
-    ['turn lines only outside the tags', 'Turn 1 Personalization Score: 2\n<response>Justification: fine.</response>', 1, 'no "Turn N Personalization Score:" line inside <response>'],
+    [
+      'turn lines only outside the tags',
+      'Turn 1 Personalization Score: 2\n<response>Justification: fine.</response>',
+      1,
+      'no "Turn N Personalization Score:" line inside <response>',
+    ],
   ])('%s is a parse failure, never a partial list', (_, reply, turns, error) => fails(reply, turns, error));
 
   it('a dialogue without assistant turns has nothing to score', () => fails('Turn 1 Personalization Score: 2', 0, 'no assistant turn'));

@@ -215,9 +215,7 @@ describe('scores', () => {
       '</response>',
     ].join('\n');
     expect(ok(parseJudgment('personalization', reply)).justification).toBe('first line\nsecond line');
-    expect(ok(parseJudgment('personalization', 'Personalization Score: 3\nIt used history.')).justification).toBe(
-      'Personalization Score: 3\nIt used history.',
-    );
+    expect(ok(parseJudgment('personalization', 'Personalization Score: 3\nIt used history.')).justification).toBe('Personalization Score: 3\nIt used history.');
   });
 
   it('naturalness/coherence justification: Justification:, else the rest after the score, else the text before it', () => {
@@ -242,10 +240,56 @@ describe('robustness', () => {
     };
   }
   const PIECES = [
-    'VERDICT', 'verdict', ':', ' ', '\n', '\r\n', '**', '*', '_', '`', 'True', 'False', 'Yes', 'Score', 'score',
-    'Personalization', 'Naturalness', 'Coherence', 'Justification', 'EXPLANATION', '<response>', '</response>',
-    '<', '>', '[', ']', '(', ')', '/', '-', '.', '0', '1', '3', '4', '5', '3.5', 'out of', 'or', '#', '>', '•',
-    'Key Observations', 'Improvement Suggestions', '\u00a0', '\uFEFF', '：', '😀', '\u0000', 'é',
+    'VERDICT',
+    'verdict',
+    ':',
+    ' ',
+    '\n',
+    '\r\n',
+    '**',
+    '*',
+    '_',
+    '`',
+    'True',
+    'False',
+    'Yes',
+    'Score',
+    'score',
+    'Personalization',
+    'Naturalness',
+    'Coherence',
+    'Justification',
+    'EXPLANATION',
+    '<response>',
+    '</response>',
+    '<',
+    '>',
+    '[',
+    ']',
+    '(',
+    ')',
+    '/',
+    '-',
+    '.',
+    '0',
+    '1',
+    '3',
+    '4',
+    '5',
+    '3.5',
+    'out of',
+    'or',
+    '#',
+    '>',
+    '•',
+    'Key Observations',
+    'Improvement Suggestions',
+    '\u00a0',
+    '\uFEFF',
+    '：',
+    '😀',
+    '\u0000',
+    'é',
   ];
   const DIMS: JudgeDimension[] = ['task_completion', 'personalization', 'naturalness', 'coherence'];
 

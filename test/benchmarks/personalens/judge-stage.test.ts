@@ -28,7 +28,18 @@ describe('plens judge against an LLM endpoint', () => {
     server = await startMockLlm({ reply: judgeReply });
     const ws = await sampleWorkspace();
     expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
-    const args = ['judge', '-w', ws, '--judge', `openai:judge?base_url=${server.url}/v1`, '--dimensions', 'task_completion', 'personalization', '--retry-delay-ms', '5'];
+    const args = [
+      'judge',
+      '-w',
+      ws,
+      '--judge',
+      `openai:judge?base_url=${server.url}/v1`,
+      '--dimensions',
+      'task_completion',
+      'personalization',
+      '--retry-delay-ms',
+      '5',
+    ];
     const env = { env: { OPENAI_API_KEY: 'sk-judge' } };
 
     type S = { ok: number; failed: number; planned: number; failure_reasons: Record<string, number>; calls: number; cached_calls: number };
@@ -41,7 +52,14 @@ describe('plens judge against an LLM endpoint', () => {
 
     const db = join(ws, '..', 'w.duckdb');
     expect((await runCli(['warehouse', '-w', ws, '--db', db])).code).toBe(0);
-    const rows = (await runCliJson<Array<Record<string, unknown>>>(['sql', "select status, count(*) as n, count(score) as scored, count(raw) as raw from judgments group by 1 order by 1", '--db', db])).json;
+    const rows = (
+      await runCliJson<Array<Record<string, unknown>>>([
+        'sql',
+        'select status, count(*) as n, count(score) as scored, count(raw) as raw from judgments group by 1 order by 1',
+        '--db',
+        db,
+      ])
+    ).json;
     expect(rows).toEqual([
       { status: 'ok', n: 98 - unparsed, scored: 98 - unparsed, raw: 0 },
       { status: 'parse_error', n: unparsed, scored: 0, raw: unparsed },
@@ -58,7 +76,14 @@ describe('plens judge against an LLM endpoint', () => {
     const reask = await runCliJson<S>([...args, '--retry-failed', '--reask'], env);
     expect(reask.json).toMatchObject({ planned: unparsed, ok: unparsed, failed: 0 });
     expect((await runCli(['warehouse', '-w', ws, '--db', db])).code).toBe(0);
-    const after = (await runCliJson<Array<Record<string, unknown>>>(['sql', "select count(*) as n, count(*) filter (status = 'ok') as ok, count(*) filter (reasked) as reasked from judgments", '--db', db])).json;
+    const after = (
+      await runCliJson<Array<Record<string, unknown>>>([
+        'sql',
+        "select count(*) as n, count(*) filter (status = 'ok') as ok, count(*) filter (reasked) as reasked from judgments",
+        '--db',
+        db,
+      ])
+    ).json;
     expect(after).toEqual([{ n: 98, ok: 98, reasked: unparsed }]);
   });
 
@@ -89,7 +114,10 @@ describe('plens judge --dimensions personalization_chain (the original chain-of-
   function chainReply(r: MockRequest): string {
     // The dialogue's own lines: those after the prompt's "Conversation:" label (the rubric's worked examples come before it).
     const prompt = r.messages.at(-1)!.content;
-    const turns = prompt.slice(prompt.lastIndexOf('\nConversation:\n')).split('\n').filter((l) => l.startsWith('[ASSISTANT]:')).length;
+    const turns = prompt
+      .slice(prompt.lastIndexOf('\nConversation:\n'))
+      .split('\n')
+      .filter((l) => l.startsWith('[ASSISTANT]:')).length;
     const shown = turns === 3 ? 2 : turns;
     const lines = Array.from({ length: shown }, (_, i) => `Turn ${i + 1} Personalization Score: ${Math.min(4, i + 2)}`);
     return `<response>\n${lines.join('\n')}\nJustification: grew more personal with each turn.\n</response>`;
@@ -118,9 +146,12 @@ describe('plens judge --dimensions personalization_chain (the original chain-of-
     expect(first.json.failure_reasons).toEqual({ parse_error: byTurns!['three'] });
     // Every scored judgment has exactly one score per assistant turn; every unparsed one is a 3-turn dialogue, kept raw, never scored.
     expect(
-      await sql(db, `select j.status, count(*) filter (len(j.turn_scores) = t.n) as full, count(*) filter (j.turn_scores is null and j.score is null) as unscored,
+      await sql(
+        db,
+        `select j.status, count(*) filter (len(j.turn_scores) = t.n) as full, count(*) filter (j.turn_scores is null and j.score is null) as unscored,
         count(*) filter (j.raw is not null) as raw, count(*) filter (t.n = 3) as three, count(*) as n
-        from judgments j join ${turns} t using (dialogue_id) group by 1 order by 1`),
+        from judgments j join ${turns} t using (dialogue_id) group by 1 order by 1`,
+      ),
     ).toEqual([
       { status: 'ok', full: 49 - (byTurns!['three'] as number), unscored: 0, raw: 0, three: 0, n: 49 - (byTurns!['three'] as number) },
       { status: 'parse_error', full: 0, unscored: byTurns!['three'], raw: byTurns!['three'], three: byTurns!['three'], n: byTurns!['three'] },
@@ -137,7 +168,16 @@ describe('plens judge --dimensions personalization_chain (the original chain-of-
   it('the simulator answers it, turn by turn as it scores each prefix', async () => {
     const ws = await sampleWorkspace(['--users', '0']);
     expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base+i'])).code).toBe(0);
-    const r = await runCliJson<{ ok: number; failed: number }>(['judge', '-w', ws, '--judge', 'sim:default', '--dimensions', 'personalization_turns', 'personalization_chain']);
+    const r = await runCliJson<{ ok: number; failed: number }>([
+      'judge',
+      '-w',
+      ws,
+      '--judge',
+      'sim:default',
+      '--dimensions',
+      'personalization_turns',
+      'personalization_chain',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json.failed).toBe(0);
     const db = join(ws, '..', 'w.duckdb');

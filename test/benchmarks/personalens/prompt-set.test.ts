@@ -7,7 +7,12 @@ import { defaultPromptStyle, parsePromptStyle, PromptSet } from '../../../src/be
 describe('PromptSet', () => {
   it('renders the bundled assistant turn as plain text, with sections only for what is given', () => {
     const prompts = PromptSet.load();
-    const text = prompts.render(prompts.assistantTurnTemplate('base+s', 'xml'), { situation: '- Location: "home" & <garden>', conversation: "User: it's 5 > 3", guidelines: true, instruction: true });
+    const text = prompts.render(prompts.assistantTurnTemplate('base+s', 'xml'), {
+      situation: '- Location: "home" & <garden>',
+      conversation: "User: it's 5 > 3",
+      guidelines: true,
+      instruction: true,
+    });
     expect(text).toContain('<current_situation>\n- Location: "home" & <garden>\n</current_situation>\n');
     expect(text).toContain("<conversation_history>\nUser: it's 5 > 3\n</conversation_history>\n");
     expect(text).not.toContain('<user_demographics>');
@@ -41,7 +46,9 @@ describe('PromptSet', () => {
     for (const bad of ['a {0}', 'a {}', 'a {x!r}', 'a {x:>3}', 'a {x.y}', 'a } b', 'a {x']) {
       const dir = mkdtempSync(join(tmpdir(), 'plens-prompts-'));
       writeFileSync(join(dir, 'judge-coherence.pyfmt'), `line one\n${bad}\n`);
-      expect(() => PromptSet.load(dir), bad).toThrow(expect.objectContaining({ code: 'E_INPUT_SCHEMA', location: expect.objectContaining({ file: join(dir, 'judge-coherence.pyfmt'), line: 2 }) }));
+      expect(() => PromptSet.load(dir), bad).toThrow(
+        expect.objectContaining({ code: 'E_INPUT_SCHEMA', location: expect.objectContaining({ file: join(dir, 'judge-coherence.pyfmt'), line: 2 }) }),
+      );
     }
   });
 

@@ -70,7 +70,11 @@ export interface SbertAggregate {
  * store it as -1), and the result is the unweighted mean over prompts. A prompt with no
  * non-empty candidate is not scored at all.
  */
-export function oracleBestOfN(prompts: readonly PromptCandidates[], scorer = new GenerationScorer(), sbert?: ReadonlyArray<ReadonlyArray<number | null>>): AggregateResult {
+export function oracleBestOfN(
+  prompts: readonly PromptCandidates[],
+  scorer = new GenerationScorer(),
+  sbert?: ReadonlyArray<ReadonlyArray<number | null>>,
+): AggregateResult {
   const perPrompt = prompts.map((prompt) => {
     const candidates = prompt.candidates.filter((candidate) => candidate !== '');
     const best = { rouge1: null, rougeL: null, bleu: null, meteor: null } as Record<GenerationMetric, number | null>;
@@ -116,7 +120,11 @@ function bestSbert(prompts: readonly PromptCandidates[], sbert: ReadonlyArray<Re
  * lies within [low, high] (a prompt below `low` or above `high` is "confusing" and left out;
  * GPT-4.1's script uses 0.1 and 1.0). With one model, as here, that is the whole rule.
  */
-export function filteredMeans(result: AggregateResult, low: number, high: number): { mean: Record<GenerationMetric | 'sbert', number | null>; counted: Record<GenerationMetric | 'sbert', number> } {
+export function filteredMeans(
+  result: AggregateResult,
+  low: number,
+  high: number,
+): { mean: Record<GenerationMetric | 'sbert', number | null>; counted: Record<GenerationMetric | 'sbert', number> } {
   if (result.sbert === undefined) throw new Error('filtered averages need SBERT similarities');
   const keep = result.sbert.perPrompt.map((s) => s !== null && !(s < low) && !(s > high));
   const kept = summarise(result.perPrompt.filter((_, i) => keep[i]));
@@ -146,7 +154,12 @@ export function singleSample(
     // One candidate, zeros counted; a missing candidate has no similarity.
     const values = sbert.map((s, i) => (prompts[i]!.candidate ? (s ?? null) : null));
     const counted = values.filter((v): v is number => v !== null);
-    result.sbert = { perPrompt: values, bestCandidate: values.map((v) => (v === null ? null : 0)), mean: counted.length === 0 ? null : numpyMean(counted), counted: counted.length };
+    result.sbert = {
+      perPrompt: values,
+      bestCandidate: values.map((v) => (v === null ? null : 0)),
+      mean: counted.length === 0 ? null : numpyMean(counted),
+      counted: counted.length,
+    };
   }
   return result;
 }

@@ -44,16 +44,13 @@ function pyStrip(text: string): string {
 // Punkt (English model parameters)
 
 const ABBREVIATIONS = new Set(
-  (
-    'ct m.j t a.c n.h ms p.a.m dr pa p.m u.k st dec u.s.a lt g.k adm p h.m ga tenn yr sen n.c j.j d.h s.g inc vs s.p.a a.t n feb sr jan s.a.y n.y col g.f c.o.m.b d ft va r.k e.f chg r.i a.g minn a.h k n.j m l.f f.j gen i.m.s s.a aug j.p okla m.d.c ltd oct s vt r.a j.c ariz w.w b.v ore h w.r e.h mrs cie corp w n.v a.d r.j ok e.m w.c ill nov u.s prof conn u.s.s.r mg f.g ph.d g calif messrs h.f wash tues sw bros u.n l wis mr sep d.c ave e.l co s.s reps c r.t h.c r wed a.s v fla jr r.h c.v m.b.a rep a.a e c.i.t l.a b.f j.b d.w j.k ala f w.va sept mich n.m j.r l.p s.c colo fri a.m g.d kan maj ky a.m.e n.d t.j cos nev'
-  )
-    .split(' '),
+  'ct m.j t a.c n.h ms p.a.m dr pa p.m u.k st dec u.s.a lt g.k adm p h.m ga tenn yr sen n.c j.j d.h s.g inc vs s.p.a a.t n feb sr jan s.a.y n.y col g.f c.o.m.b d ft va r.k e.f chg r.i a.g minn a.h k n.j m l.f f.j gen i.m.s s.a aug j.p okla m.d.c ltd oct s vt r.a j.c ariz w.w b.v ore h w.r e.h mrs cie corp w n.v a.d r.j ok e.m w.c ill nov u.s prof conn u.s.s.r mg f.g ph.d g calif messrs h.f wash tues sw bros u.n l wis mr sep d.c ave e.l co s.s reps c r.t h.c r wed a.s v fla jr r.h c.v m.b.a rep a.a e c.i.t l.a b.f j.b d.w j.k ala f w.va sept mich n.m j.r l.p s.c colo fri a.m g.d kan maj ky a.m.e n.d t.j cos nev'.split(
+    ' ',
+  ),
 );
 
 const COLLOCATIONS = new Set(
-  (
-    '##number## international|##number## rj|##number## commodities|##number## cooper|b stewart|##number## genentech|##number## wedgestone|i toussie|##number## pepper|j fialka|o ludcke|##number## insider|##number## aes|i magnin|##number## credit|##number## corrections|##number## financing|##number## henley|##number## business|##number## pay-fone|b wigton|b edelman|b levine|##number## leisure|b smith|j walter|##number## pegasus|##number## dividend|j aron|##number## review|##number## abreast|##number## who|##number## letters|##number## colgate|##number## cbot|##number## notable|##number## zimmer'
-  )
+  '##number## international|##number## rj|##number## commodities|##number## cooper|b stewart|##number## genentech|##number## wedgestone|i toussie|##number## pepper|j fialka|o ludcke|##number## insider|##number## aes|i magnin|##number## credit|##number## corrections|##number## financing|##number## henley|##number## business|##number## pay-fone|b wigton|b edelman|b levine|##number## leisure|b smith|j walter|##number## pegasus|##number## dividend|j aron|##number## review|##number## abreast|##number## who|##number## letters|##number## colgate|##number## cbot|##number## notable|##number## zimmer'
     .split('|')
     .map((pair) => pair.replace(' ', '\u0000')),
 );
@@ -296,7 +293,7 @@ const ENDING_QUOTES: Substitution[] = [
 ];
 
 const CONTRACTIONS: Substitution[] = [
-  ...["(can)(not)", "(d)('ye)", '(gim)(me)', '(gon)(na)', '(got)(ta)', '(lem)(me)', "(more)('n)"].map(
+  ...['(can)(not)', "(d)('ye)", '(gim)(me)', '(gon)(na)', '(got)(ta)', '(lem)(me)', "(more)('n)"].map(
     (body): Substitution => [u(`${WORD_BEFORE}${body}${WORD_AFTER}`, 'i'), ' $1 $2 '],
   ),
   [u(`${WORD_BEFORE}(wan)(na)(?=${S})`, 'i'), ' $1 $2 '],
@@ -334,4 +331,3 @@ export function nltkWordTokenize(text: string): string[] {
   for (const sentence of punktSentences(text)) tokens.push(...treebankWordTokens(sentence));
   return tokens;
 }
-

@@ -62,7 +62,15 @@ export async function scorePairs(pairs: readonly ReplyPair[], options: ScorePair
     const scorer = new GenerationScorer();
     for (let start = 0; start < n; start += chunkSize) {
       const chunk = pairs.slice(start, start + chunkSize);
-      place(start, chunk.length, scoreChunk(scorer, chunk.map((p) => p.reference), chunk.map((p) => p.candidate)));
+      place(
+        start,
+        chunk.length,
+        scoreChunk(
+          scorer,
+          chunk.map((p) => p.reference),
+          chunk.map((p) => p.candidate),
+        ),
+      );
       options.onProgress?.(Math.min(n, start + chunkSize));
     }
     return result;

@@ -29,7 +29,11 @@ export function cosSim(a: ArrayLike<number>, b: ArrayLike<number>): number {
  * The similarity of every candidate to its prompt's reference, embedding each distinct text
  * once; null for an empty candidate (the evaluators drop those before scoring).
  */
-export async function sbertSimilarities(embedder: Embedder, prompts: ReadonlyArray<{ reference: string; candidates: readonly string[] }>, signal?: AbortSignal): Promise<Array<Array<number | null>>> {
+export async function sbertSimilarities(
+  embedder: Embedder,
+  prompts: ReadonlyArray<{ reference: string; candidates: readonly string[] }>,
+  signal?: AbortSignal,
+): Promise<Array<Array<number | null>>> {
   const texts: string[] = [];
   for (const prompt of prompts) {
     texts.push(prompt.reference);

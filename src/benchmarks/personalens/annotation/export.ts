@@ -21,8 +21,24 @@ export const LABEL_COLUMNS = [
   { column: 'personalization', dimension: 'personalization', target: 'assistant', min: 1, max: 4, label: 'P', title: 'Personalization' },
   { column: 'naturalness_user', dimension: 'naturalness', target: 'user', min: 1, max: 5, label: 'Nat (U)', title: "Naturalness of the user's utterances" },
   { column: 'coherence_user', dimension: 'coherence', target: 'user', min: 1, max: 5, label: 'Coh (U)', title: "Coherence of the user's utterances" },
-  { column: 'naturalness_assistant', dimension: 'naturalness', target: 'assistant', min: 1, max: 5, label: 'Nat (A)', title: "Naturalness of the assistant's utterances" },
-  { column: 'coherence_assistant', dimension: 'coherence', target: 'assistant', min: 1, max: 5, label: 'Coh (A)', title: "Coherence of the assistant's utterances" },
+  {
+    column: 'naturalness_assistant',
+    dimension: 'naturalness',
+    target: 'assistant',
+    min: 1,
+    max: 5,
+    label: 'Nat (A)',
+    title: "Naturalness of the assistant's utterances",
+  },
+  {
+    column: 'coherence_assistant',
+    dimension: 'coherence',
+    target: 'assistant',
+    min: 1,
+    max: 5,
+    label: 'Coh (A)',
+    title: "Coherence of the assistant's utterances",
+  },
 ] as const;
 export type LabelColumn = (typeof LABEL_COLUMNS)[number];
 
@@ -137,7 +153,9 @@ export async function exportSample(options: ExportOptions): Promise<ExportSummar
     const warnings: string[] = [];
     const judgeVersion = /\| prompts (.+)$/.exec(run.judge_config)?.[1];
     if (judgeVersion && judgeVersion !== prompts.judgeVersion) {
-      warnings.push(`the run was judged with prompts ${judgeVersion}; the rubric in dialogues.html is from ${prompts.judgeVersion} (pass the judge's --prompts folder)`);
+      warnings.push(
+        `the run was judged with prompts ${judgeVersion}; the rubric in dialogues.html is from ${prompts.judgeVersion} (pass the judge's --prompts folder)`,
+      );
     }
     const files = ['sheet.csv', 'dialogues.html', SAMPLE_FILE].map((f) => join(dir, f));
     if (!options.dryRun) {
@@ -198,7 +216,8 @@ async function chooseRun(db: Database, wanted: string | undefined): Promise<RunR
     `SELECT run, judge_model, judge_config, dialogue_config, count(*)::BIGINT AS dialogues FROM dialogue_scores GROUP BY ALL ORDER BY run`,
   );
   const list = runs.map((r) => `${r.run} (${r.judge_model}, ${r.dialogues} dialogues)`).join('; ');
-  if (runs.length === 0) throw new PlensError('E_PREREQUISITE', 'the warehouse holds no judged dialogues', { hint: 'run `plens judge`, then `plens warehouse`' });
+  if (runs.length === 0)
+    throw new PlensError('E_PREREQUISITE', 'the warehouse holds no judged dialogues', { hint: 'run `plens judge`, then `plens warehouse`' });
   if (wanted !== undefined) {
     const run = runs.find((r) => r.run === wanted);
     if (!run) throw usageError(`--run "${wanted}" is not in the warehouse`, `runs: ${list} (see the view result_runs)`);
@@ -213,7 +232,11 @@ async function chooseRun(db: Database, wanted: string | undefined): Promise<RunR
  * gets floor(n N_h / N), and the seats left go to the largest remainders (n N_h mod N). Ties go by a
  * seeded hash of the stratum, so they fall the same way for every n with this seed.
  */
-export function allocate<T extends { kind: string; assistant_model: string; setting: string; eligible: number }>(strata: T[], n: number, seed: string): Stratum[] {
+export function allocate<T extends { kind: string; assistant_model: string; setting: string; eligible: number }>(
+  strata: T[],
+  n: number,
+  seed: string,
+): Stratum[] {
   const total = strata.reduce((s, x) => s + x.eligible, 0);
   const rows = strata.map((s) => ({
     kind: s.kind,
@@ -291,7 +314,6 @@ interface Item {
   messages: Array<{ role: string; content: string }>;
 }
 
-
 const SITUATION: Array<[string, string]> = [
   ['location', 'Location'],
   ['device', 'Device'],
@@ -330,9 +352,11 @@ async function loadItems(db: Database, relations: Set<string>, ids: string[]): P
       )
     : [];
   const interactions = has('interactions')
-    ? await db.all<{ user_id: string; domain: string; summary: string }>('SELECT user_id, domain, summary FROM interactions WHERE list_contains($1, user_id)', undefined, [
-        sqlList(users),
-      ])
+    ? await db.all<{ user_id: string; domain: string; summary: string }>(
+        'SELECT user_id, domain, summary FROM interactions WHERE list_contains($1, user_id)',
+        undefined,
+        [sqlList(users)],
+      )
     : [];
   const byId = new Map(rows.map((r) => [String(r['dialogue_id']), r]));
   return ids.map((id) => {
@@ -349,12 +373,19 @@ async function loadItems(db: Database, relations: Set<string>, ids: string[]): P
       user_intent: (r['user_intent'] as string | null) ?? null,
       relevant_domains: domains,
       situation: SITUATION.filter(([k]) => r[k] !== undefined && r[k] !== null).map(([k, label]) => [label, String(r[k])]),
-      demographics: DEMOGRAPHIC_LABELS.filter(([k]) => r[`demo_${k}`] !== undefined && r[`demo_${k}`] !== null).map(([k, label]) => [label, String(r[`demo_${k}`])]),
+      demographics: DEMOGRAPHIC_LABELS.filter(([k]) => r[`demo_${k}`] !== undefined && r[`demo_${k}`] !== null).map(([k, label]) => [
+        label,
+        String(r[`demo_${k}`]),
+      ]),
       preferences: domains.map((domain) => ({
         domain,
-        lines: preferences.filter((p) => p.user_id === user && p.domain === domain).map((p) => `${p.preference_type}: ${p.vals?.length ? p.vals.join(', ') : '(none)'}`),
+        lines: preferences
+          .filter((p) => p.user_id === user && p.domain === domain)
+          .map((p) => `${p.preference_type}: ${p.vals?.length ? p.vals.join(', ') : '(none)'}`),
       })),
-      interactions: domains.flatMap((domain) => interactions.filter((i) => i.user_id === user && i.domain === domain).map((i) => ({ domain, summary: i.summary }))),
+      interactions: domains.flatMap((domain) =>
+        interactions.filter((i) => i.user_id === user && i.domain === domain).map((i) => ({ domain, summary: i.summary })),
+      ),
       messages: ((r['messages'] ?? []) as Array<{ role: string; content: string }>).map((m) => ({ role: m.role, content: m.content })),
     };
   });
@@ -416,7 +447,16 @@ function renderHtml(manifest: SampleManifest, items: Item[], rubricParts: Return
   const e = escapeHtml;
   const dl = (pairs: Array<[string, string]>) => `<dl>${pairs.map(([k, v]) => `<dt>${e(k)}</dt><dd>${e(v)}</dd>`).join('')}</dl>`;
   const out: string[] = [];
-  out.push('<!DOCTYPE html>', '<html lang="en">', '<head>', '<meta charset="utf-8">', `<title>${e(`Annotation sample ${manifest.name}`)}</title>`, `<style>${CSS}</style>`, '</head>', '<body>');
+  out.push(
+    '<!DOCTYPE html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    `<title>${e(`Annotation sample ${manifest.name}`)}</title>`,
+    `<style>${CSS}</style>`,
+    '</head>',
+    '<body>',
+  );
   out.push(`<h1>${e(`Annotation sample ${manifest.name}: ${items.length} dialogues`)}</h1>`);
   out.push(
     '<p>Label every dialogue below in <code>sheet.csv</code>: one row per item, one column per label. ' +
@@ -453,7 +493,8 @@ function renderHtml(manifest: SampleManifest, items: Item[], rubricParts: Return
     }
     if (item.interactions.length) {
       out.push('<h3>Past interactions</h3>');
-      for (const x of item.interactions) out.push(`<p class="text">${item.interactions.length > 1 ? `<strong>${e(x.domain)}:</strong> ` : ''}${e(x.summary)}</p>`);
+      for (const x of item.interactions)
+        out.push(`<p class="text">${item.interactions.length > 1 ? `<strong>${e(x.domain)}:</strong> ` : ''}${e(x.summary)}</p>`);
     }
     if (item.situation.length) out.push('<h3>Current situation</h3>', dl(item.situation));
     out.push('<h3>Conversation</h3>');

@@ -94,7 +94,12 @@ export async function importLabels(options: ImportOptions): Promise<ImportSummar
   const labelsFile = join(root, LABELS_FILE);
   const warnings: string[] = [];
   for (const s of summaries) if (s.labels === 0) warnings.push(`${s.source_file}: no labels at all (every cell is empty)`);
-  const { replaced, kept, total } = await writeLabels(labelsFile, sample.name, labels, summaries.map((s) => s.annotator));
+  const { replaced, kept, total } = await writeLabels(
+    labelsFile,
+    sample.name,
+    labels,
+    summaries.map((s) => s.annotator),
+  );
   for (const s of summaries) s.replaced = replaced.includes(s.annotator);
   return {
     sample: sample.name,
@@ -116,9 +121,12 @@ async function loadSample(root: string, name: string | undefined): Promise<Sampl
     : [];
   if (name !== undefined) validateSampleName(name, '--sample');
   if (available.length === 0) {
-    throw new PlensError('E_PREREQUISITE', `no annotation sample in ${root}`, { hint: 'run `plens annotate export --n 100 --seed S` first (or pass --workspace)' });
+    throw new PlensError('E_PREREQUISITE', `no annotation sample in ${root}`, {
+      hint: 'run `plens annotate export --n 100 --seed S` first (or pass --workspace)',
+    });
   }
-  if (name === undefined && available.length > 1) throw usageError(`there are ${available.length} samples; name one with --sample`, `samples: ${available.join(', ')}`);
+  if (name === undefined && available.length > 1)
+    throw usageError(`there are ${available.length} samples; name one with --sample`, `samples: ${available.join(', ')}`);
   const chosen = name ?? available[0]!;
   if (!available.includes(chosen)) throw usageError(`--sample "${chosen}" is not in ${root}`, `samples: ${available.join(', ')}`);
   const file = join(root, chosen, SAMPLE_FILE);
@@ -147,7 +155,8 @@ async function readSheet(
   };
   const problems: PlensError[] = [];
   const labels: Label[] = [];
-  const problem = (code: ErrorCode, message: string, location: Omit<InputLocation, 'file'>) => problems.push(new PlensError(code, message, { location: { file, ...location } }));
+  const problem = (code: ErrorCode, message: string, location: Omit<InputLocation, 'file'>) =>
+    problems.push(new PlensError(code, message, { location: { file, ...location } }));
   let text: string;
   try {
     text = await readInputText(file);
@@ -212,7 +221,8 @@ async function readSheet(
     // The item number travels with its row; a mismatch means rows and ids were pulled apart (a partial sort).
     if (index.has('item')) {
       const given = cell(r, 'item');
-      if (given !== '' && given !== String(item)) problem('E_INPUT_SCHEMA', `item ${given} does not match dialogue_id "${id}", which is item ${item} of the sample`, at(r, 'item'));
+      if (given !== '' && given !== String(item))
+        problem('E_INPUT_SCHEMA', `item ${given} does not match dialogue_id "${id}", which is item ${item} of the sample`, at(r, 'item'));
     }
     summary.dialogues++;
     for (const c of LABEL_COLUMNS) {
@@ -266,7 +276,12 @@ function withOthers(problems: PlensError[]): PlensError {
  * Rewrites labels.parquet: the rows of other samples and other annotators kept, the imported
  * annotators' rows for this sample replaced. Written to a temp sibling and renamed into place.
  */
-async function writeLabels(file: string, sample: string, labels: Label[], annotators: string[]): Promise<{ replaced: string[]; kept: string[]; total: number }> {
+async function writeLabels(
+  file: string,
+  sample: string,
+  labels: Label[],
+  annotators: string[],
+): Promise<{ replaced: string[]; kept: string[]; total: number }> {
   const db = await Database.open(':memory:', { threads: 1 });
   const tmp = tempSibling(file);
   try {
@@ -283,13 +298,29 @@ async function writeLabels(file: string, sample: string, labels: Label[], annota
     let rowsParams: SqlParams = { sample };
     if (existsSync(file)) {
       const old = 'read_parquet($old)';
-      replaced = (await db.all<{ a: string }>(`SELECT DISTINCT annotator AS a FROM ${old} WHERE sample = $sample AND ${mine} ORDER BY 1`, undefined, { ...who, old: file })).map((r) => r.a);
-      kept = (await db.all<{ a: string }>(`SELECT DISTINCT annotator AS a FROM ${old} WHERE sample = $sample AND NOT ${mine} ORDER BY 1`, undefined, { ...who, old: file })).map((r) => r.a);
+      replaced = (
+        await db.all<{ a: string }>(`SELECT DISTINCT annotator AS a FROM ${old} WHERE sample = $sample AND ${mine} ORDER BY 1`, undefined, {
+          ...who,
+          old: file,
+        })
+      ).map((r) => r.a);
+      kept = (
+        await db.all<{ a: string }>(`SELECT DISTINCT annotator AS a FROM ${old} WHERE sample = $sample AND NOT ${mine} ORDER BY 1`, undefined, {
+          ...who,
+          old: file,
+        })
+      ).map((r) => r.a);
       rows = `SELECT * FROM ${old} WHERE NOT (sample = $sample AND ${mine}) UNION ALL BY NAME ${fresh}`;
       rowsParams = { ...who, old: file };
     }
-    await db.run(`COPY (SELECT * FROM (${rows}) ORDER BY sample, annotator, dialogue_id, dimension, target) TO $tmp (FORMAT parquet, COMPRESSION zstd)`, undefined, { ...rowsParams, tmp });
-    const [{ n }] = (await db.all<{ n: number }>('SELECT count(*)::BIGINT AS n FROM read_parquet($1) WHERE sample = $2', undefined, [tmp, sample])) as [{ n: number }];
+    await db.run(
+      `COPY (SELECT * FROM (${rows}) ORDER BY sample, annotator, dialogue_id, dimension, target) TO $tmp (FORMAT parquet, COMPRESSION zstd)`,
+      undefined,
+      { ...rowsParams, tmp },
+    );
+    const [{ n }] = (await db.all<{ n: number }>('SELECT count(*)::BIGINT AS n FROM read_parquet($1) WHERE sample = $2', undefined, [tmp, sample])) as [
+      { n: number },
+    ];
     await rename(tmp, file);
     return { replaced, kept, total: n };
   } catch (error) {
@@ -308,7 +339,7 @@ export function formatImportSummary(s: ImportSummary): string {
       `  ${a.annotator} (${a.source_file}): ${a.labels} labels on ${a.dialogues} dialogues` +
         (blanks.length ? `; empty: ${blanks.map(([c, n]) => `${c} ${n}`).join(', ')}` : '') +
         (a.missing_rows ? `; ${a.missing_rows} dialogues of the sample have no row` : '') +
-        (a.replaced ? '; replaced this annotator\'s earlier labels' : ''),
+        (a.replaced ? "; replaced this annotator's earlier labels" : ''),
     );
   }
   if (s.kept_annotators.length) lines.push(`  kept as they were: ${s.kept_annotators.join(', ')}`);

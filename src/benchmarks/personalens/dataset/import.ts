@@ -81,7 +81,9 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     await rows.flush();
     for (const name of PER_USER_TABLES) {
       // In file order (DuckDB keeps insertion order), so the tables come out in user order as before.
-      await db.run(`INSERT INTO ${name} BY NAME SELECT * FROM read_json($file, format = 'newline_delimited', columns = ${jsonColumns(name)})`, undefined, { file: rows.file(name) });
+      await db.run(`INSERT INTO ${name} BY NAME SELECT * FROM read_json($file, format = 'newline_delimited', columns = ${jsonColumns(name)})`, undefined, {
+        file: rows.file(name),
+      });
     }
 
     const tables: ImportSummary['tables'] = {};
@@ -94,25 +96,26 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       `SELECT md5(string_agg(h, '' ORDER BY h)) AS fingerprint FROM (
          SELECT md5(u::VARCHAR) AS h FROM users u UNION ALL SELECT md5(t::VARCHAR) FROM tasks t UNION ALL SELECT md5(s::VARCHAR) FROM scenario_pool s)`,
     )) as [{ fingerprint: string }];
-    if (!options.dryRun) await replaceDirectoryAtomic(options.workspace.datasetDir, async (staging) => {
-      for (const name of DATASET_TABLE_NAMES) {
-        const file = join(staging, `${name}.parquet`);
-        const rowGroup = ROW_GROUP_SIZE[name] ? `, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[name]}` : '';
-        await db.run(`COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd${rowGroup})`, undefined, [file]);
-      }
-      const manifest = {
-        stage: 'import',
-        dataset_format: DATASET_FORMAT,
-        plens_version: plensVersion,
-        created_at: new Date().toISOString(),
-        source: { data_dir: layout.dataDir, schema_file: layout.schemaFile },
-        tables,
-        fingerprint,
-        normalisations,
-        warnings,
-      };
-      await writeFile(join(staging, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
-    });
+    if (!options.dryRun)
+      await replaceDirectoryAtomic(options.workspace.datasetDir, async (staging) => {
+        for (const name of DATASET_TABLE_NAMES) {
+          const file = join(staging, `${name}.parquet`);
+          const rowGroup = ROW_GROUP_SIZE[name] ? `, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[name]}` : '';
+          await db.run(`COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd${rowGroup})`, undefined, [file]);
+        }
+        const manifest = {
+          stage: 'import',
+          dataset_format: DATASET_FORMAT,
+          plens_version: plensVersion,
+          created_at: new Date().toISOString(),
+          source: { data_dir: layout.dataDir, schema_file: layout.schemaFile },
+          tables,
+          fingerprint,
+          normalisations,
+          warnings,
+        };
+        await writeFile(join(staging, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+      });
 
     return {
       dry_run: Boolean(options.dryRun),

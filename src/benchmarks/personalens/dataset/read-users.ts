@@ -45,7 +45,10 @@ export async function* readUsers(
     yield* pMapIterable(users, async (user) => toUserRows(await readUser(user, ctx)), { concurrency: USERS_IN_FLIGHT });
     return;
   }
-  const threads = Array.from({ length: Math.min(workers, users.length) }, () => new Worker(entry, { execArgv: [], workerData: { schemaFile: ctx.schemaFile, taskDir: ctx.taskDir } satisfies ReadUsersWorkerData }));
+  const threads = Array.from(
+    { length: Math.min(workers, users.length) },
+    () => new Worker(entry, { execArgv: [], workerData: { schemaFile: ctx.schemaFile, taskDir: ctx.taskDir } satisfies ReadUsersWorkerData }),
+  );
   const done = new Map<number, FromReadUsersWorker>();
   let wake: (() => void) | null = null;
   let failure: Error | null = null;
@@ -98,7 +101,11 @@ export function serialiseError(error: unknown): SerialisedError {
 
 function deserialiseError(e: SerialisedError): Error {
   if (!e.plens) return new Error(`reading a user failed: ${e.message}`);
-  return new PlensError(e.plens.code, e.message, { location: e.plens.location, ...(e.plens.hint ? { hint: e.plens.hint } : {}), ...(e.cause ? { cause: new Error(e.cause) } : {}) });
+  return new PlensError(e.plens.code, e.message, {
+    location: e.plens.location,
+    ...(e.plens.hint ? { hint: e.plens.hint } : {}),
+    ...(e.cause ? { cause: new Error(e.cause) } : {}),
+  });
 }
 
 /** The reader thread's module; null (read in this thread) when running from sources that were never built. */

@@ -9,7 +9,19 @@ import { Database, sqlList, type SqlParams } from '../../../db/database.js';
 import { hashParts, slugName } from '../../../engine/llm-stage.js';
 import { jsonlQuery, Partition, type Columns } from '../../../engine/partition.js';
 import { parseJudgment } from '../judge-parse.js';
-import { DIALOGUE_COLUMNS, dialogueRecord, type DialogueRecord, type JudgmentRecord, DIALOGUES_FORMAT, dialoguesRoot, judgeFolder, JUDGMENT_COLUMNS, judgmentRecord, JUDGMENTS_FORMAT, judgmentsRoot } from '../records.js';
+import {
+  DIALOGUE_COLUMNS,
+  dialogueRecord,
+  type DialogueRecord,
+  type JudgmentRecord,
+  DIALOGUES_FORMAT,
+  dialoguesRoot,
+  judgeFolder,
+  JUDGMENT_COLUMNS,
+  judgmentRecord,
+  JUDGMENTS_FORMAT,
+  judgmentsRoot,
+} from '../records.js';
 import { originalScore } from '../original-scoring.js';
 import { SETTING_NAMES, type Setting } from '../settings.js';
 import { describeSuffixes, settingSuffixes, walkLayout, type LegacyDialogueFile, type LegacyJudgmentFile } from './layout.js';
@@ -100,10 +112,16 @@ export class LegacyImportError extends PlensError {
     const [first, ...rest] = problems;
     const shown = rest.slice(0, 10).map((p) => `${p.where ? `${p.where}: ` : ''}${p.message}`);
     const more = rest.length > 10 ? `\n  ... and ${rest.length - 10} more (--json lists every one)` : '';
-    super(first!.code, rest.length ? `${first!.message} (and ${rest.length} more problem${rest.length === 1 ? '' : 's'}; nothing was written)` : `${first!.message} (nothing was written)`, {
-      location: first!.location,
-      hint: rest.length ? `also:\n  ${shown.join('\n  ')}${more}` : first!.hint ?? 'fix the file and run the import again',
-    });
+    super(
+      first!.code,
+      rest.length
+        ? `${first!.message} (and ${rest.length} more problem${rest.length === 1 ? '' : 's'}; nothing was written)`
+        : `${first!.message} (nothing was written)`,
+      {
+        location: first!.location,
+        hint: rest.length ? `also:\n  ${shown.join('\n  ')}${more}` : (first!.hint ?? 'fix the file and run the import again'),
+      },
+    );
     this.problems = problems;
   }
 
@@ -190,14 +208,23 @@ export async function importLegacy(options: LegacyImportOptions): Promise<Legacy
     const cell = legacyCellDir(d.model, d.setting);
     const owner = cellModels.get(cell);
     if (owner && (owner.model !== d.model || owner.setting !== d.setting)) {
-      problems.push(new PlensError('E_INPUT_DUPLICATE', `models "${owner.model}" and "${d.model}" would share the folder dialogues/${cell}`, { location: { file: d.file }, hint: 'rename one of the model folders' }));
+      problems.push(
+        new PlensError('E_INPUT_DUPLICATE', `models "${owner.model}" and "${d.model}" would share the folder dialogues/${cell}`, {
+          location: { file: d.file },
+          hint: 'rename one of the model folders',
+        }),
+      );
       continue;
     }
     if (!owner) cellModels.set(cell, { model: d.model, setting: d.setting, folders: new Set([d.modelFolder]) });
     else owner.folders.add(d.modelFolder);
     const other = inCell.get(`${cell}\n${scenarioId}`);
     if (other !== undefined) {
-      problems.push(new PlensError('E_INPUT_DUPLICATE', `scenario ${scenarioId} appears twice for ${LEGACY_PREFIX}${d.model} ${d.setting} (also ${other})`, { location: { file: d.file } }));
+      problems.push(
+        new PlensError('E_INPUT_DUPLICATE', `scenario ${scenarioId} appears twice for ${LEGACY_PREFIX}${d.model} ${d.setting} (also ${other})`, {
+          location: { file: d.file },
+        }),
+      );
       continue;
     }
     inCell.set(`${cell}\n${scenarioId}`, d.rel);
@@ -226,7 +253,12 @@ export async function importLegacy(options: LegacyImportOptions): Promise<Legacy
     const judgeDir = legacyJudgeDir(j.judge);
     const owner = judgeOwners.get(judgeDir);
     if (owner !== undefined && owner !== j.judge) {
-      problems.push(new PlensError('E_INPUT_DUPLICATE', `judges "${owner}" and "${j.judge}" would share the folder judgments/${judgeDir}`, { location: { file: j.file }, hint: 'rename one of the judge folders' }));
+      problems.push(
+        new PlensError('E_INPUT_DUPLICATE', `judges "${owner}" and "${j.judge}" would share the folder judgments/${judgeDir}`, {
+          location: { file: j.file },
+          hint: 'rename one of the judge folders',
+        }),
+      );
       continue;
     }
     judgeOwners.set(judgeDir, j.judge);
@@ -234,7 +266,13 @@ export async function importLegacy(options: LegacyImportOptions): Promise<Legacy
     const identity = `${j.dialogueRel}\n${j.judge}\n${j.dimension}\n${j.target}`;
     const twin = seen.get(identity);
     if (twin !== undefined) {
-      problems.push(new PlensError('E_INPUT_DUPLICATE', `a second ${j.dimension}${j.target === 'dialogue' ? '' : ` (${j.target})`} judgment by ${j.judge} of the same dialogue (also ${twin})`, { location: { file: j.file } }));
+      problems.push(
+        new PlensError(
+          'E_INPUT_DUPLICATE',
+          `a second ${j.dimension}${j.target === 'dialogue' ? '' : ` (${j.target})`} judgment by ${j.judge} of the same dialogue (also ${twin})`,
+          { location: { file: j.file } },
+        ),
+      );
       continue;
     }
     seen.set(identity, j.rel);
@@ -242,12 +280,32 @@ export async function importLegacy(options: LegacyImportOptions): Promise<Legacy
     const base = { source: j, key: hashKey('legacy-judgment-v1', j.rel), dialogue, judgeDir, original_score: originalScore(j.dimension, reply.text) };
     judgments.push(
       parsed.ok
-        ? { ...base, status: 'ok', error: null, verdict: parsed.dimension === 'task_completion' ? (parsed as { verdict: boolean }).verdict : null, score: parsed.score, justification: parsed.justification, raw: null }
-        : { ...base, status: 'parse_error', error: { kind: 'parse_error', message: parsed.error }, verdict: null, score: null, justification: null, raw: reply.text },
+        ? {
+            ...base,
+            status: 'ok',
+            error: null,
+            verdict: parsed.dimension === 'task_completion' ? (parsed as { verdict: boolean }).verdict : null,
+            score: parsed.score,
+            justification: parsed.justification,
+            raw: null,
+          }
+        : {
+            ...base,
+            status: 'parse_error',
+            error: { kind: 'parse_error', message: parsed.error },
+            verdict: null,
+            score: null,
+            justification: null,
+            raw: reply.text,
+          },
     );
   }
   if (layout.dialogues.length === 0 && problems.length === 0) {
-    problems.push(new PlensError('E_INPUT_LAYOUT', 'no dialogue files (<user>/<model>/<task>_dialogue.json) under dialogue/', { location: { file: join(root, 'dialogue') } }));
+    problems.push(
+      new PlensError('E_INPUT_LAYOUT', 'no dialogue files (<user>/<model>/<task>_dialogue.json) under dialogue/', {
+        location: { file: join(root, 'dialogue') },
+      }),
+    );
   }
   if (problems.length > 0) {
     // In path order, so a listing reads like the folder tree whatever stage found each problem.
@@ -274,7 +332,7 @@ function resolveRoot(from: string): string {
   if (isDir(join(from, 'output', 'dialogue'))) return join(from, 'output');
   throw new PlensError('E_INPUT_LAYOUT', 'no dialogue/ folder here (nor in output/)', {
     location: { file: from },
-    hint: 'name the scripts\' output folder, the one holding dialogue/<user>/<model>/<task>_dialogue.json and evaluation/',
+    hint: "name the scripts' output folder, the one holding dialogue/<user>/<model>/<task>_dialogue.json and evaluation/",
   });
 }
 
@@ -323,13 +381,27 @@ function summarise(
   for (const j of judgments) {
     const s = j.source;
     const id = [s.model, s.setting, s.judge, s.dimension, s.target].join('\n');
-    const row = counts.get(id) ?? { model: `${LEGACY_PREFIX}${s.model}`, setting: s.setting, judge: `${LEGACY_PREFIX}${s.judge}`, dimension: s.dimension, target: s.target, ok: 0, parse_error: 0 };
+    const row = counts.get(id) ?? {
+      model: `${LEGACY_PREFIX}${s.model}`,
+      setting: s.setting,
+      judge: `${LEGACY_PREFIX}${s.judge}`,
+      dimension: s.dimension,
+      target: s.target,
+      ok: 0,
+      parse_error: 0,
+    };
     row[j.status]++;
     counts.set(id, row);
   }
   const judges = [...new Set(judgments.map((j) => j.source.judge))].sort().map((judge) => {
     const mine = judgments.filter((j) => j.source.judge === judge);
-    return { judge: `${LEGACY_PREFIX}${judge}`, dir: Partition.in(judgmentsRoot(options.workspace), legacyJudgeDir(judge), JUDGMENTS_FORMAT).dir, judgments: mine.length, parse_errors: mine.filter((j) => j.status === 'parse_error').length, kept_rows: 0 };
+    return {
+      judge: `${LEGACY_PREFIX}${judge}`,
+      dir: Partition.in(judgmentsRoot(options.workspace), legacyJudgeDir(judge), JUDGMENTS_FORMAT).dir,
+      judgments: mine.length,
+      parse_errors: mine.filter((j) => j.status === 'parse_error').length,
+      kept_rows: 0,
+    };
   });
   return {
     source: root,
@@ -342,9 +414,16 @@ function summarise(
     cells,
     judges,
     counts: [...counts.values()].sort(
-      (a, b) => cmp(a.model, b.model) || SETTING_NAMES.indexOf(a.setting) - SETTING_NAMES.indexOf(b.setting) || cmp(a.judge, b.judge) || cmp(a.dimension, b.dimension) || cmp(a.target, b.target),
+      (a, b) =>
+        cmp(a.model, b.model) ||
+        SETTING_NAMES.indexOf(a.setting) - SETTING_NAMES.indexOf(b.setting) ||
+        cmp(a.judge, b.judge) ||
+        cmp(a.dimension, b.dimension) ||
+        cmp(a.target, b.target),
     ),
-    unparsed: judgments.filter((j) => j.status === 'parse_error').map((j) => ({ file: fileOf(j.source.file), dimension: j.source.dimension, error: j.error!.message })),
+    unparsed: judgments
+      .filter((j) => j.status === 'parse_error')
+      .map((j) => ({ file: fileOf(j.source.file), dimension: j.source.dimension, error: j.error!.message })),
     warnings: coverageWarnings(dialogues, judgments),
     problems: [],
     written: [],
@@ -369,7 +448,10 @@ function coverageWarnings(dialogues: Dialogue[], judgments: Judgment[]): string[
   }
   return [...covered.values()]
     .filter((c) => c.n < perCell.get(c.cell)!)
-    .map((c) => `${LEGACY_PREFIX}${c.judge}: ${perCell.get(c.cell)! - c.n} of ${perCell.get(c.cell)} dialogues of ${LEGACY_PREFIX}${c.model} ${c.setting} have no ${c.what} judgment`)
+    .map(
+      (c) =>
+        `${LEGACY_PREFIX}${c.judge}: ${perCell.get(c.cell)! - c.n} of ${perCell.get(c.cell)} dialogues of ${LEGACY_PREFIX}${c.model} ${c.setting} have no ${c.what} judgment`,
+    )
     .sort();
 }
 
@@ -401,17 +483,27 @@ async function writeAll(
       await mkdir(join(out, '..'), { recursive: true });
       const tmp = tempSibling(out);
       const fresh = jsonlQuery([jsonl], columns);
-      await db.run(`COPY (SELECT * FROM (${fresh}${keep ? ` UNION ALL BY NAME ${keep.sql}` : ''}) ORDER BY "key") TO $tmp (FORMAT parquet, COMPRESSION zstd)`, undefined, { ...keep?.params, tmp });
+      await db.run(
+        `COPY (SELECT * FROM (${fresh}${keep ? ` UNION ALL BY NAME ${keep.sql}` : ''}) ORDER BY "key") TO $tmp (FORMAT parquet, COMPRESSION zstd)`,
+        undefined,
+        { ...keep?.params, tmp },
+      );
       renames.push([tmp, out]);
     };
 
     for (const [cell, c] of [...cellModels.entries()].sort(([a], [b]) => cmp(a, b))) {
-      const records = dialogues
-        .filter((d) => d.cell === cell)
-        .map((d) => legacyDialogueRecord(d, userModel));
+      const records = dialogues.filter((d) => d.cell === cell).map((d) => legacyDialogueRecord(d, userModel));
       const partition = Partition.in(dialoguesRoot(workspace), cell, DIALOGUES_FORMAT);
       await copy(records, DIALOGUE_COLUMNS, partition.outputFile);
-      const about = { legacy: true, source: root, model: `${LEGACY_PREFIX}${c.model}`, setting: c.setting, folders: [...c.folders].sort(), user_model: userModel, prompt_version: LEGACY_PROMPT_VERSION };
+      const about = {
+        legacy: true,
+        source: root,
+        model: `${LEGACY_PREFIX}${c.model}`,
+        setting: c.setting,
+        folders: [...c.folders].sort(),
+        user_model: userModel,
+        prompt_version: LEGACY_PROMPT_VERSION,
+      };
       notes.push([partition.file('legacy.json'), about]);
     }
 
@@ -434,14 +526,21 @@ async function writeAll(
     }
     // Another legacy judge's rows of the cells written now would outlive their replacement: drop them.
     const mine = new Set(summary.judges.map((j) => j.dir));
-    const others = Partition.list(judgmentsRoot(workspace), JUDGMENTS_FORMAT, true).filter((p) => basename(p.dir).startsWith('legacy-') && !mine.has(p.dir) && existsSync(p.file('legacy.json')));
+    const others = Partition.list(judgmentsRoot(workspace), JUDGMENTS_FORMAT, true).filter(
+      (p) => basename(p.dir).startsWith('legacy-') && !mine.has(p.dir) && existsSync(p.file('legacy.json')),
+    );
     for (const other of others) {
       const dir = other.dir;
       const out = other.outputFile;
-      const removed = (await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM read_parquet($old) WHERE ${stale}`, undefined, { old: out, cells }))[0]!.n;
+      const removed = (await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM read_parquet($old) WHERE ${stale}`, undefined, { old: out, cells }))[0]!
+        .n;
       if (removed === 0) continue;
       const tmp = tempSibling(out);
-      await db.run(`COPY (SELECT * FROM read_parquet($old) WHERE NOT ${stale} ORDER BY "key") TO $tmp (FORMAT parquet, COMPRESSION zstd)`, undefined, { old: out, cells, tmp });
+      await db.run(`COPY (SELECT * FROM read_parquet($old) WHERE NOT ${stale} ORDER BY "key") TO $tmp (FORMAT parquet, COMPRESSION zstd)`, undefined, {
+        old: out,
+        cells,
+        tmp,
+      });
       renames.push([tmp, out]);
       summary.pruned.push({ dir, removed_rows: removed });
     }
@@ -557,7 +656,8 @@ export function formatLegacySummary(s: LegacyImportSummary): string {
   for (const c of s.cells) lines.push(`  ${c.model}  ${c.setting}: ${c.dialogues} (${c.sd} SD + ${c.md} MD) from ${c.folders.join(', ')} -> ${c.dir}`);
   if (s.judges.length) {
     lines.push('', 'judgments (model, setting, judge, dimension/target: ok, unparsed):');
-    for (const r of s.counts) lines.push(`  ${r.model}  ${r.setting}  ${r.judge}  ${r.dimension}/${r.target}: ${r.ok} ok${r.parse_error ? `, ${r.parse_error} unparsed` : ''}`);
+    for (const r of s.counts)
+      lines.push(`  ${r.model}  ${r.setting}  ${r.judge}  ${r.dimension}/${r.target}: ${r.ok} ok${r.parse_error ? `, ${r.parse_error} unparsed` : ''}`);
     for (const j of s.judges) lines.push(`  ${j.judge} -> ${j.dir}${j.kept_rows ? ` (kept ${j.kept_rows} row(s) of other cells)` : ''}`);
   }
   for (const p of s.pruned) lines.push(`  removed ${p.removed_rows} row(s) of the replaced cells from ${p.dir}`);

@@ -100,7 +100,7 @@ export function describeSuffixes(map: Record<string, Setting>): string {
  */
 export function splitModelFolder(name: string, map: Record<string, Setting>): { model: string; setting: Setting } | { error: string } {
   const flags = [...new Set(Object.keys(map).join('').replace(/_/g, ''))].join('');
-  const chain = flags ? new RegExp(`(?:_[${flags}])+$`).exec(name)?.[0] ?? '' : '';
+  const chain = flags ? (new RegExp(`(?:_[${flags}])+$`).exec(name)?.[0] ?? '') : '';
   const model = name.slice(0, name.length - chain.length);
   if (model === '') return { error: `model folder "${name}" has no model name before its setting suffix` };
   const setting = map[chain];
@@ -116,7 +116,12 @@ function userIdOf(folder: string): string | undefined {
 }
 
 export function dimensionOf(folder: string): JudgeDimension | undefined {
-  return DIMENSION_ALIASES[folder.trim().toLowerCase().replace(/[-\s]+/g, '_')];
+  return DIMENSION_ALIASES[
+    folder
+      .trim()
+      .toLowerCase()
+      .replace(/[-\s]+/g, '_')
+  ];
 }
 
 const DIMENSION_NAMES = (): string => {
@@ -177,7 +182,15 @@ export function walkLayout(root: string, suffixes: Record<string, Setting>): Leg
           problem(file, `unexpected ${f.isFile() ? 'file' : 'entry'}: dialogue files are named <task>_dialogue.json`);
           continue;
         }
-        layout.dialogues.push({ rel: `dialogue/${u.name}/${m.name}/${f.name}`, file, userId: who.userId, taskId: task, modelFolder: m.name, model: who.model, setting: who.setting });
+        layout.dialogues.push({
+          rel: `dialogue/${u.name}/${m.name}/${f.name}`,
+          file,
+          userId: who.userId,
+          taskId: task,
+          modelFolder: m.name,
+          model: who.model,
+          setting: who.setting,
+        });
       }
     }
   }
@@ -241,10 +254,14 @@ export function judgmentFileName(name: string, dimension: JudgeDimension): { tas
   const taskId = m[1]!;
   const who = m[2] === undefined ? undefined : m[2] === 'user' ? 'user' : 'assistant';
   if (dimension === 'task_completion') {
-    return who === undefined ? { taskId, target: 'dialogue' } : { error: `task_completion judges the whole dialogue: expected ${taskId}.txt, not a _${m[2]} file` };
+    return who === undefined
+      ? { taskId, target: 'dialogue' }
+      : { error: `task_completion judges the whole dialogue: expected ${taskId}.txt, not a _${m[2]} file` };
   }
   if (dimension === 'personalization') {
-    return who === 'user' ? { error: `personalization judges the assistant: expected ${taskId}.txt (or ${taskId}_asst.txt), not _user` } : { taskId, target: 'assistant' };
+    return who === 'user'
+      ? { error: `personalization judges the assistant: expected ${taskId}.txt (or ${taskId}_asst.txt), not _user` }
+      : { taskId, target: 'assistant' };
   }
   if (who === undefined) return { error: `${dimension} needs its target in the name: ${taskId}_user.txt or ${taskId}_asst.txt` };
   return { taskId, target: who };

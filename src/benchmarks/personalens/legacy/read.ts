@@ -43,7 +43,9 @@ export function parseLegacyDialogue(text: string, file: string): { messages: Leg
     const node = tree ? findNodeAtLocation(tree, path) : undefined;
     const line = node ? lineColumnOf(text, node.offset).line : undefined;
     const pointer = '/' + path.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
-    problems.push(new PlensError('E_INPUT_SCHEMA', message, { location: { file, ...(line !== undefined ? { line } : {}), pointer: path.length ? pointer : '' } }));
+    problems.push(
+      new PlensError('E_INPUT_SCHEMA', message, { location: { file, ...(line !== undefined ? { line } : {}), pointer: path.length ? pointer : '' } }),
+    );
   };
 
   let list: unknown = value;
@@ -55,7 +57,12 @@ export function parseLegacyDialogue(text: string, file: string): { messages: Leg
     }
     const keys = ['messages', 'dialogue'].filter((k) => k in value);
     if (keys.length !== 1) {
-      problem([], keys.length === 0 ? 'expected a list of messages, or an object with "messages" or "dialogue" holding one' : 'both "messages" and "dialogue" are present: which one is the dialogue is ambiguous');
+      problem(
+        [],
+        keys.length === 0
+          ? 'expected a list of messages, or an object with "messages" or "dialogue" holding one'
+          : 'both "messages" and "dialogue" are present: which one is the dialogue is ambiguous',
+      );
       return { messages: undefined, problems };
     }
     base = [keys[0]!];
@@ -95,10 +102,20 @@ export function parseLegacyDialogue(text: string, file: string): { messages: Leg
 }
 
 /** The one key of `keys` present in the message; none or both is a problem. */
-function oneOf(m: Record<string, unknown>, keys: [string, string], at: JSONPath, problem: (path: JSONPath, message: string) => void): { key: string; value: unknown } | undefined {
+function oneOf(
+  m: Record<string, unknown>,
+  keys: [string, string],
+  at: JSONPath,
+  problem: (path: JSONPath, message: string) => void,
+): { key: string; value: unknown } | undefined {
   const present = keys.filter((k) => k in m);
   if (present.length === 1) return { key: present[0]!, value: m[present[0]!] };
-  problem(at, present.length === 0 ? `the message has no "${keys[0]}" (or "${keys[1]}")` : `the message has both "${keys[0]}" and "${keys[1]}": which one counts is ambiguous`);
+  problem(
+    at,
+    present.length === 0
+      ? `the message has no "${keys[0]}" (or "${keys[1]}")`
+      : `the message has both "${keys[0]}" and "${keys[1]}": which one counts is ambiguous`,
+  );
   return undefined;
 }
 

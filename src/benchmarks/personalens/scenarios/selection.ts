@@ -16,7 +16,10 @@ export interface ScenarioSelection {
 /** Parses "0-99,7,user12" into sorted, distinct user indices. */
 export function parseUserList(spec: string): number[] {
   const out = new Set<number>();
-  for (const raw of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const part = raw.replace(/^user/, '');
     const range = /^(\d+)-(?:user)?(\d+)$/.exec(part);
     if (range) {

@@ -28,7 +28,9 @@ export async function runScenarios(workspace: Workspace, selection: ScenarioSele
   try {
     const poolFile = workspace.datasetFile('scenario_pool');
     if (selection.domains?.length) {
-      const known = new Set((await db.all<{ domain: string }>('SELECT domain FROM read_parquet($1)', undefined, [workspace.datasetFile('domains')])).map((r) => r.domain));
+      const known = new Set(
+        (await db.all<{ domain: string }>('SELECT domain FROM read_parquet($1)', undefined, [workspace.datasetFile('domains')])).map((r) => r.domain),
+      );
       const unknown = selection.domains.filter((d) => !known.has(d));
       if (unknown.length) throw usageError(`--domains: unknown domain(s) ${unknown.map((d) => `"${d}"`).join(', ')}`, `known: ${[...known].join(', ')}`);
     }
@@ -80,7 +82,13 @@ export async function runScenarios(workspace: Workspace, selection: ScenarioSele
 }
 
 /** Says which criterion left nothing, and what the dataset has, so the user knows what to change. */
-async function emptySelectionError(db: Database, poolFile: string, selection: ScenarioSelection, missing: number[], requested: number[] | undefined): Promise<PlensError> {
+async function emptySelectionError(
+  db: Database,
+  poolFile: string,
+  selection: ScenarioSelection,
+  missing: number[],
+  requested: number[] | undefined,
+): Promise<PlensError> {
   const [has] = await db.all<{ users: number; lo: number; hi: number; sd: number; md: number }>(
     `SELECT count(DISTINCT user_index)::INTEGER AS users, min(user_index)::INTEGER AS lo, max(user_index)::INTEGER AS hi,
             count(*) FILTER (kind = 'SD')::INTEGER AS sd, count(*) FILTER (kind = 'MD')::INTEGER AS md FROM read_parquet($1)`,
@@ -96,11 +104,7 @@ async function emptySelectionError(db: Database, poolFile: string, selection: Sc
   ].filter(Boolean);
   const why: string[] = [];
   if (requested && missing.length === requested.length) {
-    why.push(
-      requested.length === 0
-        ? 'no user is in both --sample and --users'
-        : `none of the ${requested.length} requested user(s) is in the dataset`,
-    );
+    why.push(requested.length === 0 ? 'no user is in both --sample and --users' : `none of the ${requested.length} requested user(s) is in the dataset`);
   }
   if (selection.random === 0) why.push('--random 0 keeps nothing');
   return new PlensError('E_PREREQUISITE', `the scenario selection is empty (${criteria.join(' AND ')})${why.length ? `: ${why.join('; ')}` : ''}`, {
@@ -109,9 +113,7 @@ async function emptySelectionError(db: Database, poolFile: string, selection: Sc
 }
 
 export function formatScenariosSummary(s: ScenariosSummary): string {
-  const lines = [
-    `${s.dry_run ? 'Would select' : 'Selected'} ${s.scenarios.total} scenarios (${s.scenarios.sd} SD + ${s.scenarios.md} MD) of ${s.users} users`,
-  ];
+  const lines = [`${s.dry_run ? 'Would select' : 'Selected'} ${s.scenarios.total} scenarios (${s.scenarios.sd} SD + ${s.scenarios.md} MD) of ${s.users} users`];
   if (!s.dry_run) lines.push(`  written to ${s.file}`);
   for (const w of s.warnings) lines.push(`  warning: ${w}`);
   if (s.missing_users.length) lines.push(`  missing users: ${s.missing_users.slice(0, 20).join(', ')}${s.missing_users.length > 20 ? ', ...' : ''}`);

@@ -63,7 +63,9 @@ function cohen(pairs: Array<[number, number]>, categories: number[]): number | n
 function fleiss(subjects: number[][], categories: number[]): number | null {
   const n = subjects[0]!.length;
   const all = subjects.flat();
-  const pBar = subjects.map((s) => (categories.reduce((acc, c) => acc + s.filter((x) => x === c).length ** 2, 0) - n) / (n * (n - 1))).reduce((a, b) => a + b, 0) / subjects.length;
+  const pBar =
+    subjects.map((s) => (categories.reduce((acc, c) => acc + s.filter((x) => x === c).length ** 2, 0) - n) / (n * (n - 1))).reduce((a, b) => a + b, 0) /
+    subjects.length;
   const pe = categories.reduce((acc, c) => acc + (all.filter((x) => x === c).length / all.length) ** 2, 0);
   return pe === 1 ? null : (pBar - pe) / (1 - pe);
 }
@@ -116,7 +118,18 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
     // The hand computation below rests on these sizes: 62 SD and 8 MD dialogues per cell, 280 in all.
     expect(strata.map((s) => s.n)).toEqual([8, 8, 8, 8, 62, 62, 62, 62]);
 
-    const r = await runCliJson<{ ok: boolean; run: string; dialogue_ids: string[]; eligible: number }>(['annotate', 'export', '--n', '10', '--seed', '7', '-w', ws, '--db', db]);
+    const r = await runCliJson<{ ok: boolean; run: string; dialogue_ids: string[]; eligible: number }>([
+      'annotate',
+      'export',
+      '--n',
+      '10',
+      '--seed',
+      '7',
+      '-w',
+      ws,
+      '--db',
+      db,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json.eligible).toBe(280);
     run = r.json.run;
@@ -179,7 +192,16 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
     const big = JSON.parse(readFileSync(join(sampleDirOf('sample-7-20'), 'sample.json'), 'utf8'));
     // n = 20: SD quota 20 x 62 / 280 = 4.43 (floor 4), MD 20 x 8 / 280 = 0.57 (floor 0); 4 x 4 = 16,
     // and the 4 seats left go to the 4 MD cells (remainder 160/280 > 120/280).
-    expect(big.strata.map((s: { kind: string; sampled: number }) => `${s.kind}:${s.sampled}`)).toEqual(['MD:1', 'MD:1', 'MD:1', 'MD:1', 'SD:4', 'SD:4', 'SD:4', 'SD:4']);
+    expect(big.strata.map((s: { kind: string; sampled: number }) => `${s.kind}:${s.sampled}`)).toEqual([
+      'MD:1',
+      'MD:1',
+      'MD:1',
+      'MD:1',
+      'SD:4',
+      'SD:4',
+      'SD:4',
+      'SD:4',
+    ]);
     for (const id of ids) expect(big.dialogue_ids).toContain(id);
 
     const otherSeed = await runCliJson<{ dialogue_ids: string[] }>(['annotate', 'export', '--n', '10', '--seed', '8', '--dry-run', '-w', ws, '--db', db]);
@@ -206,7 +228,22 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--run');
     for (const x of runs) expect(r.stderr).toContain(x);
-    const chosen = await runCliJson<{ dialogue_ids: string[] }>(['annotate', 'export', '--n', '10', '--seed', '7', '--run', run, '--name', 'first-run', '-w', ws2, '--db', db2]);
+    const chosen = await runCliJson<{ dialogue_ids: string[] }>([
+      'annotate',
+      'export',
+      '--n',
+      '10',
+      '--seed',
+      '7',
+      '--run',
+      run,
+      '--name',
+      'first-run',
+      '-w',
+      ws2,
+      '--db',
+      db2,
+    ]);
     expect(chosen.code, chosen.stderr).toBe(0);
     expect(chosen.json.dialogue_ids).toEqual(ids);
   });
@@ -227,7 +264,15 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
       const copy = (id: string) => Object.fromEntries(LABELS.map((l) => [l, judge.get(id)![SCORE_OF[l]]])) as Record<Label, number>;
       annotated['ann1'] = new Map(ids.map((id) => [id, copy(id)]));
       annotated['ann2'] = new Map(
-        ids.map((id, i) => [id, i < 3 ? (Object.fromEntries(LABELS.map((l) => [l, l === 'task_completion' ? 1 - copy(id)[l] : other(copy(id)[l], CATEGORIES[l].length)])) as Record<Label, number>) : copy(id)]),
+        ids.map((id, i) => [
+          id,
+          i < 3
+            ? (Object.fromEntries(LABELS.map((l) => [l, l === 'task_completion' ? 1 - copy(id)[l] : other(copy(id)[l], CATEGORIES[l].length)])) as Record<
+                Label,
+                number
+              >)
+            : copy(id),
+        ]),
       );
       annotated['ann3'] = new Map(
         ids.map((id, i) => [id, i >= 8 ? {} : i === 3 ? { ...copy(id), personalization: other(copy(id).personalization, 4) } : copy(id)]),
@@ -247,9 +292,21 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
       return file;
     };
 
-    const expectRejected = async (files: string[], expected: { code: string; file: string; line: number; column?: string; message: RegExp }, inWords = false) => {
+    const expectRejected = async (
+      files: string[],
+      expected: { code: string; file: string; line: number; column?: string; message: RegExp },
+      inWords = false,
+    ) => {
       const before = existsSync(labelsFile) ? readFileSync(labelsFile) : undefined;
-      const r = await runCliJson<{ ok: boolean; error: { code: string; message: string; file: string; line: number; pointer?: string } }>(['annotate', 'import', ...files, '-w', ws, '--sample', 'sample-7-10']);
+      const r = await runCliJson<{ ok: boolean; error: { code: string; message: string; file: string; line: number; pointer?: string } }>([
+        'annotate',
+        'import',
+        ...files,
+        '-w',
+        ws,
+        '--sample',
+        'sample-7-10',
+      ]);
       expect(r.code).toBe(3);
       expect(r.json.ok).toBe(false);
       expect(r.json.error.code).toBe(expected.code);
@@ -276,7 +333,11 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
         rows[3]![3] = '7';
         return rows;
       });
-      await expectRejected([join(sheets, 'ann2.csv'), range], { code: 'E_INPUT_SCHEMA', file: 'range.csv', line: 5, column: 'personalization', message: /out of range 1-4/ }, true);
+      await expectRejected(
+        [join(sheets, 'ann2.csv'), range],
+        { code: 'E_INPUT_SCHEMA', file: 'range.csv', line: 5, column: 'personalization', message: /out of range 1-4/ },
+        true,
+      );
       // The same with CRLF line ends, CRLF inside the note too: item 2's note spans lines 3-4, item 4 is on line 6.
       const crlf = badSheet(
         'crlf.csv',
@@ -301,9 +362,19 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
       });
       await expectRejected([unknown], { code: 'E_INPUT_REFERENCE', file: 'unknown.csv', line: 7, column: 'dialogue_id', message: /not in the sample/ });
       const missing = badSheet('missing.csv', (rows) => rows.map((r) => r.filter((_, i) => i !== 5)));
-      await expectRejected([missing], { code: 'E_INPUT_SCHEMA', file: 'missing.csv', line: 1, column: 'coherence_user', message: /missing column "coherence_user"/ });
+      await expectRejected([missing], {
+        code: 'E_INPUT_SCHEMA',
+        file: 'missing.csv',
+        line: 1,
+        column: 'coherence_user',
+        message: /missing column "coherence_user"/,
+      });
       const duplicate = badSheet('duplicate.csv', (rows) => [...rows, rows[2]!]);
-      await expectRejected([duplicate], { code: 'E_INPUT_DUPLICATE', file: 'duplicate.csv', line: 12, column: 'dialogue_id', message: /first on line 3/ }, true);
+      await expectRejected(
+        [duplicate],
+        { code: 'E_INPUT_DUPLICATE', file: 'duplicate.csv', line: 12, column: 'dialogue_id', message: /first on line 3/ },
+        true,
+      );
       const notTc = badSheet('maybe.csv', (rows) => {
         rows[2]![2] = 'maybe';
         return rows;
@@ -328,11 +399,16 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
       expect(unnamed.code).toBe(2);
       expect(unnamed.stderr).toContain('--sample');
 
-      const r = await runCliJson<{ annotators: Array<{ annotator: string; labels: number; blanks: Record<string, number>; replaced: boolean }>; total_labels: number }>([
-        'annotate', 'import', join(sheets, 'ann1.csv'), join(sheets, 'ann2.csv'), join(sheets, 'ann3.csv'), '-w', ws, '--sample', 'sample-7-10',
-      ]);
+      const r = await runCliJson<{
+        annotators: Array<{ annotator: string; labels: number; blanks: Record<string, number>; replaced: boolean }>;
+        total_labels: number;
+      }>(['annotate', 'import', join(sheets, 'ann1.csv'), join(sheets, 'ann2.csv'), join(sheets, 'ann3.csv'), '-w', ws, '--sample', 'sample-7-10']);
       expect(r.code, r.stdout).toBe(0);
-      expect(r.json.annotators.map((a) => [a.annotator, a.labels, a.replaced])).toEqual([['ann1', 60, false], ['ann2', 60, false], ['ann3', 48, false]]);
+      expect(r.json.annotators.map((a) => [a.annotator, a.labels, a.replaced])).toEqual([
+        ['ann1', 60, false],
+        ['ann2', 60, false],
+        ['ann3', 48, false],
+      ]);
       expect(r.json.annotators[2]!.blanks).toEqual(Object.fromEntries(LABELS.map((l) => [l, 2])));
       expect(r.json.total_labels).toBe(168);
       const stored = await sql<{ dimension: string; target: string; n: number }>(
@@ -367,7 +443,9 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
       expect(tc['cohen_kappa'] as number).toBeCloseTo(0, 12);
       expect(tc['cohen_kappa_min'] as number).toBeCloseTo(0, 12);
       expect(tc['cohen_kappa_max'] as number).toBeCloseTo(0, 12);
-      expect(String(tc['reason'])).toMatch(/Cohen mean over 1 of 3 annotators \(ann1: expected agreement is 1: kappa undefined.*ann3: expected agreement is 1: kappa undefined/);
+      expect(String(tc['reason'])).toMatch(
+        /Cohen mean over 1 of 3 annotators \(ann1: expected agreement is 1: kappa undefined.*ann3: expected agreement is 1: kappa undefined/,
+      );
       expect(tc['fleiss_kappa'] as number).toBeCloseTo(-1 / 7, 12);
 
       // Every dimension against the definitions above, from the labels the test wrote.
@@ -377,7 +455,9 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
       for (const [label, column] of PAPER_ORDER) {
         const kappas: number[] = [];
         for (const name of ['ann1', 'ann2', 'ann3']) {
-          const pairs = ids.filter((id) => annotated[name]!.get(id)![column] !== undefined).map((id) => [judge.get(id)![SCORE_OF[column]], annotated[name]!.get(id)![column]!] as [number, number]);
+          const pairs = ids
+            .filter((id) => annotated[name]!.get(id)![column] !== undefined)
+            .map((id) => [judge.get(id)![SCORE_OF[column]], annotated[name]!.get(id)![column]!] as [number, number]);
           const expected = cohen(pairs, CATEGORIES[column]);
           const got = perAnnotator.find((a) => a.label === label && a.annotator === name)!;
           expect(got.n).toBe(pairs.length);
@@ -412,7 +492,15 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
       annotated['ann3'] = new Map(ids.map((id, i) => [id, i >= 8 ? { ...annotated['ann1']!.get(id)! } : annotated['ann3']!.get(id)!]));
       writeSheet(join(sheets, 'ann3-v2.csv'), [HEADER, ...sheetRows('ann3')]);
       const r = await runCliJson<{ annotators: Array<{ annotator: string; labels: number; replaced: boolean }>; kept_annotators: string[] }>([
-        'annotate', 'import', join(sheets, 'ann3-v2.csv'), '--annotator', 'ann3', '-w', ws, '--sample', 'sample-7-10',
+        'annotate',
+        'import',
+        join(sheets, 'ann3-v2.csv'),
+        '--annotator',
+        'ann3',
+        '-w',
+        ws,
+        '--sample',
+        'sample-7-10',
       ]);
       expect(r.code, r.stdout).toBe(0);
       expect(r.json.annotators).toMatchObject([{ annotator: 'ann3', labels: 60, replaced: true }]);
@@ -420,7 +508,9 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
       const text = await runCli(['annotate', 'import', join(sheets, 'ann3-v2.csv'), '--annotator', 'ann3', '-w', ws, '--sample', 'sample-7-10']);
       expect(text.stdout).toContain('replaced');
       expect(await sql(`select * from read_parquet('${labelsFile}') where annotator <> 'ann3' order by all`)).toEqual(before);
-      const ann3 = await sql<{ n: number; files: string[] }>(`select count(*)::INT as n, list(distinct source_file) as files from read_parquet('${labelsFile}') where annotator = 'ann3'`);
+      const ann3 = await sql<{ n: number; files: string[] }>(
+        `select count(*)::INT as n, list(distinct source_file) as files from read_parquet('${labelsFile}') where annotator = 'ann3'`,
+      );
       expect(ann3).toEqual([{ n: 60, files: ['ann3-v2.csv'] }]);
 
       await ok(['warehouse', '-w', ws, '--db', db]);
@@ -451,7 +541,10 @@ describe('plens annotate: sample, sheets, labels and Table 5', () => {
       rmSync(join(ws3, 'annotation', 'labels.parquet'));
       await ok(['annotate', 'import', join(sheets, 'ann1.csv'), '-w', ws3, '--sample', 'sample-7-10']);
       await ok(['warehouse', '-w', ws3, '--db', db3]);
-      const rows = await sql<{ label: string; n_annotators: number; fleiss_kappa: number | null; reason: string | null }>('select label, n_annotators, fleiss_kappa, reason from table5', db3);
+      const rows = await sql<{ label: string; n_annotators: number; fleiss_kappa: number | null; reason: string | null }>(
+        'select label, n_annotators, fleiss_kappa, reason from table5',
+        db3,
+      );
       for (const row of rows) {
         expect(row.n_annotators).toBe(1);
         expect(row.fleiss_kappa).toBeNull();
@@ -492,7 +585,7 @@ describe('annotation helpers', () => {
     expect(parseCsv('\uFEFF')).toEqual([]);
   });
 
-  it('parseCsv: the delimiter is the header line\'s: comma, else semicolon, else tab', () => {
+  it("parseCsv: the delimiter is the header line's: comma, else semicolon, else tab", () => {
     expect(parseCsv('a;b\n1;2')).toEqual([
       { line: 1, cells: ['a', 'b'] },
       { line: 2, cells: ['1', '2'] },

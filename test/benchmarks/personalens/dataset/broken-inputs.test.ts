@@ -32,7 +32,11 @@ describe('plens import on broken inputs (test/fixtures/broken)', () => {
   it.each(cases.map((c) => [c.case, c] as const))('%s: a clear error naming the file, and nothing written', async (_name, c) => {
     const ws = join(tempDir(), 'ws');
     const r = await runCliJson<{ ok: boolean; error: { code: string; message: string; file: string; pointer?: string; line?: number } }>([
-      'import', '--from', join(corpus, c.case, 'data'), '-w', ws,
+      'import',
+      '--from',
+      join(corpus, c.case, 'data'),
+      '-w',
+      ws,
     ]);
     expect(r.code, c.defect).toBe(c.exit_code);
     expect(r.json.ok).toBe(false);
@@ -51,7 +55,9 @@ describe('plens import on broken inputs (test/fixtures/broken)', () => {
     const bad = await runCli(['import', '--from', join(corpus, 'unknown-task-id', 'data'), '-w', ws]);
     expect(bad.code).toBe(3);
     // Human-readable form: file#pointer and what is wrong, on stderr; stdout stays clean.
-    expect(bad.stderr).toContain(`plens: error E_INPUT_REFERENCE: ${join(corpus, 'unknown-task-id', 'data', 'profile', 'user0', 'tasks.json')}#/Task 1/task_id: task_id "SD-Alarm-task-9" is not defined`);
+    expect(bad.stderr).toContain(
+      `plens: error E_INPUT_REFERENCE: ${join(corpus, 'unknown-task-id', 'data', 'profile', 'user0', 'tasks.json')}#/Task 1/task_id: task_id "SD-Alarm-task-9" is not defined`,
+    );
     expect(bad.stdout).toBe('');
     expect(readFileSync(join(ws, 'dataset', 'manifest.json'), 'utf8')).toBe(manifest);
     expect(readdirSync(ws)).toEqual(['dataset']);
@@ -76,13 +82,18 @@ describe('plens import on broken inputs (test/fixtures/broken)', () => {
     expect((await runCli(['import', '--from', data, '-w', ws])).code).toBe(0);
     const db = join(root, 'w.duckdb');
     expect((await runCli(['warehouse', '-w', ws, '--db', db])).code).toBe(0);
-    const rows = (await runCliJson<unknown[]>(['sql', `select value, position, is_list from affinities where domain = '${domain}' and preference_type = '${type}'`, '--db', db])).json;
+    const rows = (
+      await runCliJson<unknown[]>([
+        'sql',
+        `select value, position, is_list from affinities where domain = '${domain}' and preference_type = '${type}'`,
+        '--db',
+        db,
+      ])
+    ).json;
     expect(rows).toEqual([{ value: null, position: null, is_list: true }]);
   });
 });
 
 function walk(dir: string, prefix = ''): string[] {
-  return readdirSync(join(dir, prefix), { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? walk(dir, join(prefix, e.name)) : [join(prefix, e.name)],
-  );
+  return readdirSync(join(dir, prefix), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(dir, join(prefix, e.name)) : [join(prefix, e.name)]));
 }

@@ -48,7 +48,13 @@ describe('plens import on reader threads', () => {
 
   // The broken-input corpus (test/fixtures/broken), run through the threads: the same typed error.
   const corpus = join(repoRoot, 'test', 'fixtures', 'broken');
-  const cases = JSON.parse(readFileSync(join(corpus, 'cases.json'), 'utf8')) as Array<{ case: string; code: string; file: string; pointer?: string; line?: number }>;
+  const cases = JSON.parse(readFileSync(join(corpus, 'cases.json'), 'utf8')) as Array<{
+    case: string;
+    code: string;
+    file: string;
+    pointer?: string;
+    line?: number;
+  }>;
   it.each(cases.map((c) => [c.case, c] as const))('%s: the same typed error from a reader thread, nothing written', async (_name, c) => {
     const ws = new Workspace(join(tempDir(), 'ws'));
     const error = await runImport({ from: join(corpus, c.case, 'data'), workspace: ws, workers: 2, progress: false }).then(

@@ -48,7 +48,12 @@ describe('the bundled sample through import -> scenarios -> warehouse -> tables'
 
   it('reports the normalised "Buses**" key with its file and pointer', async () => {
     const r = await runCliJson<{ normalisations: Array<{ file: string; pointer: string; from: string; to: string }> }>([
-      'import', '--from', sampleDir, '-w', join(root, 'again'), '--dry-run',
+      'import',
+      '--from',
+      sampleDir,
+      '-w',
+      join(root, 'again'),
+      '--dry-run',
     ]);
     expect(r.code).toBe(0);
     expect(r.json.normalisations).toEqual([
@@ -60,7 +65,12 @@ describe('the bundled sample through import -> scenarios -> warehouse -> tables'
   });
 
   it('gives scenario ids as <user>:<task> and keeps the situational context', async () => {
-    const r = await runCliJson<unknown[]>(['sql', "select scenario_id, kind, location, relevant_domains from scenarios where scenario_id = 'user5:MD-task-4'", '--db', db]);
+    const r = await runCliJson<unknown[]>([
+      'sql',
+      "select scenario_id, kind, location, relevant_domains from scenarios where scenario_id = 'user5:MD-task-4'",
+      '--db',
+      db,
+    ]);
     expect(r.json).toHaveLength(1);
     expect(r.json[0]).toMatchObject({ scenario_id: 'user5:MD-task-4', kind: 'MD' });
     expect((r.json[0] as { relevant_domains: string[] }).relevant_domains).toContain('Buses');

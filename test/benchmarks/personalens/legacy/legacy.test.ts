@@ -46,7 +46,8 @@ function writeLegacyLayout(out: string, dialogues: NativeDialogue[], judgments: 
     const dir = join(out, 'dialogue', d.user_id, folder(d));
     mkdirSync(dir, { recursive: true });
     const plain = d.messages.map((m) => ({ role: m.role, content: m.content }));
-    const body = i % 3 === 0 ? plain : i % 3 === 1 ? { user_id: d.user_id, messages: plain } : { dialogue: d.messages.map((m) => ({ speaker: m.role, text: m.content })) };
+    const body =
+      i % 3 === 0 ? plain : i % 3 === 1 ? { user_id: d.user_id, messages: plain } : { dialogue: d.messages.map((m) => ({ speaker: m.role, text: m.content })) };
     writeFileSync(join(dir, `${d.task_id}_dialogue.json`), JSON.stringify(body, null, 2));
   });
   const aliases: Record<string, string> = { task_completion: 'tc', personalization: 'pers', naturalness: 'nat', coherence: 'coh' };
@@ -90,8 +91,14 @@ describe('import-legacy: a native run written in the legacy layout imports to th
     nativeDb = join(native, '..', 'native.duckdb');
     expect((await runCli(['warehouse', '-w', native, '--db', nativeDb, '--lexical', 'none', '-q'])).code).toBe(0);
 
-    const dialogues = (await sql(nativeDb, "select dialogue_id, user_id, task_id, setting, messages from dialogues where status = 'ok' order by dialogue_id")) as unknown as NativeDialogue[];
-    const judgments = (await sql(nativeDb, "select dialogue_id, dimension, target, verdict, score, justification from judgments where status = 'ok' and turn is null")) as unknown as NativeJudgment[];
+    const dialogues = (await sql(
+      nativeDb,
+      "select dialogue_id, user_id, task_id, setting, messages from dialogues where status = 'ok' order by dialogue_id",
+    )) as unknown as NativeDialogue[];
+    const judgments = (await sql(
+      nativeDb,
+      "select dialogue_id, dimension, target, verdict, score, justification from judgments where status = 'ok' and turn is null",
+    )) as unknown as NativeJudgment[];
     expect(dialogues.length).toBeGreaterThan(50);
     expect(judgments.length).toBe(dialogues.length * 6);
     legacyOut = join(tempDir('plens-legacy-'), 'output');
@@ -121,7 +128,9 @@ describe('import-legacy: a native run written in the legacy layout imports to th
   });
 
   it('every dialogue and judgment comes back the same, under legacy names and its own run', async () => {
-    await same("select scenario_id, setting, kind, rounds, [{'role': m.role, 'content': m.content} for m in messages] as messages from dialogues order by scenario_id, setting");
+    await same(
+      "select scenario_id, setting, kind, rounds, [{'role': m.role, 'content': m.content} for m in messages] as messages from dialogues order by scenario_id, setting",
+    );
     await same('select scenario_id, setting, dimension, target, status, verdict, score, justification, relevant_domains from judgments order by all');
     // How each dialogue ended is recovered from its last message.
     await same('select scenario_id, setting, end_reason from dialogues order by all');
@@ -129,19 +138,34 @@ describe('import-legacy: a native run written in the legacy layout imports to th
       { assistant_model: 'legacy:sim-default', user_model: 'legacy:unknown', prompt_version: 'legacy', output_tokens: null },
     ]);
     const runs = await sql(legacyDb, 'select run, judge_model, judge_config, dialogue_config from result_runs');
-    expect(runs).toEqual([{ run: expect.any(String), judge_model: 'legacy:sim-judge', judge_config: 'legacy:sim-judge | prompts legacy', dialogue_config: 'user legacy:unknown | prompts legacy' }]);
+    expect(runs).toEqual([
+      {
+        run: expect.any(String),
+        judge_model: 'legacy:sim-judge',
+        judge_config: 'legacy:sim-judge | prompts legacy',
+        dialogue_config: 'user legacy:unknown | prompts legacy',
+      },
+    ]);
     const [native] = await sql(nativeDb, 'select run from result_runs');
     expect(runs[0]!['run']).not.toBe(native!['run']);
   });
 
   it('writes one cell per model and setting and one folder per judge, and reports counts', () => {
-    expect(filesUnder(join(legacyWs, 'dialogues')).map((f) => relative(legacyWs, f)).sort()).toEqual([
+    expect(
+      filesUnder(join(legacyWs, 'dialogues'))
+        .map((f) => relative(legacyWs, f))
+        .sort(),
+    ).toEqual([
       'dialogues/legacy-sim-default-base+d/dialogues.parquet',
       'dialogues/legacy-sim-default-base+d/legacy.json',
       'dialogues/legacy-sim-default-base/dialogues.parquet',
       'dialogues/legacy-sim-default-base/legacy.json',
     ]);
-    expect(filesUnder(join(legacyWs, 'judgments')).map((f) => relative(legacyWs, f)).sort()).toEqual(['judgments/legacy-sim-judge/judgments.parquet', 'judgments/legacy-sim-judge/legacy.json']);
+    expect(
+      filesUnder(join(legacyWs, 'judgments'))
+        .map((f) => relative(legacyWs, f))
+        .sort(),
+    ).toEqual(['judgments/legacy-sim-judge/judgments.parquet', 'judgments/legacy-sim-judge/legacy.json']);
     const cells = summary['cells'] as Row[];
     expect(cells.map((c) => [c['model'], c['setting'], c['folders']])).toEqual([
       ['legacy:sim-default', 'base', ['sim-default']],
@@ -187,19 +211,86 @@ describe('import-legacy: the static fixture, options and problems', () => {
     const r = await runCliJson(['import-legacy', join(fixture, '..'), '-w', ws]);
     expect(r.code, r.stdout).toBe(0);
     expect(r.json).toMatchObject({ dialogues: 3, judgments: 6, parse_errors: 1 });
-    expect(r.json['unparsed']).toEqual([{ file: 'evaluation/user0/gpt-x/task_completion/claude/MD-task-1.txt', dimension: 'task_completion', error: 'no VERDICT line' }]);
+    expect(r.json['unparsed']).toEqual([
+      { file: 'evaluation/user0/gpt-x/task_completion/claude/MD-task-1.txt', dimension: 'task_completion', error: 'no VERDICT line' },
+    ]);
     expect(r.json['warnings']).toHaveLength(3);
     const db = join(ws, '..', 'w.duckdb');
     expect((await runCli(['warehouse', '-w', ws, '--db', db, '--lexical', 'none', '-q'])).code).toBe(0);
-    expect(await sql(db, "select scenario_id, setting, dimension, target, status, verdict, score, raw, error.kind as error from judgments order by setting, scenario_id, dimension, target")).toEqual([
-      { scenario_id: 'user0:MD-task-1', setting: 'base', dimension: 'task_completion', target: 'dialogue', status: 'parse_error', verdict: null, score: null, raw: 'I think the task went fine overall.\n', error: 'parse_error' },
-      { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base', dimension: 'naturalness', target: 'assistant', status: 'ok', verdict: null, score: 4, raw: null, error: null },
-      { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base', dimension: 'naturalness', target: 'user', status: 'ok', verdict: null, score: 5, raw: null, error: null },
-      { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base', dimension: 'personalization', target: 'assistant', status: 'ok', verdict: null, score: 3, raw: null, error: null },
-      { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base', dimension: 'task_completion', target: 'dialogue', status: 'ok', verdict: true, score: 1, raw: null, error: null },
-      { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base+all', dimension: 'task_completion', target: 'dialogue', status: 'ok', verdict: false, score: 0, raw: null, error: null },
+    expect(
+      await sql(
+        db,
+        'select scenario_id, setting, dimension, target, status, verdict, score, raw, error.kind as error from judgments order by setting, scenario_id, dimension, target',
+      ),
+    ).toEqual([
+      {
+        scenario_id: 'user0:MD-task-1',
+        setting: 'base',
+        dimension: 'task_completion',
+        target: 'dialogue',
+        status: 'parse_error',
+        verdict: null,
+        score: null,
+        raw: 'I think the task went fine overall.\n',
+        error: 'parse_error',
+      },
+      {
+        scenario_id: 'user0:SD-Alarm-task-1',
+        setting: 'base',
+        dimension: 'naturalness',
+        target: 'assistant',
+        status: 'ok',
+        verdict: null,
+        score: 4,
+        raw: null,
+        error: null,
+      },
+      {
+        scenario_id: 'user0:SD-Alarm-task-1',
+        setting: 'base',
+        dimension: 'naturalness',
+        target: 'user',
+        status: 'ok',
+        verdict: null,
+        score: 5,
+        raw: null,
+        error: null,
+      },
+      {
+        scenario_id: 'user0:SD-Alarm-task-1',
+        setting: 'base',
+        dimension: 'personalization',
+        target: 'assistant',
+        status: 'ok',
+        verdict: null,
+        score: 3,
+        raw: null,
+        error: null,
+      },
+      {
+        scenario_id: 'user0:SD-Alarm-task-1',
+        setting: 'base',
+        dimension: 'task_completion',
+        target: 'dialogue',
+        status: 'ok',
+        verdict: true,
+        score: 1,
+        raw: null,
+        error: null,
+      },
+      {
+        scenario_id: 'user0:SD-Alarm-task-1',
+        setting: 'base+all',
+        dimension: 'task_completion',
+        target: 'dialogue',
+        status: 'ok',
+        verdict: false,
+        score: 0,
+        raw: null,
+        error: null,
+      },
     ]);
-    expect(await sql(db, "select kind, n_dialogues, n_tc, tcr, n_unparsed from table3 order by kind desc")).toEqual([
+    expect(await sql(db, 'select kind, n_dialogues, n_tc, tcr, n_unparsed from table3 order by kind desc')).toEqual([
       { kind: 'SD', n_dialogues: 1, n_tc: 1, tcr: 100, n_unparsed: 0 },
       { kind: 'MD', n_dialogues: 1, n_tc: 0, tcr: null, n_unparsed: 1 },
     ]);
@@ -211,7 +302,11 @@ describe('import-legacy: the static fixture, options and problems', () => {
     // A dialogue that ran out of rounds ends on the user's message (no final assistant answer).
     writeFileSync(
       join(out, 'dialogue', 'user0', 'gpt-x', 'SD-Books-task-1_dialogue.json'),
-      JSON.stringify([{ role: 'user', content: 'A thriller for the weekend?' }, { role: 'assistant', content: 'Which author?' }, { role: 'user', content: 'Any, really.' }]),
+      JSON.stringify([
+        { role: 'user', content: 'A thriller for the weekend?' },
+        { role: 'assistant', content: 'Which author?' },
+        { role: 'user', content: 'Any, really.' },
+      ]),
     );
     const ws = freshWorkspace();
     const r = await runCliJson(['import-legacy', out, '-w', ws]);
@@ -226,13 +321,34 @@ describe('import-legacy: the static fixture, options and problems', () => {
     ]);
     // The fixture's replies: "**Naturalness Score:** 4/5" is 4 to plens and no match to the script;
     // the MD verdict plens cannot read is "not completed" to the script.
-    expect(await sql(db, 'select scenario_id, setting, dimension, target, status, score, original_score from judgments order by setting, scenario_id, dimension, target')).toEqual([
-      { scenario_id: 'user0:MD-task-1', setting: 'base', dimension: 'task_completion', target: 'dialogue', status: 'parse_error', score: null, original_score: 0 },
+    expect(
+      await sql(
+        db,
+        'select scenario_id, setting, dimension, target, status, score, original_score from judgments order by setting, scenario_id, dimension, target',
+      ),
+    ).toEqual([
+      {
+        scenario_id: 'user0:MD-task-1',
+        setting: 'base',
+        dimension: 'task_completion',
+        target: 'dialogue',
+        status: 'parse_error',
+        score: null,
+        original_score: 0,
+      },
       { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base', dimension: 'naturalness', target: 'assistant', status: 'ok', score: 4, original_score: null },
       { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base', dimension: 'naturalness', target: 'user', status: 'ok', score: 5, original_score: 5 },
       { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base', dimension: 'personalization', target: 'assistant', status: 'ok', score: 3, original_score: 3 },
       { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base', dimension: 'task_completion', target: 'dialogue', status: 'ok', score: 1, original_score: 1 },
-      { scenario_id: 'user0:SD-Alarm-task-1', setting: 'base+all', dimension: 'task_completion', target: 'dialogue', status: 'ok', score: 0, original_score: 0 },
+      {
+        scenario_id: 'user0:SD-Alarm-task-1',
+        setting: 'base+all',
+        dimension: 'task_completion',
+        target: 'dialogue',
+        status: 'ok',
+        score: 0,
+        original_score: 0,
+      },
     ]);
     // Table 3, base: SD has one reply (True); MD one unreadable reply: no plens TCR, 0% as the script counts.
     expect(await sql(db, 'select kind, n_tc, tcr, n_tc_unparsed, n_tc_original, tcr_original from table3 order by kind desc')).toEqual([
@@ -273,7 +389,10 @@ describe('import-legacy: the static fixture, options and problems', () => {
     const out = copyFixture();
     const d = join(out, 'dialogue', 'user0');
     cpSync(join(d, 'gpt-x'), join(d, 'gpt-x_d_p'), { recursive: true });
-    writeFileSync(join(d, 'gpt-x', 'SD-Books-task-1_dialogue.json'), '[\n  {"role": "user", "content": "hi"},\n  {"role": "system", "content": "be nice"},\n  {"role": "assistant", "content": 42}\n]\n');
+    writeFileSync(
+      join(d, 'gpt-x', 'SD-Books-task-1_dialogue.json'),
+      '[\n  {"role": "user", "content": "hi"},\n  {"role": "system", "content": "be nice"},\n  {"role": "assistant", "content": 42}\n]\n',
+    );
     writeFileSync(join(d, 'gpt-x', 'SD-Nope-task-9_dialogue.json'), '[{"role": "user", "content": "hi"}]');
     writeFileSync(join(d, 'gpt-x', 'SD-Music-task-1_dialogue.json'), '[\n  {"role": "user", "content": "hi"\n  {"role": "assistant"}\n]');
     mkdirSync(join(out, 'evaluation', 'user0', 'gpt-x', 'fluency', 'claude'), { recursive: true });
@@ -285,13 +404,41 @@ describe('import-legacy: the static fixture, options and problems', () => {
     const where = error.problems.map((p) => ({ ...p, file: relative(out, p['file'] as string) }));
     expect(where).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ code: 'E_INPUT_LAYOUT', file: 'dialogue/user0/gpt-x_d_p', message: expect.stringContaining('setting suffix "_d_p" is not one we accept ((none) -> base, _d -> base+d') }),
-        expect.objectContaining({ code: 'E_INPUT_SCHEMA', file: 'dialogue/user0/gpt-x/SD-Books-task-1_dialogue.json', line: 3, pointer: '/1/role', message: 'role "system" is not "user" or "assistant"' }),
-        expect.objectContaining({ code: 'E_INPUT_SCHEMA', file: 'dialogue/user0/gpt-x/SD-Books-task-1_dialogue.json', line: 4, pointer: '/2/content', message: 'the message text must be a string, found a number' }),
-        expect.objectContaining({ code: 'E_INPUT_REFERENCE', file: 'dialogue/user0/gpt-x/SD-Nope-task-9_dialogue.json', message: expect.stringContaining('scenario user0:SD-Nope-task-9 is not in the imported dataset') }),
+        expect.objectContaining({
+          code: 'E_INPUT_LAYOUT',
+          file: 'dialogue/user0/gpt-x_d_p',
+          message: expect.stringContaining('setting suffix "_d_p" is not one we accept ((none) -> base, _d -> base+d'),
+        }),
+        expect.objectContaining({
+          code: 'E_INPUT_SCHEMA',
+          file: 'dialogue/user0/gpt-x/SD-Books-task-1_dialogue.json',
+          line: 3,
+          pointer: '/1/role',
+          message: 'role "system" is not "user" or "assistant"',
+        }),
+        expect.objectContaining({
+          code: 'E_INPUT_SCHEMA',
+          file: 'dialogue/user0/gpt-x/SD-Books-task-1_dialogue.json',
+          line: 4,
+          pointer: '/2/content',
+          message: 'the message text must be a string, found a number',
+        }),
+        expect.objectContaining({
+          code: 'E_INPUT_REFERENCE',
+          file: 'dialogue/user0/gpt-x/SD-Nope-task-9_dialogue.json',
+          message: expect.stringContaining('scenario user0:SD-Nope-task-9 is not in the imported dataset'),
+        }),
         expect.objectContaining({ code: 'E_INPUT_JSON', file: 'dialogue/user0/gpt-x/SD-Music-task-1_dialogue.json', line: 3 }),
-        expect.objectContaining({ code: 'E_INPUT_LAYOUT', file: 'evaluation/user0/gpt-x/fluency', message: expect.stringContaining('unknown dimension folder "fluency"') }),
-        expect.objectContaining({ code: 'E_INPUT_LAYOUT', file: 'evaluation/user0/gpt-x/nat/claude/SD-Alarm-task-1.txt', message: expect.stringContaining('_user.txt or SD-Alarm-task-1_asst.txt') }),
+        expect.objectContaining({
+          code: 'E_INPUT_LAYOUT',
+          file: 'evaluation/user0/gpt-x/fluency',
+          message: expect.stringContaining('unknown dimension folder "fluency"'),
+        }),
+        expect.objectContaining({
+          code: 'E_INPUT_LAYOUT',
+          file: 'evaluation/user0/gpt-x/nat/claude/SD-Alarm-task-1.txt',
+          message: expect.stringContaining('_user.txt or SD-Alarm-task-1_asst.txt'),
+        }),
       ]),
     );
     expect(error.problems).toHaveLength(7);
@@ -301,7 +448,9 @@ describe('import-legacy: the static fixture, options and problems', () => {
     rmSync(join(d, 'gpt-x_d_p'), { recursive: true });
     const text = await runCli(['import-legacy', out, '-w', ws]);
     expect(text.code).toBe(3);
-    expect(text.stderr).toMatch(/SD-Books-task-1_dialogue\.json:3 \/1\/role: role "system" is not "user" or "assistant" \(and 5 more problems; nothing was written\)/);
+    expect(text.stderr).toMatch(
+      /SD-Books-task-1_dialogue\.json:3 \/1\/role: role "system" is not "user" or "assistant" \(and 5 more problems; nothing was written\)/,
+    );
     expect(text.stderr).toContain('SD-Music-task-1_dialogue.json:3:');
     expect(existsSync(join(ws, 'dialogues'))).toBe(false);
   });
@@ -336,7 +485,10 @@ describe('import-legacy: the static fixture, options and problems', () => {
     expect((await runCli(['import-legacy', fixture, '-w', ws])).code).toBe(0);
     const other = join(tempDir('plens-legacy-other-'), 'output');
     mkdirSync(join(other, 'dialogue', 'user0', 'gpt-z'), { recursive: true });
-    cpSync(join(fixture, 'dialogue', 'user0', 'gpt-x', 'SD-Alarm-task-1_dialogue.json'), join(other, 'dialogue', 'user0', 'gpt-z', 'SD-Alarm-task-1_dialogue.json'));
+    cpSync(
+      join(fixture, 'dialogue', 'user0', 'gpt-x', 'SD-Alarm-task-1_dialogue.json'),
+      join(other, 'dialogue', 'user0', 'gpt-z', 'SD-Alarm-task-1_dialogue.json'),
+    );
     mkdirSync(join(other, 'evaluation', 'user0', 'gpt-z', 'tc', 'claude'), { recursive: true });
     writeFileSync(join(other, 'evaluation', 'user0', 'gpt-z', 'tc', 'claude', 'SD-Alarm-task-1.txt'), 'VERDICT: True\n');
     const r = await runCliJson(['import-legacy', other, '-w', ws]);
@@ -352,7 +504,8 @@ describe('import-legacy: the static fixture, options and problems', () => {
 
     // The gpt-x cells again, now judged by a judge of another name: claude's rows of them go.
     const renamed = copyFixture();
-    for (const dim of ['task_completion', 'personalization', 'nat']) cpSync(join(renamed, 'evaluation', 'user0', 'gpt-x', dim, 'claude'), join(renamed, 'evaluation', 'user0', 'gpt-x', dim, 'claude-2'), { recursive: true });
+    for (const dim of ['task_completion', 'personalization', 'nat'])
+      cpSync(join(renamed, 'evaluation', 'user0', 'gpt-x', dim, 'claude'), join(renamed, 'evaluation', 'user0', 'gpt-x', dim, 'claude-2'), { recursive: true });
     for (const dim of ['task_completion', 'personalization', 'nat']) rmSync(join(renamed, 'evaluation', 'user0', 'gpt-x', dim, 'claude'), { recursive: true });
     rmSync(join(renamed, 'evaluation', 'user0', 'gpt-x_d_p_s'), { recursive: true });
     const again = await runCliJson(['import-legacy', renamed, '-w', ws]);

@@ -73,7 +73,9 @@ describe('plens scenarios on the sample', () => {
     const before = manifest();
     const both = await runCli(['scenarios', '-w', ws, '--sample', '50', '--users', '0-6']);
     expect(both.code, both.stderr).toBe(4);
-    expect(both.stderr).toContain('E_PREREQUISITE: the scenario selection is empty (--kind all AND --sample 50 AND --users (7 user(s))): no user is in both --sample and --users');
+    expect(both.stderr).toContain(
+      'E_PREREQUISITE: the scenario selection is empty (--kind all AND --sample 50 AND --users (7 user(s))): no user is in both --sample and --users',
+    );
     expect(both.stderr).toContain('hint: the dataset has 8 users (indices 0-7) and');
     const absent = await runCli(['scenarios', '-w', ws, '--users', '40-45']);
     expect(absent.code).toBe(4);

@@ -94,7 +94,8 @@ export async function readUser(user: { userId: string; index: number; dir: strin
     return domain;
   };
   const once = (seen: Set<string>, domain: string, file: string, pointer: string) => {
-    if (seen.has(domain)) throw new PlensError('E_INPUT_DUPLICATE', `domain "${domain}" appears twice (after normalising keys)`, { location: { file, pointer } });
+    if (seen.has(domain))
+      throw new PlensError('E_INPUT_DUPLICATE', `domain "${domain}" appears twice (after normalising keys)`, { location: { file, pointer } });
     seen.add(domain);
   };
 
@@ -150,7 +151,9 @@ export async function readUser(user: { userId: string; index: number; dir: strin
         });
       }
       if (seenTasks.has(task.task_id)) {
-        throw new PlensError('E_INPUT_DUPLICATE', `task "${task.task_id}" appears twice for ${user.userId}`, { location: { file, pointer: `${base}/task_id` } });
+        throw new PlensError('E_INPUT_DUPLICATE', `task "${task.task_id}" appears twice for ${user.userId}`, {
+          location: { file, pointer: `${base}/task_id` },
+        });
       }
       seenTasks.add(task.task_id);
       const domains = task['Relevant Domains'].map((d, i) => domainOf(d, file, `${base}/Relevant Domains/${i}`));
@@ -164,7 +167,8 @@ export async function readUser(user: { userId: string; index: number; dir: strin
         ['User Intent', definition.user_intent],
         ['Task Goal', definition.goal],
       ] as const) {
-        if (task[field] !== defValue) record.warnings.push(`${file}#${base}/${field}: differs from the task definition of ${task.task_id}; the definition is used`);
+        if (task[field] !== defValue)
+          record.warnings.push(`${file}#${base}/${field}: differs from the task definition of ${task.task_id}; the definition is used`);
       }
       const s = task.situations;
       const scenario: UserRecord['scenarios'][number] = {
@@ -193,6 +197,7 @@ export async function readUser(user: { userId: string; index: number; dir: strin
  * threads, where the four thread-pool round trips of an async read cost more CPU than the read.
  */
 function readInput(file: string): string {
-  if (!existsSync(file)) throw new PlensError('E_INPUT_NOT_FOUND', 'missing file (each user<N>/ holds profile.json, tasks.json and tasks_md.json)', { location: { file } });
+  if (!existsSync(file))
+    throw new PlensError('E_INPUT_NOT_FOUND', 'missing file (each user<N>/ holds profile.json, tasks.json and tasks_md.json)', { location: { file } });
   return readInputTextSync(file);
 }
