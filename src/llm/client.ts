@@ -242,7 +242,8 @@ export class LlmClient {
 class PlanOnlyProvider implements Provider {
   constructor(private readonly id: string) {}
   complete(): Promise<ChatResponse> {
-    return Promise.reject(new Error(`${this.id}: a plan-only client (dry run or status) cannot make calls`));
+    // Not retryable: a plan that reached a call is a bug to report at once, not after the back-offs.
+    return Promise.reject(new LlmCallError('config', `${this.id}: a plan-only client (dry run or status) cannot make calls`, { retryable: false }));
   }
   async close(): Promise<void> {}
 }

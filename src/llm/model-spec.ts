@@ -68,7 +68,7 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
       throw usageError(`${what}: region "${out.region}" is not an AWS region name such as us-west-2`);
   } else if (out.region !== undefined) {
     throw usageError(
-      `${what} "${redactSpec(spec)}": region is a parameter of ${PROVIDERS.filter((n) => (PROVIDER_REGISTRY[n] as ProviderEntry).sdk).join(', ')} only`,
+      `${what} "${redactSpec(spec)}": region is a ${PROVIDERS.filter((n) => (PROVIDER_REGISTRY[n] as ProviderEntry).sdk).join(' or ')} parameter`,
     );
   }
   return out;

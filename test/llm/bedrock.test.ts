@@ -6,6 +6,7 @@ import { CallCache } from '../../src/llm/call-cache.js';
 import { LlmClient } from '../../src/llm/client.js';
 import { LlmCallError } from '../../src/llm/errors.js';
 import { parseModelSpec } from '../../src/llm/model-spec.js';
+import { pricesOf } from '../../src/llm/providers.js';
 import type { RetryPolicy } from '../../src/llm/retry.js';
 import type { ChatRequest } from '../../src/llm/types.js';
 import { tempDir } from '../helpers/cli.js';
@@ -121,10 +122,10 @@ describe('Bedrock model names and prices', () => {
     expect(bedrockPrice('claude-3-5-sonnet-v2')).toEqual({ in: 3, out: 15 });
     expect(bedrockPrice('mistral-7b-instruct-v2')).toEqual({ in: 0.15, out: 0.2 });
     expect(bedrockPrice('some.unknown-model-v1:0')).toBeUndefined();
-    // The spec gets the listed price unless it names its own.
-    expect(parseModelSpec('bedrock:claude-3-sonnet-v1')).toMatchObject({ provider: 'bedrock', model: 'claude-3-sonnet-v1', priceIn: 3, priceOut: 15 });
-    expect(parseModelSpec('bedrock:claude-3-sonnet-v1?price_in=1&price_out=2')).toMatchObject({ priceIn: 1, priceOut: 2 });
-    expect(parseModelSpec('bedrock:some.unknown-model-v1:0').priceIn).toBeUndefined();
+    // A spec is priced at the listed price (the provider's prices hook) unless it names its own.
+    expect(pricesOf(parseModelSpec('bedrock:claude-3-sonnet-v1'))).toEqual({ in: 3, out: 15 });
+    expect(pricesOf(parseModelSpec('bedrock:claude-3-sonnet-v1?price_in=1&price_out=2'))).toEqual({ in: 1, out: 2 });
+    expect(pricesOf(parseModelSpec('bedrock:some.unknown-model-v1:0'))).toBeUndefined();
   });
 
   it('a plan (--dry-run) of a bedrock model needs no credentials or region, and knows the price', async () => {

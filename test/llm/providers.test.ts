@@ -26,7 +26,7 @@ const request: ChatRequest = {
 
 describe('provider registry', () => {
   it('lists one entry per provider, in the order specs and errors name them', () => {
-    expect(PROVIDERS).toEqual(['openai', 'anthropic', 'sim']);
+    expect(PROVIDERS).toEqual(['openai', 'anthropic', 'bedrock', 'sim']);
     expect(PROVIDER_REGISTRY.openai.endpoint).toEqual({
       defaultBaseUrl: 'https://api.openai.com/v1',
       baseUrlEnv: 'OPENAI_BASE_URL',
@@ -35,15 +35,18 @@ describe('provider registry', () => {
     });
     expect(PROVIDER_REGISTRY.anthropic.endpoint.keyEnv).toBe('ANTHROPIC_API_KEY');
     expect('endpoint' in PROVIDER_REGISTRY.sim).toBe(false);
+    // Bedrock: the AWS SDK signs and sends; no plens endpoint, its secrets named for the redactor.
+    expect('endpoint' in PROVIDER_REGISTRY.bedrock).toBe(false);
+    expect(PROVIDER_REGISTRY.bedrock.sdk.secretEnv).toContain('AWS_SECRET_ACCESS_KEY');
   });
 
   it('an unknown provider is a usage error naming every known one', () => {
-    const e = errorOf(() => providerEntry('bedrock', '--assistant'));
+    const e = errorOf(() => providerEntry('vertex', '--assistant'));
     expect(e).toBeInstanceOf(PlensError);
     expect(e.code).toBe('E_USAGE');
-    expect(e.message).toBe('--assistant: unknown provider "bedrock"; use one of openai, anthropic, sim');
+    expect(e.message).toBe('--assistant: unknown provider "vertex"; use one of openai, anthropic, bedrock, sim');
     expect(errorOf(() => parseModelSpec('gemini:pro', '--judge')).message).toBe(
-      '--judge "gemini:pro": unknown provider "gemini"; use one of openai, anthropic, sim',
+      '--judge "gemini:pro": unknown provider "gemini"; use one of openai, anthropic, bedrock, sim',
     );
     // Names on Object.prototype are not providers.
     expect(errorOf(() => providerEntry('constructor')).code).toBe('E_USAGE');
