@@ -7,22 +7,11 @@ import { runPersonaImport } from '../benchmarks/personabench/import.js';
 import { runPersonaSelect } from '../benchmarks/personabench/select-stage.js';
 import { MemorySampler } from './memory-sampler.js';
 import { stageTimer, type BenchResult } from './report.js';
+import { mulberry32 } from './persona-pairs.js';
 
 /** The release's size (README / paper; spec §1.4). */
 export const RELEASE = { users: 3_878, posts: 19_215, conversations: 111_239 } as const;
 const SUBREDDITS = ['worldnews', 'science', 'politics', 'technology', 'gaming', 'life', 'movies', 'books', 'entrepreneur', 'art'];
-
-/** mulberry32: a small seeded generator, so the corpus is the same on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Writes a synthetic raw file (`Raw_Data_Postized.json` shape) of the release's size:
@@ -35,7 +24,7 @@ export async function writeSyntheticPersonaCorpus(
   size: { users: number; posts: number; conversations: number } = RELEASE,
   seed = 14,
 ): Promise<{ comments: number }> {
-  const random = rng(seed);
+  const random = mulberry32(seed);
   const int = (n: number): number => Math.floor(random() * n);
   const vocabulary = Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}`);
   const words = (lo: number, hi: number): string => {

@@ -7,6 +7,7 @@
  * weighted log sum added with Python's exactly rounded `math.fsum`.
  */
 import { nltkWordTokenize } from './nltk-tokenize.js';
+import { pairTokenIds } from './token-ids.js';
 
 /**
  * Each pair's tokens as small integers (ids local to the pair), so an n-gram of up to four
@@ -14,19 +15,8 @@ import { nltkWordTokenize } from './nltk-tokenize.js';
  * tokens, id1 * base^3 + ... stays below 2^53.
  */
 function localIds(reference: readonly string[], candidate: readonly string[]): { reference: Int32Array; candidate: Int32Array; base: number } {
-  const ids = new Map<string, number>();
-  const encode = (tokens: readonly string[]): Int32Array => {
-    const out = new Int32Array(tokens.length);
-    for (let i = 0; i < tokens.length; i++) {
-      let id = ids.get(tokens[i]!);
-      if (id === undefined) ids.set(tokens[i]!, (id = ids.size));
-      out[i] = id;
-    }
-    return out;
-  };
-  const encodedReference = encode(reference);
-  const encodedCandidate = encode(candidate);
-  return { reference: encodedReference, candidate: encodedCandidate, base: ids.size + 1 };
+  const ids = pairTokenIds(reference, candidate);
+  return { reference: ids.a, candidate: ids.b, base: ids.distinct + 1 };
 }
 
 function ngramKey(tokens: Int32Array, at: number, n: number, base: number): number {

@@ -6,6 +6,7 @@
  * characters with NLTK's Porter stemmer, and drops empty tokens.
  */
 import { porterStem } from './porter.js';
+import { pairTokenIds } from './token-ids.js';
 
 export interface RougeScore {
   precision: number;
@@ -73,18 +74,7 @@ function ngramCounts(tokens: readonly string[], n: number): Map<string, number> 
 
 /** Length of the longest common subsequence, one rolling row, over token ids (integer compares). */
 function lcsLength(a: readonly string[], b: readonly string[]): number {
-  const ids = new Map<string, number>();
-  const encode = (tokens: readonly string[]): Int32Array => {
-    const out = new Int32Array(tokens.length);
-    for (let i = 0; i < tokens.length; i++) {
-      let id = ids.get(tokens[i]!);
-      if (id === undefined) ids.set(tokens[i]!, (id = ids.size));
-      out[i] = id;
-    }
-    return out;
-  };
-  const left = encode(a);
-  const right = encode(b);
+  const { a: left, b: right } = pairTokenIds(a, b);
   const row = new Uint32Array(b.length + 1);
   for (let i = 1; i <= left.length; i++) {
     let diagonal = 0;
