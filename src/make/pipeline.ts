@@ -5,7 +5,7 @@ import { PlensError, type InputLocation } from '../core/errors.js';
 import { looksSecretName, registerSecret } from '../core/redact.js';
 import { sampleDataDir, userPath } from '../core/paths.js';
 import { parseModelSpec } from '../llm/model-spec.js';
-import { DEFAULT_DIMENSIONS, type JudgeDimensionName } from '../benchmarks/personalens/judge-stage.js';
+import { DEFAULT_DIMENSIONS, type JudgeDimensionName } from '../benchmarks/personalens/judge-dimensions.js';
 import type { Setting } from '../benchmarks/personalens/settings.js';
 import type { ScenarioSelection } from '../benchmarks/personalens/scenarios/selection.js';
 import { resolveLimits, STAGE_DEFAULTS, type RunLimits } from './run-settings.js';

@@ -25,14 +25,9 @@ import { ScenarioContextSource, type ScenarioContext, type ScenarioRow } from '.
 
 export { JUDGMENT_COLUMNS } from './records.js';
 
-/**
- * What the judge scores. Paper Figure 5 both ways: `personalization_turns` scores each prefix
- * ending with an assistant turn (one call per turn); `personalization_chain` is the original's
- * "chain of turn" judgment (one call per dialogue, one score per assistant turn in one reply).
- */
-export const JUDGE_DIMENSIONS = ['task_completion', 'personalization', 'naturalness', 'coherence', 'personalization_turns', 'personalization_chain'] as const;
-export type JudgeDimensionName = (typeof JUDGE_DIMENSIONS)[number];
-export const DEFAULT_DIMENSIONS: JudgeDimensionName[] = ['task_completion', 'personalization', 'naturalness', 'coherence'];
+import { DEFAULT_DIMENSIONS, JUDGE_DIMENSIONS, type JudgeDimensionName } from './judge-dimensions.js';
+
+export { DEFAULT_DIMENSIONS, JUDGE_DIMENSIONS, type JudgeDimensionName };
 
 /** The judge as the original calls it: temperature 0, 4000 output tokens. */
 export const JUDGE_SAMPLING: SamplingParams = { temperature: 0, maxTokens: 4000 };

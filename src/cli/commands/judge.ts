@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { DEFAULT_DIMENSIONS } from '../../benchmarks/personalens/judge-dimensions.js';
 import { interruptSignal } from '../interrupt.js';
 import { llmStageOptions, llmStageRunOptions, type LlmStageArgs } from '../llm-stage-args.js';
 import { printResult, type GlobalArgs } from '../options.js';
@@ -24,7 +25,7 @@ export const judgeCommand: CommandModule<GlobalArgs, JudgeArgs> = {
         .option('dimensions', {
           type: 'string',
           array: true,
-          default: ['task_completion', 'personalization', 'naturalness', 'coherence'],
+          default: DEFAULT_DIMENSIONS,
           describe:
             'task_completion, personalization, naturalness, coherence (the last two for user and assistant), personalization_turns (Figure 5 per prefix: one call for each prefix ending with an assistant turn), personalization_chain (Figure 5 as the original "chain of turn" prompt: one call per dialogue, one score per assistant turn in one reply)',
         })
