@@ -3,9 +3,19 @@
  * stage entry points (`plens persona predict`, `plens persona score`). The warehouse views and the
  * pipeline build on exactly these names; keep them stable.
  */
+import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
-import { llmStageFormat } from '../../engine/llm-stage.js';
+import { createInterface } from 'node:readline';
+import { PlensError, usageError } from '../../core/errors.js';
+import type { Workspace } from '../../core/workspace.js';
+import { hashParts, LlmStageKit, llmStageFormat, partitionName, type LlmStageOptions } from '../../engine/llm-stage.js';
 import { Partition, type ColumnsOf, type PartitionFormat } from '../../engine/partition.js';
+import { runSingleCall, type Answer } from '../../engine/single-call.js';
+import type { StageOutput, StageSummary, WorkCost } from '../../engine/stage-runner.js';
+import { isSimulator, parseModelSpec } from '../../llm/model-spec.js';
+import type { SamplingParams } from '../../llm/types.js';
+import type { PromptRecord } from './build-prompts.js';
+import { parseImpact, parseSign, stripThink, type ImpactParser, type SignParser } from './parse.js';
 import type { Setting, Task } from './selection.js';
 
 /** One prediction: a row of predictions.parquet (one call: one sample, one replicate). */
@@ -40,6 +50,9 @@ export interface PredictionRecord {
   output_tokens: number | null;
   cost_usd: number | null;
 }
+
+/** The record body the stage writes (the engine adds key and try). */
+export type PredictionBody = Omit<PredictionRecord, 'key' | 'try'>;
 
 export const PREDICTION_COLUMNS: ColumnsOf<PredictionRecord> = {
   key: 'VARCHAR',
@@ -113,39 +126,46 @@ export interface MetricRecord {
   n_failed: number;
 }
 
-export type PersonaDecoding = { temperature: number; maxTokens: number; samples: number };
+/** The original decoding per task (spec "Decoding"): greedy 10 / 25 tokens; 3.3 n samples at T = 0.7, 256 tokens. */
+export const PERSONA_DECODING: Record<Task, SamplingParams> = {
+  '3.1': { temperature: 0, maxTokens: 10 },
+  '3.2': { temperature: 0, maxTokens: 25 },
+  '3.3': { temperature: 0.7, maxTokens: 256 },
+};
+/** The paper's n for 3.3 (oracle best-of-n). */
+export const DEFAULT_SAMPLES = 10;
 
-export interface PersonaPredictOptions {
-  workspace: string;
-  /** The prompt records (prompts.jsonl from `persona select` or `persona import-prompts`). */
-  prompts: string;
+export type PersonaParser = SignParser | ImpactParser | 'text';
+/** The parser each original API evaluator applies (3.1/GPT.py strict; 3.2/GPT.py float, then the last number). */
+export const DEFAULT_PARSERS: Record<Task, PersonaParser> = { '3.1': 'strict', '3.2': 'float-then-last-number', '3.3': 'text' };
+export const PARSERS: Record<Task, readonly PersonaParser[]> = {
+  '3.1': ['strict', 'last-match'],
+  '3.2': ['float-then-last-number', 'float-only', 'last-match'],
+  '3.3': ['text'],
+};
+
+export interface PersonaPredictOptions extends Omit<LlmStageOptions, 'prompts'> {
+  /** The prompt records: prompts.jsonl from `persona select` or `persona import-prompts`. */
+  promptRecords: string;
   /** provider:model */
   model: string;
   tasks?: readonly Task[];
   settings?: readonly Setting[];
   /** 3.3 samples per prompt (default 10, the paper's n); 1 = the single-sample mode. */
   samples?: number;
-  /** Parser variant per task; default = what the original evaluator does. */
-  parsers?: Partial<Record<'3.1' | '3.2', string>>;
-  concurrency?: number;
-  limit?: number;
-  shard?: { index: number; count: number };
-  cache?: boolean;
-  retryFailed?: boolean;
-  dryRun?: boolean;
-  env?: NodeJS.ProcessEnv;
+  /** Parser variant per task; default DEFAULT_PARSERS. */
+  parsers?: Partial<Record<Task, PersonaParser>>;
 }
 
-export interface PersonaPredictSummary {
-  dry_run: boolean;
-  partitions: { name: string; task: Task; setting: Setting; records: number; ok: number; parse_error: number; failed: number }[];
-  calls: number;
-  estimated_cost_usd: number | null;
-  cost_usd: number | null;
+export interface PersonaPredictSummary extends Omit<StageSummary, 'partitions'> {
+  model: string;
+  simulated: boolean;
+  price_unknown: string[];
+  partitions: { dir: string; task: Task; setting: Setting; rows: number | null }[];
 }
 
 export interface PersonaScoreOptions {
-  workspace: string;
+  workspace: Workspace;
   /** provider:model of an embeddings model; SBERT is scored only when given. */
   embeddings?: string;
   env?: NodeJS.ProcessEnv;
@@ -157,10 +177,165 @@ export interface PersonaScoreSummary {
   rows: number;
 }
 
-/** `plens persona predict`: not implemented yet on this branch (see the report). */
+interface Item {
+  record: PromptRecord;
+  replicate: number;
+  partition: Partition;
+  fidelity: string;
+  source: string;
+  parser: PersonaParser;
+}
+
+/** The facts the offline simulator reads to answer a PERSONA-bench prompt. */
+export interface PersonaSimulationFacts {
+  benchmark: 'persona-bench';
+  task: Task;
+  sampleId: string;
+  trueLabel: string | number;
+  replicate: number;
+}
+
+/** Read one reply with the chosen parser; 3.3 keeps the text (closed <think> blocks dropped), an empty one is unparsed. */
+export function parsePrediction(task: Task, parser: PersonaParser, text: string): { ok: true; value: string } | { ok: false; error: string } {
+  if (task === '3.1') {
+    const p = parseSign(text, parser as SignParser);
+    return p.state === 'parsed' ? { ok: true, value: p.value } : { ok: false, error: p.reason };
+  }
+  if (task === '3.2') {
+    const p = parseImpact(text, parser as ImpactParser);
+    return p.state === 'parsed' ? { ok: true, value: String(p.value) } : { ok: false, error: p.reason };
+  }
+  const reply = stripThink(text).trim();
+  return reply === '' ? { ok: false, error: 'empty reply' } : { ok: true, value: reply };
+}
+
+async function readPromptRecords(file: string): Promise<PromptRecord[]> {
+  const records: PromptRecord[] = [];
+  let line = 0;
+  for await (const text of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    line += 1;
+    if (text.trim() === '') continue;
+    try {
+      records.push(JSON.parse(text) as PromptRecord);
+    } catch (error) {
+      throw new PlensError('E_INPUT_JSON', `${file}:${line}: not a JSON prompt record (${(error as Error).message})`);
+    }
+  }
+  return records;
+}
+
+/** `plens persona predict`: one call per prompt record (3.3: one per replicate), each reply parsed. */
 export async function runPersonaPredictions(options: PersonaPredictOptions): Promise<PersonaPredictSummary> {
-  void options;
-  throw new Error('persona predict: not implemented yet');
+  const spec = parseModelSpec(options.model, '--model');
+  const samples = options.samples ?? DEFAULT_SAMPLES;
+  if (!Number.isInteger(samples) || samples < 1) throw usageError(`--samples must be a positive integer, got ${samples}`);
+  const parsers: Record<Task, PersonaParser> = { ...DEFAULT_PARSERS, ...options.parsers };
+  for (const task of ['3.1', '3.2', '3.3'] as const)
+    if (!PARSERS[task].includes(parsers[task])) throw usageError(`--parser ${parsers[task]} is not a ${task} parser (${PARSERS[task].join(', ')})`);
+  const all = await readPromptRecords(options.promptRecords);
+  const records = all.filter((r) => (!options.tasks || options.tasks.includes(r.task)) && (!options.settings || options.settings.includes(r.setting)));
+  const fidelityOf = (r: PromptRecord): string => (r.source === 'plens' ? 'plens' : 'original');
+  const sourceOf = (r: PromptRecord): string => (r.source === 'plens' ? 'plens' : r.source.file);
+  return LlmStageKit.with({ ...options }, 'plens persona predict', 'run with --cache on to call the model for what is missing', async (kit) => {
+    const client = kit.client(spec);
+    const partitions = new Map<string, { dir: string; task: Task; setting: Setting; partition: Partition }>();
+    const partitionOf = (r: PromptRecord): Partition => {
+      const params = client.params(PERSONA_DECODING[r.task]);
+      const n = r.task === '3.3' ? samples : 1;
+      const identity = [client.id, r.task, r.setting, fidelityOf(r), sourceOf(r), params.temperature, params.maxTokens, n, parsers[r.task]];
+      const name = partitionName([r.task, r.setting, client.id], identity);
+      let entry = partitions.get(name);
+      if (!entry) {
+        const partition = Partition.in(predictionsRoot(options.workspace.root), name, PREDICTIONS_FORMAT);
+        entry = { dir: partition.dir, task: r.task, setting: r.setting, partition };
+        partitions.set(name, entry);
+      }
+      return entry.partition;
+    };
+    const items = (): Item[] =>
+      records.flatMap((record) =>
+        Array.from({ length: record.task === '3.3' ? samples : 1 }, (_, replicate) => ({
+          record,
+          replicate,
+          partition: partitionOf(record),
+          fidelity: fidelityOf(record),
+          source: sourceOf(record),
+          parser: parsers[record.task],
+        })),
+      );
+    const summary = await runSingleCall<Item, string>(kit, {
+      stage: 'persona-predict',
+      items: async function* () {
+        yield* items();
+      },
+      keyOf: (item) => ({
+        key: hashParts(['persona-prediction-v1', item.record.sampleId, item.source, item.record.prompt, item.replicate, item.parser, item.partition.dir]),
+        partition: item.partition,
+      }),
+      client: () => client,
+      at: (item) => ({ turn: item.replicate, role: `persona:${item.record.task}` }),
+      request: (item) => {
+        const simulation: PersonaSimulationFacts = {
+          benchmark: 'persona-bench',
+          task: item.record.task,
+          sampleId: item.record.sampleId,
+          trueLabel: item.record.trueLabel,
+          replicate: item.replicate,
+        };
+        return {
+          system: '',
+          messages: [{ role: 'user', content: item.record.prompt }],
+          params: client.params(PERSONA_DECODING[item.record.task]),
+          purpose: `persona:${item.record.task}`,
+          promptVersion: 'persona-bench-v1',
+          replicate: item.replicate,
+          simulation,
+        };
+      },
+      parse: (text, item) => parsePrediction(item.record.task, item.parser, text),
+      // error is the message (VARCHAR, as the warehouse views read it); error_kind its kind.
+      record: (item, answer, cost) => predictionRecord(item, client.id, answer, cost) as unknown as StageOutput,
+      estimate: (item) => {
+        const usage = { inputTokens: Math.ceil(item.record.prompt.length / 4), outputTokens: PERSONA_DECODING[item.record.task].maxTokens };
+        return { calls: 1, cachedCalls: 0, ...usage, costUsd: client.costOf(usage) };
+      },
+    });
+    const out: PersonaPredictSummary['partitions'] = [];
+    for (const p of partitions.values())
+      out.push({ dir: p.dir, task: p.task, setting: p.setting, rows: options.dryRun ? null : await kit.compact(p.partition) });
+    return { ...summary, model: client.id, simulated: isSimulator(spec), price_unknown: kit.priceUnknown, partitions: out };
+  });
+}
+
+function predictionRecord(item: Item, model: string, answer: Answer<string>, cost: WorkCost): PredictionBody {
+  const r = item.record;
+  const ok = answer.status === 'ok';
+  const trueNumber = r.task === '3.2' ? Number(r.trueLabel) : null;
+  return {
+    status: answer.status,
+    error_kind: answer.status === 'ok' ? null : answer.error.kind,
+    error: answer.status === 'ok' ? null : answer.error.message,
+    sample_id: r.sampleId,
+    task: r.task,
+    setting: r.setting,
+    position: r.position,
+    fidelity: item.fidelity,
+    source: item.source,
+    model,
+    parser: item.parser,
+    replicate: item.replicate,
+    subreddit: r.subreddit,
+    user: r.user,
+    target_reply_id: r.targetReplyId,
+    true_label: String(r.trueLabel),
+    reply: answer.status === 'failed' ? null : answer.text,
+    predicted: ok ? answer.value : null,
+    true_number: trueNumber,
+    predicted_number: ok && r.task === '3.2' ? Number(answer.value) : null,
+    input_tokens: cost.inputTokens,
+    output_tokens: cost.outputTokens,
+    cost_usd: cost.costUsd,
+  };
 }
 
 /** `plens persona score`: not implemented yet on this branch (see the report). */
