@@ -4,10 +4,13 @@
  * pipeline build on exactly these names; keep them stable.
  */
 import { createReadStream } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PlensError, usageError } from '../../core/errors.js';
+import { replaceDirectoryAtomic } from '../../core/atomic.js';
 import type { Workspace } from '../../core/workspace.js';
+import { Database, sqlString } from '../../db/database.js';
 import { hashParts, LlmStageKit, llmStageFormat, partitionName, type LlmStageOptions } from '../../engine/llm-stage.js';
 import { Partition, type ColumnsOf, type PartitionFormat } from '../../engine/partition.js';
 import { runSingleCall, type Answer } from '../../engine/single-call.js';
@@ -15,6 +18,8 @@ import type { StageOutput, StageSummary, WorkCost } from '../../engine/stage-run
 import { isSimulator, parseModelSpec } from '../../llm/model-spec.js';
 import type { SamplingParams } from '../../llm/types.js';
 import type { PromptRecord } from './build-prompts.js';
+import { regressionScores, signScoresApi } from './metrics/classification.js';
+import { GenerationScorer, oracleBestOfN, singleSample } from './metrics/generation.js';
 import { parseImpact, parseSign, stripThink, type ImpactParser, type SignParser } from './parse.js';
 import type { Setting, Task } from './selection.js';
 
@@ -338,8 +343,206 @@ function predictionRecord(item: Item, model: string, answer: Answer<string>, cos
   };
 }
 
-/** `plens persona score`: not implemented yet on this branch (see the report). */
+const SAMPLE_SCORE_COLUMNS: ColumnsOf<SampleScoreRecord> = {
+  key: 'VARCHAR',
+  sample_id: 'VARCHAR',
+  task: 'VARCHAR',
+  setting: 'VARCHAR',
+  model: 'VARCHAR',
+  fidelity: 'VARCHAR',
+  replicate: 'INTEGER',
+  subreddit: 'VARCHAR',
+  user: 'VARCHAR',
+  rouge1: 'DOUBLE',
+  rouge_l: 'DOUBLE',
+  bleu: 'DOUBLE',
+  meteor: 'DOUBLE',
+  sbert: 'DOUBLE',
+};
+
+const METRIC_COLUMNS: ColumnsOf<MetricRecord> = {
+  model: 'VARCHAR',
+  task: 'VARCHAR',
+  setting: 'VARCHAR',
+  fidelity: 'VARCHAR',
+  parser: 'VARCHAR',
+  subreddit: 'VARCHAR',
+  mode: 'VARCHAR',
+  metric: 'VARCHAR',
+  value: 'DOUBLE',
+  n_total: 'INTEGER',
+  n_scored: 'INTEGER',
+  n_unparsed: 'INTEGER',
+  n_failed: 'INTEGER',
+};
+
+type Row = Pick<
+  PredictionRecord,
+  | 'key'
+  | 'status'
+  | 'sample_id'
+  | 'task'
+  | 'setting'
+  | 'fidelity'
+  | 'model'
+  | 'parser'
+  | 'replicate'
+  | 'subreddit'
+  | 'user'
+  | 'true_label'
+  | 'predicted'
+  | 'true_number'
+  | 'predicted_number'
+>;
+
+/** The metrics of one group of predictions (one model x task x setting x fidelity x parser, overall or one subreddit). */
+function groupMetrics(
+  rows: readonly Row[],
+  scorer: GenerationScorer,
+): Array<Pick<MetricRecord, 'mode' | 'metric' | 'value' | 'n_total' | 'n_scored' | 'n_unparsed' | 'n_failed'>> {
+  const task = rows[0]!.task;
+  const ok = rows.filter((r) => r.status === 'ok');
+  const counts = {
+    n_total: rows.length,
+    n_scored: ok.length,
+    n_unparsed: rows.filter((r) => r.status === 'parse_error').length,
+    n_failed: rows.filter((r) => r.status === 'failed').length,
+  };
+  const out = (mode: MetricRecord['mode'], values: Record<string, number | null>) =>
+    Object.entries(values).map(([metric, value]) => ({ mode, metric, value, ...counts }));
+  if (task === '3.1') {
+    if (ok.length === 0) return out(null, { accuracy: null, f1: null, mcc: null });
+    const s = signScoresApi(
+      ok.map((r) => r.true_label),
+      ok.map((r) => r.predicted!),
+    );
+    return out(null, { accuracy: s.accuracy, f1: s.f1, mcc: s.mcc });
+  }
+  if (task === '3.2') {
+    if (ok.length === 0) return out(null, { mse: null, rmse: null, mae: null });
+    const s = regressionScores(
+      ok.map((r) => r.true_number!),
+      ok.map((r) => r.predicted_number!),
+    );
+    return out(null, { mse: s.mse, rmse: s.rmse, mae: s.mae });
+  }
+  // 3.3: one prompt per sample; its candidates are the ok replies in replicate order.
+  const bySample = new Map<string, { reference: string; candidates: string[]; replicates: number }>();
+  for (const r of rows) {
+    const entry = bySample.get(r.sample_id) ?? { reference: r.true_label, candidates: [], replicates: 0 };
+    entry.replicates += 1;
+    if (r.status === 'ok') entry.candidates.push(r.predicted!);
+    bySample.set(r.sample_id, entry);
+  }
+  const prompts = [...bySample.values()];
+  const manySamples = prompts.some((p) => p.replicates > 1);
+  const result = manySamples
+    ? oracleBestOfN(prompts, scorer)
+    : singleSample(
+        prompts.map((p) => ({ reference: p.reference, candidate: p.candidates[0] ?? null })),
+        scorer,
+      );
+  return out(manySamples ? 'best-of-n' : 'single-sample', {
+    rouge1: result.mean.rouge1,
+    rougeL: result.mean.rougeL,
+    bleu: result.mean.bleu,
+    meteor: result.mean.meteor,
+  });
+}
+
+/**
+ * `plens persona score`: the original evaluators' metrics of the compacted predictions
+ * (metrics.parquet, overall and per subreddit) and every 3.3 reply's own scores
+ * (sample_scores.parquet), written together atomically; a rerun writes the same bytes.
+ */
 export async function runPersonaScores(options: PersonaScoreOptions): Promise<PersonaScoreSummary> {
-  void options;
-  throw new Error('persona score: not implemented yet');
+  if (options.embeddings !== undefined) throw usageError('--embeddings: SBERT scoring is not wired into `persona score` yet');
+  const root = predictionsRoot(options.workspace.root);
+  if (Partition.list(root, PREDICTIONS_FORMAT, true).length === 0)
+    throw new PlensError('E_PREREQUISITE', `no compacted predictions in ${root}`, { hint: 'run `plens persona predict` first' });
+  const db = await Database.open(':memory:');
+  try {
+    // The latest try of each key is the prediction.
+    const rows = await db.all<Row>(
+      `SELECT key, status, sample_id, task, setting, fidelity, model, parser, replicate, subreddit, "user", true_label, predicted, true_number, predicted_number
+       FROM read_parquet(?, union_by_name = true)
+       QUALIFY row_number() OVER (PARTITION BY key ORDER BY try DESC) = 1
+       ORDER BY model, task, setting, fidelity, parser, sample_id, replicate`,
+      undefined,
+      [Partition.outputGlob(root, PREDICTIONS_FORMAT)],
+    );
+    const scorer = new GenerationScorer();
+    const groups = new Map<string, Row[]>();
+    for (const r of rows) {
+      for (const subreddit of [null, r.subreddit]) {
+        const id = JSON.stringify([r.model, r.task, r.setting, r.fidelity, r.parser, subreddit]);
+        const list = groups.get(id) ?? [];
+        list.push(r);
+        groups.set(id, list);
+      }
+    }
+    const metrics: MetricRecord[] = [];
+    for (const [id, list] of groups) {
+      const [model, task, setting, fidelity, parser, subreddit] = JSON.parse(id) as [string, Task, Setting, string, string, string | null];
+      for (const m of groupMetrics(list, scorer)) metrics.push({ model, task, setting, fidelity, parser, subreddit, ...m });
+    }
+    const sampleScores: SampleScoreRecord[] = rows
+      .filter((r) => r.task === '3.3' && r.status === 'ok')
+      .map((r) => {
+        const s = scorer.score(r.true_label, r.predicted!);
+        return {
+          key: r.key,
+          sample_id: r.sample_id,
+          task: r.task,
+          setting: r.setting,
+          model: r.model,
+          fidelity: r.fidelity,
+          replicate: r.replicate,
+          subreddit: r.subreddit,
+          user: r.user,
+          rouge1: s.rouge1,
+          rouge_l: s.rougeL,
+          bleu: s.bleu,
+          meteor: s.meteor,
+          sbert: null,
+        };
+      });
+    const dir = scoresRoot(options.workspace.root);
+    await replaceDirectoryAtomic(dir, async (staging) => {
+      await writeParquet(
+        db,
+        join(staging, 'metrics.parquet'),
+        metrics,
+        METRIC_COLUMNS,
+        'model, task, setting, fidelity, parser, subreddit NULLS FIRST, mode, metric',
+      );
+      await writeParquet(
+        db,
+        join(staging, 'sample_scores.parquet'),
+        sampleScores,
+        SAMPLE_SCORE_COLUMNS,
+        'model, task, setting, fidelity, sample_id, replicate',
+      );
+    });
+    return { sample_scores: join(dir, 'sample_scores.parquet'), metrics: join(dir, 'metrics.parquet'), rows: metrics.length };
+  } finally {
+    await db.close();
+  }
+}
+
+/** Records to one Parquet file, typed by their column map, in a fixed order. */
+async function writeParquet(db: Database, file: string, records: readonly object[], columns: Record<string, string>, order: string): Promise<void> {
+  const jsonl = `${file}.jsonl`;
+  await writeFile(jsonl, records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
+  const spec = `{${Object.entries(columns)
+    .map(([name, type]) => `${sqlString(name)}: ${sqlString(type)}`)
+    .join(', ')}}`;
+  await db.run(
+    `COPY (SELECT ${Object.keys(columns)
+      .map((c) => `"${c}"`)
+      .join(
+        ', ',
+      )} FROM read_json(${sqlString(jsonl)}, format = 'newline_delimited', columns = ${spec}) ORDER BY ${order}) TO ${sqlString(file)} (FORMAT parquet)`,
+  );
+  await rm(jsonl);
 }

@@ -1,10 +1,10 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Workspace } from '../../../src/core/workspace.js';
 import { Database } from '../../../src/db/database.js';
 import type { PromptRecord } from '../../../src/benchmarks/personabench/build-prompts.js';
-import { parsePrediction, runPersonaPredictions, type PersonaPredictOptions } from '../../../src/benchmarks/personabench/predict.js';
+import { parsePrediction, runPersonaPredictions, runPersonaScores, type PersonaPredictOptions } from '../../../src/benchmarks/personabench/predict.js';
 import { startMockLlm, type MockLlmServer, type MockRequest } from '../../../src/testkit/mock-server.js';
 import { tempDir } from '../../helpers/cli.js';
 
@@ -191,6 +191,45 @@ describe('persona predict', () => {
       ]);
     } finally {
       await db.close();
+    }
+
+    // The scores of these predictions, worked by hand: 3.1 scores only the one ok reply (positive/positive);
+    // 3.2 errors 0.5 and 1 give MSE (0.25 + 1) / 2, MAE 0.75; 3.3 best-of-3 of "reply 0.7" against
+    // "the true reply" shares one unigram of three (ROUGE-1 = ROUGE-L = 1/3); BLEU from NLTK 3.8
+    // sentence_bleu([['the','true','reply']], ['reply','0.7'], smoothing_function=SmoothingFunction().method1).
+    const scored = await runPersonaScores({ workspace: ws });
+    const metricsBytes = readFileSync(scored.metrics);
+    await runPersonaScores({ workspace: ws });
+    expect(readFileSync(scored.metrics).equals(metricsBytes)).toBe(true);
+    const mdb = await Database.open(':memory:');
+    try {
+      const metrics = await mdb.all<Record<string, unknown>>(
+        `SELECT task, mode, metric, value, n_total, n_scored, n_unparsed, n_failed FROM read_parquet(?) WHERE subreddit IS NULL AND metric <> 'meteor' ORDER BY task, metric`,
+        undefined,
+        [scored.metrics],
+      );
+      const c31 = { n_total: 3, n_scored: 1, n_unparsed: 1, n_failed: 1 };
+      const c32 = { n_total: 2, n_scored: 2, n_unparsed: 0, n_failed: 0 };
+      const c33 = { n_total: 3, n_scored: 3, n_unparsed: 0, n_failed: 0 };
+      expect(metrics).toEqual([
+        { task: '3.1', mode: null, metric: 'accuracy', value: 1, ...c31 },
+        { task: '3.1', mode: null, metric: 'f1', value: 1, ...c31 },
+        { task: '3.1', mode: null, metric: 'mcc', value: 0, ...c31 },
+        { task: '3.2', mode: null, metric: 'mae', value: 0.75, ...c32 },
+        { task: '3.2', mode: null, metric: 'mse', value: 0.625, ...c32 },
+        { task: '3.2', mode: null, metric: 'rmse', value: 0.7905694150420949, ...c32 },
+        { task: '3.3', mode: 'best-of-n', metric: 'bleu', value: 0.09069748827745895, ...c33 },
+        { task: '3.3', mode: 'best-of-n', metric: 'rouge1', value: 1 / 3, ...c33 },
+        { task: '3.3', mode: 'best-of-n', metric: 'rougeL', value: 1 / 3, ...c33 },
+      ]);
+      const samples = await mdb.all<Record<string, unknown>>(
+        `SELECT replicate, rouge1, rouge_l, bleu, sbert FROM read_parquet(?) ORDER BY replicate`,
+        undefined,
+        [scored.sample_scores],
+      );
+      expect(samples).toEqual([0, 1, 2].map((replicate) => ({ replicate, rouge1: 1 / 3, rouge_l: 1 / 3, bleu: 0.09069748827745895, sbert: null })));
+    } finally {
+      await mdb.close();
     }
 
     // A rerun asks nothing that ended ok; with --retry-failed the unparsed and failed ones are asked anew (never from the cache).
