@@ -21,7 +21,7 @@ import type { PromptRecord } from './build-prompts.js';
 import { regressionScores, signScoresApi } from './metrics/classification.js';
 import { GenerationScorer, oracleBestOfN, singleSample } from './metrics/generation.js';
 import { parseImpact, parseSign, stripThink, type ImpactParser, type SignParser } from './parse.js';
-import type { Setting, Task } from './selection.js';
+import type { Fidelity, Setting, Task } from './selection.js';
 
 /** One prediction: a row of predictions.parquet (one call: one sample, one replicate). */
 export interface PredictionRecord {
@@ -154,6 +154,8 @@ export interface PersonaPredictOptions extends Omit<LlmStageOptions, 'prompts'> 
   promptRecords: string;
   /** provider:model */
   model: string;
+  /** The selection's fidelity the plens-built prompt records were made with (default original); imported original prompt files are 'original'. */
+  fidelity?: Fidelity;
   tasks?: readonly Task[];
   settings?: readonly Setting[];
   /** 3.3 samples per prompt (default 10, the paper's n); 1 = the single-sample mode. */
@@ -239,7 +241,7 @@ export async function runPersonaPredictions(options: PersonaPredictOptions): Pro
     if (!PARSERS[task].includes(parsers[task])) throw usageError(`--parser ${parsers[task]} is not a ${task} parser (${PARSERS[task].join(', ')})`);
   const all = await readPromptRecords(options.promptRecords);
   const records = all.filter((r) => (!options.tasks || options.tasks.includes(r.task)) && (!options.settings || options.settings.includes(r.setting)));
-  const fidelityOf = (r: PromptRecord): string => (r.source === 'plens' ? 'plens' : 'original');
+  const fidelityOf = (r: PromptRecord): string => (r.source === 'plens' ? (options.fidelity ?? 'original') : 'original');
   const sourceOf = (r: PromptRecord): string => (r.source === 'plens' ? 'plens' : r.source.file);
   return LlmStageKit.with({ ...options }, 'plens persona predict', 'run with --cache on to call the model for what is missing', async (kit) => {
     const client = kit.client(spec);
