@@ -16,6 +16,7 @@ import { Partition, type ColumnsOf, type PartitionFormat } from '../../engine/pa
 import { runSingleCall, type Answer } from '../../engine/single-call.js';
 import type { StageOutput, StageSummary, WorkCost } from '../../engine/stage-runner.js';
 import { isSimulator, parseModelSpec } from '../../llm/model-spec.js';
+import type { PersonaSimulationFacts } from '../../llm/sim-persona.js';
 import type { SamplingParams } from '../../llm/types.js';
 import type { PromptRecord } from './build-prompts.js';
 import { regressionScores, signScoresApi } from './metrics/classification.js';
@@ -191,15 +192,6 @@ interface Item {
   fidelity: string;
   source: string;
   parser: PersonaParser;
-}
-
-/** The facts the offline simulator reads to answer a PERSONA-bench prompt. */
-export interface PersonaSimulationFacts {
-  benchmark: 'persona-bench';
-  task: Task;
-  sampleId: string;
-  trueLabel: string | number;
-  replicate: number;
 }
 
 /** Read one reply with the chosen parser; 3.3 keeps the text (closed <think> blocks dropped), an empty one is unparsed. */

@@ -261,4 +261,31 @@ describe('persona predict', () => {
     expect(parsePrediction('3.2', 'last-match', '<think>9</think> 2.5')).toEqual({ ok: true, value: '2.5' });
     expect(parsePrediction('3.3', 'text', '<think>only thinking</think>  ')).toMatchObject({ ok: false });
   });
+
+  it('the offline simulator answers PERSONA-bench prompts deterministically, with no key and no network', async () => {
+    const dir = tempDir('plens-persona-predict-sim-');
+    const file = join(dir, 'prompts.jsonl');
+    const many = Array.from({ length: 30 }, (_, i) => record(i % 2 ? '3.1' : '3.2', i, `P${i}`, i % 2 ? 'positive' : i % 5));
+    writeFileSync(file, many.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const run = async (out: string) => {
+      const ws = new Workspace(join(dir, out));
+      const summary = await runPersonaPredictions({ ...options('unused', ws, file, { env: {} }), model: 'sim:default' });
+      const db = await Database.open(':memory:');
+      try {
+        const rows = await db.all<{ status: string; n: number }>(
+          `SELECT status, count(*)::INTEGER AS n FROM read_parquet(?) GROUP BY ALL ORDER BY ALL`,
+          undefined,
+          [join(ws.root, 'persona', 'predictions', '*', 'predictions.parquet')],
+        );
+        return { summary, rows };
+      } finally {
+        await db.close();
+      }
+    };
+    const a = await run('a');
+    const b = await run('b');
+    expect(a.summary).toMatchObject({ planned: 30, simulated: true });
+    expect(a.rows).toEqual(b.rows);
+    expect(a.rows.map((r) => r.status)).toEqual(['ok', 'parse_error']);
+  });
 });
