@@ -76,7 +76,7 @@ describe('persona predict', () => {
     const ws = new Workspace(join(dir, 'out'));
 
     const first = await runPersonaPredictions(options(server.url, ws, file));
-    expect(first).toMatchObject({ planned: 8, ok: 6, failed: 2, calls: 8, cached_calls: 0 });
+    expect(first).toMatchObject({ planned: 8, ok: 6, failed: 2, failure_reasons: { parse_error: 1, http_400: 1 }, calls: 8, cached_calls: 0 });
     const wire = server.requests.map((r) => [r.messages[0]!.content, r.temperature, r.maxTokens]).sort();
     expect(wire).toEqual([
       ['IMPACT A', 0, 25],
