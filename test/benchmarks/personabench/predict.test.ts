@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Workspace } from '../../../src/core/workspace.js';
@@ -287,5 +287,20 @@ describe('persona predict', () => {
     expect(a.summary).toMatchObject({ planned: 30, simulated: true });
     expect(a.rows).toEqual(b.rows);
     expect(a.rows.map((r) => r.status)).toEqual(['ok', 'parse_error']);
+  });
+
+  it('keeps one cache entry per 3.3 replicate: predictions rebuilt from the cache ask the endpoint nothing', async () => {
+    server = await startMockLlm({ reply, keepRequests: true });
+    const dir = tempDir('plens-persona-predict-cache-');
+    const file = join(dir, 'prompts.jsonl');
+    writeFileSync(file, `${JSON.stringify(RECORDS[5])}\n`);
+    const ws = new Workspace(join(dir, 'out'));
+    const first = await runPersonaPredictions(options(server.url, ws, file, { samples: 4 }));
+    expect(first).toMatchObject({ planned: 4, ok: 4, calls: 4, cached_calls: 0 });
+    expect(server.requests.map((r) => r.messages[0]!.content)).toEqual(['REPLY A', 'REPLY A', 'REPLY A', 'REPLY A']);
+    rmSync(join(ws.root, 'persona', 'predictions'), { recursive: true });
+    const again = await runPersonaPredictions(options(server.url, ws, file, { samples: 4 }));
+    expect(again).toMatchObject({ planned: 4, ok: 4, calls: 4, cached_calls: 4 });
+    expect(server.requests).toHaveLength(4);
   });
 });
