@@ -211,7 +211,9 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
         if (record.status === 'ok') summary.ok++;
         else {
           summary.failed++;
-          const reason = record.error?.kind ?? 'unknown';
+          // A record may keep its failure's kind in a flat error_kind column (PERSONA-bench predictions).
+          const flatKind = typeof record.error_kind === 'string' ? record.error_kind : undefined;
+          const reason = (typeof record.error === 'object' ? record.error?.kind : undefined) ?? flatKind ?? 'unknown';
           summary.failure_reasons[reason] = (summary.failure_reasons[reason] ?? 0) + 1;
         }
         addToSummary(summary, cost);

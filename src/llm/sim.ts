@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LlmCallError } from './errors.js';
+import { personaFacts, simulatedPersonaReply } from './sim-persona.js';
 import type { ChatRequest, ChatResponse, Provider } from './types.js';
 
 /** What the simulator plays from: the scenario's own facts, carried in a request's opaque `simulation` slot. */
@@ -41,6 +42,8 @@ export const SIM_VERSION = 'sim-2';
  */
 export class SimProvider implements Provider {
   async complete(request: ChatRequest): Promise<ChatResponse> {
+    const persona = personaFacts(request.simulation);
+    if (persona) return reply(request, simulatedPersonaReply(persona));
     const facts = simulationFacts(request.simulation);
     if (!facts) throw new LlmCallError('config', 'the sim provider needs scenario facts; it can only play PersonaLens agents', { retryable: false });
     const prompt = request.messages.at(-1)?.content ?? '';
@@ -55,6 +58,11 @@ export class SimProvider implements Provider {
   }
 
   async close(): Promise<void> {}
+}
+
+function reply(request: ChatRequest, text: string): ChatResponse {
+  const input = request.system.length + request.messages.reduce((n, m) => n + m.content.length, 0);
+  return { text, usage: { inputTokens: Math.ceil(input / 4), outputTokens: Math.ceil(text.length / 4) }, finishReason: 'stop' };
 }
 
 /** The request's simulator facts, when it carries some (a scenario id and an intent at least). */

@@ -1,6 +1,9 @@
 import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { userPath } from '../../core/paths.js';
+import { usageError } from '../../core/errors.js';
+import { interruptSignal } from '../interrupt.js';
+import { llmStageOptions, llmStageRunOptions, type LlmStageArgs } from '../llm-stage-args.js';
 import { printResult, workspaceOf, type GlobalArgs } from '../options.js';
 
 interface PersonaImportArgs extends GlobalArgs {
@@ -138,10 +141,99 @@ const selectCommand: CommandModule<GlobalArgs, PersonaSelectArgs> = {
   },
 };
 
+interface PersonaPredictArgs extends LlmStageArgs {
+  model: string;
+  from?: string;
+  fidelity: 'original' | 'fixed';
+  task?: string[];
+  setting?: string[];
+  samples: number;
+  parser?: string[];
+}
+
+const predictCommand: CommandModule<GlobalArgs, PersonaPredictArgs> = {
+  command: 'predict',
+  describe:
+    'Send every prompt record to a model with the original decoding per task (3.1 greedy, 10 tokens; 3.2 greedy, 25; 3.3 n samples at T 0.7, 256) and parse each reply (resumable, cached; unparsed replies and failed calls are kept as states, never values)',
+  builder: (y) =>
+    llmStageOptions(
+      y
+        .option('model', { type: 'string', demandOption: true, describe: 'Model spec, e.g. openai:gpt-4o or sim:default (offline)' })
+        .option('from', { type: 'string', describe: 'Prompt records (JSONL); default <workspace>/persona/selection-<fidelity>/prompts.jsonl' })
+        .option('fidelity', { choices: ['original', 'fixed'] as const, default: 'original' as const, describe: 'Which selection the prompts come from' })
+        .option('task', { type: 'string', array: true, choices: ['3.1', '3.2', '3.3'], describe: 'Only these tasks' })
+        .option('setting', { type: 'string', array: true, choices: ['P-Conv', 'P-NonConv', 'NP-Conv'], describe: 'Only these settings' })
+        .option('samples', { type: 'number', default: 10, describe: '3.3 samples per prompt (oracle best-of-n); 1 = single-sample mode' })
+        .option('parser', {
+          type: 'string',
+          array: true,
+          describe:
+            'TASK=VARIANT: 3.1=strict|last-match (default strict, 3.1/GPT.py), 3.2=float-then-last-number|float-only|last-match (default float-then-last-number)',
+        }),
+      'Predictions',
+    )
+      .example('$0 persona predict --model sim:default', 'offline')
+      .example('$0 persona predict --model openai:gpt-4o --task 3.1 --parser 3.1=last-match --dry-run', 'plan and cost, no key needed'),
+  handler: async (args) => {
+    const { runPersonaPredictions } = await import('../../benchmarks/personabench/predict.js');
+    const { formatStageSummary } = await import('../../engine/stage-summary.js');
+    const parsers: Record<string, string> = {};
+    for (const entry of args.parser ?? []) {
+      const m = /^(3\.[123])=(.+)$/.exec(entry);
+      if (!m) throw usageError(`--parser ${entry}: write TASK=VARIANT, e.g. 3.1=last-match`);
+      parsers[m[1]!] = m[2]!;
+    }
+    const from = args.from ? userPath(args.from) : join(workspaceOf(args).root, 'persona', `selection-${args.fidelity}`, 'prompts.jsonl');
+    const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished predictions are kept (Ctrl-C again to quit now)\n'));
+    try {
+      const { prompts: _templates, ...stage } = llmStageRunOptions(args, stop.signal);
+      const summary = await runPersonaPredictions({
+        ...stage,
+        promptRecords: from,
+        model: args.model,
+        fidelity: args.fidelity,
+        samples: args.samples,
+        parsers: parsers as never,
+        ...(args.task ? { tasks: args.task as never } : {}),
+        ...(args.setting ? { settings: args.setting as never } : {}),
+      });
+      printResult(args, summary, () => formatStageSummary({ ...summary, partitions: summary.partitions.map((p) => p.dir) }));
+      if (summary.interrupted) process.exitCode = 130;
+    } finally {
+      stop.dispose();
+    }
+  },
+};
+
+interface PersonaScoreArgs extends GlobalArgs {
+  embeddings?: string;
+}
+
+const scoreCommand: CommandModule<GlobalArgs, PersonaScoreArgs> = {
+  command: 'score',
+  describe:
+    "Score the compacted predictions with the original evaluators' metrics: metrics.parquet (3.1 accuracy, F1, MCC; 3.2 MSE, RMSE, MAE; 3.3 ROUGE-1, ROUGE-L, BLEU, METEOR, best-of-n or single-sample; overall and per subreddit) and sample_scores.parquet (each 3.3 reply)",
+  builder: (y) =>
+    y
+      .option('embeddings', { type: 'string', describe: 'Embeddings model spec for SBERT (not wired yet)' })
+      .example('$0 persona score --json', 'write <workspace>/persona/scores/'),
+  handler: async (args) => {
+    const { runPersonaScores } = await import('../../benchmarks/personabench/predict.js');
+    const summary = await runPersonaScores({ workspace: workspaceOf(args), ...(args.embeddings ? { embeddings: args.embeddings } : {}) });
+    printResult(args, summary, () => `scored -> ${summary.metrics} (${summary.rows} metric rows), ${summary.sample_scores}`);
+  },
+};
+
 export const personaCommand: CommandModule<GlobalArgs, GlobalArgs> = {
   command: 'persona <command>',
   describe: 'PERSONA-bench (in progress): import the Reddit conversations, select task samples and build their prompts, import original prompt files',
   builder: (y: Argv<GlobalArgs>) =>
-    y.command(importCommand).command(selectCommand).command(importPromptsCommand).demandCommand(1, 'Name a persona command: import, select or import-prompts.'),
+    y
+      .command(importCommand)
+      .command(selectCommand)
+      .command(importPromptsCommand)
+      .command(predictCommand)
+      .command(scoreCommand)
+      .demandCommand(1, 'Name a persona command: import, select, import-prompts, predict or score.'),
   handler: () => undefined,
 };
