@@ -10,6 +10,10 @@ CREATE TABLE IF NOT EXISTS persona_predictions (
   parser VARCHAR, replicate BIGINT, subreddit VARCHAR, "user" VARCHAR, target_reply_id VARCHAR,
   true_label VARCHAR, reply VARCHAR, predicted VARCHAR, true_number DOUBLE, predicted_number DOUBLE,
   input_tokens BIGINT, output_tokens BIGINT, cost_usd DOUBLE);
+CREATE TABLE IF NOT EXISTS persona_sample_scores (
+  "key" VARCHAR, sample_id VARCHAR, task VARCHAR, setting VARCHAR, model VARCHAR, fidelity VARCHAR,
+  replicate BIGINT, subreddit VARCHAR, "user" VARCHAR, rouge1 DOUBLE, rouge_l DOUBLE, bleu DOUBLE,
+  meteor DOUBLE, sbert DOUBLE);
 
 -- The benchmark's results table: one row per task, metric, setting and model (overall only).
 CREATE OR REPLACE VIEW persona_results AS

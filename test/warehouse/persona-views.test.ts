@@ -30,6 +30,7 @@ async function warehouseFor(withPersona: boolean): Promise<Database> {
       ('k4',1,'ok','3.1','NP-Conv','m1','strict','paper')
     ) t("key",try,status,task,setting,model,parser,fidelity))
     TO '${ws}/persona/predictions/m1/predictions.parquet' (FORMAT parquet)`);
+    await db.run(`COPY (SELECT 'x' AS sample_id, NULL::DOUBLE AS rouge1 LIMIT 0) TO '${ws}/persona/scores/sample_scores.parquet' (FORMAT parquet)`);
     await db.run(sql('80_persona_load.sql'));
     await db.run(sql('81_persona_predictions.sql'));
   }
@@ -79,5 +80,79 @@ describe('PERSONA-bench warehouse views', () => {
     } finally {
       empty.close();
     }
+  });
+});
+
+describe('persona_setting_comparison (paired on the same sample, clustered by user)', () => {
+  let db: Database;
+  beforeAll(async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'plens-persona-pair-'));
+    mkdirSync(join(ws, 'persona/scores'), { recursive: true });
+    mkdirSync(join(ws, 'persona/predictions/m1'), { recursive: true });
+    db = await Database.open(join(ws, 'w.duckdb'));
+    await db.run('SET VARIABLE workspace = $1', undefined, [ws]);
+    for (const f of ['00_macros.sql', '03_significance.sql']) await db.run(sql(f));
+    await db.run(`COPY (SELECT * FROM (VALUES ('m1','3.1','P-Conv','paper','strict',NULL,NULL,'accuracy',0.5,1,1,0,0))
+      t(model,task,setting,fidelity,parser,subreddit,mode,metric,value,n_total,n_scored,n_unparsed,n_failed)) TO '${ws}/persona/scores/metrics.parquet' (FORMAT parquet)`);
+    // 3.1 correctness, P-Conv vs NP-Conv. Differences per sample: u1 s1 1, s2 1; u2 s3 0, s4 0;
+    // u3 s5 1, s6 0: mean 3/6 = 0.5. s7 has no NP-Conv partner; s8's NP-Conv reply did not parse.
+    const rows: string[] = [];
+    const add = (key: string, status: string, setting: string, sample: string, user: string, truth: string, pred: string) =>
+      rows.push(`('${key}',1,'${status}','3.1','${setting}','m1','strict','paper','${sample}','${user}','${truth}','${pred}')`);
+    const p = [1, 1, 0, 0, 1, 0];
+    const np = [0, 0, 0, 0, 0, 0];
+    ['u1', 'u1', 'u2', 'u2', 'u3', 'u3'].forEach((u, i) => {
+      add(`p${i}`, 'ok', 'P-Conv', `s${i + 1}`, u, 'positive', p[i] ? 'positive' : 'negative');
+      add(`n${i}`, 'ok', 'NP-Conv', `s${i + 1}`, u, 'positive', np[i] ? 'positive' : 'negative');
+    });
+    add('p7', 'ok', 'P-Conv', 's7', 'u1', 'positive', 'positive');
+    add('p8', 'ok', 'P-Conv', 's8', 'u1', 'positive', 'positive');
+    add('n8', 'parse_error', 'NP-Conv', 's8', 'u1', 'positive', 'positive');
+    await db.run(`COPY (SELECT *, NULL::DOUBLE AS true_number, NULL::DOUBLE AS predicted_number FROM (VALUES ${rows.join(',')})
+      t("key",try,status,task,setting,model,parser,fidelity,sample_id,"user",true_label,predicted))
+      TO '${ws}/persona/predictions/m1/predictions.parquet' (FORMAT parquet)`);
+    // 3.3 rouge1 with two replicates. best-of-n: g1 0.6 - 0.3 = 0.3, g2 0.5 - 0.5 = 0: mean 0.15.
+    // single-sample (replicate 1): g1 0.2 - 0.1 = 0.1, g2 0.5 - 0.5 = 0: mean 0.05.
+    await db.run(`COPY (SELECT sample_id || setting || replicate AS "key", sample_id, '3.3' AS task, setting, 'm1' AS model,
+        'paper' AS fidelity, replicate, 'r/a' AS subreddit, "user", rouge1, NULL::DOUBLE AS rouge_l, NULL::DOUBLE AS bleu,
+        NULL::DOUBLE AS meteor, NULL::DOUBLE AS sbert
+      FROM (VALUES
+        ('g1','P-Conv',1,'u1',0.2),('g1','P-Conv',2,'u1',0.6),('g1','NP-Conv',1,'u1',0.1),('g1','NP-Conv',2,'u1',0.3),
+        ('g2','P-Conv',1,'u2',0.5),('g2','P-Conv',2,'u2',0.4),('g2','NP-Conv',1,'u2',0.5),('g2','NP-Conv',2,'u2',0.1)
+      ) t(sample_id,setting,replicate,"user",rouge1)) TO '${ws}/persona/scores/sample_scores.parquet' (FORMAT parquet)`);
+    for (const f of ['80_persona_load.sql', '81_persona_predictions.sql', '82_persona_views.sql', '83_persona_setting_comparison.sql']) await db.run(sql(f));
+  });
+  afterAll(() => db.close());
+
+  const cell = async (task: string, metric: string) =>
+    db.all<{ mode: string | null; setting_a: string; setting_b: string; n_pairs: number; n_users: number; mean_difference: number; lo: number; hi: number }>(
+      `SELECT mode, setting_a, setting_b, n_pairs::INT AS n_pairs, n_users::INT AS n_users, mean_difference, lo, hi
+       FROM persona_setting_comparison WHERE task = $1 AND metric = $2 ORDER BY mode`,
+      undefined,
+      [task, metric],
+    );
+
+  it('classification: the paired difference in correctness, its interval bracketing the mean, same twice', async () => {
+    const [r] = await cell('3.1', 'correct');
+    expect(r).toMatchObject({ mode: null, setting_a: 'P-Conv', setting_b: 'NP-Conv', n_pairs: 6, n_users: 3 });
+    expect(r!.mean_difference).toBeCloseTo(0.5, 12);
+    expect(r!.lo).toBeLessThan(0.5);
+    expect(r!.hi).toBeGreaterThan(0.5);
+    // Cluster means lie in [0, 1] (u2 0, u3 0.5, u1 1), so every resample does too.
+    expect(r!.lo).toBeGreaterThanOrEqual(0);
+    expect(r!.hi).toBeLessThanOrEqual(1);
+    const [again] = await cell('3.1', 'correct');
+    expect(again).toEqual(r);
+  });
+
+  it('generation: best-of-n and single-sample per-sample differences', async () => {
+    const rows = await cell('3.3', 'rouge1');
+    expect(rows.map((r) => [r.mode, r.n_pairs, r.n_users])).toEqual([
+      ['best-of-n', 2, 2],
+      ['single-sample', 2, 2],
+    ]);
+    expect(rows[0]!.mean_difference).toBeCloseTo(0.15, 12);
+    expect(rows[1]!.mean_difference).toBeCloseTo(0.05, 12);
+    expect(await cell('3.3', 'bleu')).toEqual([]);
   });
 });
