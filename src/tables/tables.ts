@@ -56,6 +56,11 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
         continue;
       }
       const rows = await db.all(`SELECT * FROM ${t.name}`);
+      // The PERSONA-bench views exist (empty) in every warehouse; a PersonaLens-only workspace lists them as missing.
+      if (t.name.startsWith('persona_') && rows.length === 0) {
+        missing.push({ name: t.name, reason: 'no PERSONA-bench predictions or scores in the workspace yet' });
+        continue;
+      }
       const notes: string[] = [];
       if (t.name === 'table6_7' && views.has('unmapped_birth_countries')) {
         const unmapped = await db.all<{ birth_country: string; users: number }>('SELECT * FROM unmapped_birth_countries');
