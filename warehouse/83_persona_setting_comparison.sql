@@ -40,7 +40,7 @@ WITH pairs AS (
   SELECT model, task, metric, mode, fidelity, setting_a, setting_b, "user", sum(d) AS s, count(*) AS n FROM pairs GROUP BY ALL
 ), cells AS (
   SELECT model, task, metric, mode, fidelity, setting_a, setting_b,
-         paired_cluster_mean(list({'cluster': "user", 'sum': s, 'n': n}), seed := 'plens.persona') AS r
+         paired_cluster_mean(list({'cluster': "user", 'sum': s, 'n': n} ORDER BY "user"), seed := 'plens.persona') AS r
   FROM users GROUP BY ALL
 )
 SELECT task, metric, mode, model, fidelity, setting_a, setting_b, r.n AS n_pairs, r.n_clusters AS n_users,

@@ -3,14 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/db/database.js';
+import { renderTable } from '../../src/tables/render.js';
+import { collectTables } from '../../src/tables/tables.js';
 import { repoRoot } from '../helpers/cli.js';
 
 const sql = (name: string) => readFileSync(join(repoRoot, 'warehouse', name), 'utf8');
 
+let lastDbPath = '';
+
 /** A real DuckDB file over real Parquet fixtures in the stages' layout. */
 async function warehouseFor(withPersona: boolean): Promise<Database> {
   const ws = mkdtempSync(join(tmpdir(), 'plens-persona-'));
-  const db = await Database.open(join(ws, 'w.duckdb'));
+  lastDbPath = join(ws, 'w.duckdb');
+  const db = await Database.open(lastDbPath);
   await db.run('SET VARIABLE workspace = $1', undefined, [ws]);
   if (withPersona) {
     mkdirSync(join(ws, 'persona/scores'), { recursive: true });
@@ -154,5 +159,26 @@ describe('persona_setting_comparison (paired on the same sample, clustered by us
     expect(rows[0]!.mean_difference).toBeCloseTo(0.15, 12);
     expect(rows[1]!.mean_difference).toBeCloseTo(0.05, 12);
     expect(await cell('3.3', 'bleu')).toEqual([]);
+  });
+});
+
+describe('plens tables renders the PERSONA-bench views', () => {
+  it('renders persona_results from a built warehouse and lists the views as missing when empty', async () => {
+    (await warehouseFor(true)).close();
+    const full = await collectTables({ dbPath: lastDbPath, format: 'csv', only: ['persona_results', 'persona_prediction_status'] });
+    const results = full.tables.find((t) => t.name === 'persona_results')!;
+    const csv = renderTable(results, 'csv');
+    expect(csv.split('\n')[0]).toContain('scored');
+    expect(csv).toContain(',0.75,');
+    expect(csv).toContain('3 of 4');
+    (await warehouseFor(false)).close();
+    const empty = await collectTables({ dbPath: lastDbPath, format: 'md' });
+    expect(empty.tables.some((t) => t.name.startsWith('persona_'))).toBe(false);
+    expect(empty.missing.filter((m) => m.name.startsWith('persona_')).map((m) => m.name)).toEqual([
+      'persona_results',
+      'persona_results_by_subreddit',
+      'persona_prediction_status',
+      'persona_setting_comparison',
+    ]);
   });
 });
