@@ -51,11 +51,19 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
     const tables: RenderableTable[] = [];
     const missing: TablesResult['missing'] = [];
     for (const t of wanted) {
+      // PERSONA-bench tables stay out of a PersonaLens-only listing unless asked for by name.
+      const persona = t.name.startsWith('persona_');
+      if (persona && !options.only && !views.has(t.name)) continue;
       if (!views.has(t.name)) {
         missing.push({ name: t.name, reason: MISSING_FIX[t.name] ?? 'not in the warehouse (its inputs are not built yet; see `plens warehouse`)' });
         continue;
       }
       const rows = await db.all(`SELECT * FROM ${t.name}`);
+      // The PERSONA-bench views exist (empty) in every warehouse.
+      if (persona && rows.length === 0) {
+        if (options.only) missing.push({ name: t.name, reason: 'no PERSONA-bench predictions or scores in the workspace yet' });
+        continue;
+      }
       const notes: string[] = [];
       if (t.name === 'table6_7' && views.has('unmapped_birth_countries')) {
         const unmapped = await db.all<{ birth_country: string; users: number }>('SELECT * FROM unmapped_birth_countries');

@@ -33,6 +33,8 @@ describe('plens warehouse', () => {
       { file: '72_judge_consistency.sql', reason: 'needs judgments' },
       { file: '73_simulator_audit.sql', reason: 'needs dialogues' },
       { file: '74_coverage.sql', reason: 'needs paired_scores' },
+      { file: '80_persona_load.sql', reason: 'needs persona/scores/metrics.parquet in the workspace' },
+      { file: '81_persona_predictions.sql', reason: 'needs persona/predictions/*/predictions.parquet in the workspace' },
     ]);
     expect(r.json.relations.find((x) => x.name === 'table1')).toEqual({ name: 'table1', type: 'view', rows: null });
     expect(r.json.relations.find((x) => x.name === 'users')).toEqual({ name: 'users', type: 'table', rows: 8 });
