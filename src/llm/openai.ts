@@ -13,7 +13,8 @@ export class OpenAiProvider extends HttpProvider {
   async complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
     const body = {
       model: this.model,
-      messages: [{ role: 'system', content: request.system }, ...request.messages],
+      // An empty system prompt is none at all (PERSONA-bench's scripts send a lone user message).
+      messages: request.system ? [{ role: 'system', content: request.system }, ...request.messages] : request.messages,
       temperature: request.params.temperature,
       max_tokens: request.params.maxTokens,
     };

@@ -11,6 +11,7 @@ export interface SamplingParams {
 }
 
 export interface ChatRequest {
+  /** The system prompt; empty means none is sent (no empty system message on the wire). */
   system: string;
   messages: ChatMessage[];
   params: SamplingParams;

@@ -30,7 +30,10 @@ export interface MockRequest {
   /** How many earlier requests had exactly the same body (0 for the first). */
   attempt: number;
   model: string;
+  /** The system prompt ('' when none was sent). */
   system: string;
+  /** Whether the request carried a system prompt at all (a system message, or Anthropic's `system`). */
+  systemSent: boolean;
   messages: Array<{ role: 'user' | 'assistant'; content: string }>;
   temperature: number | undefined;
   maxTokens: number | undefined;
@@ -172,6 +175,7 @@ function parseOpenAi(raw: unknown): Parsed | string {
   if (typeof body === 'string') return body;
   const list = body['messages'] as unknown[];
   let system = '';
+  let systemSent = false;
   const messages: Parsed['messages'] = [];
   for (let i = 0; i < list.length; i++) {
     const m = list[i];
@@ -179,14 +183,17 @@ function parseOpenAi(raw: unknown): Parsed | string {
     const role = m['role'];
     const content = flatten(m['content']);
     if (content === undefined) return `messages[${i}].content: must be a string or an array of content parts`;
-    if (role === 'system' || role === 'developer') system = system === '' ? content : `${system}\n${content}`;
-    else if (role === 'assistant') messages.push({ role: 'assistant', content });
+    if (role === 'system' || role === 'developer') {
+      system = systemSent ? `${system}\n${content}` : content;
+      systemSent = true;
+    } else if (role === 'assistant') messages.push({ role: 'assistant', content });
     else if (role === 'user' || role === 'tool' || role === 'function') messages.push({ role: 'user', content });
     else return `messages[${i}].role: invalid role ${JSON.stringify(role)}`;
   }
   return {
     model: body['model'] as string,
     system,
+    systemSent,
     messages,
     temperature: numberOrUndefined(body['temperature']),
     maxTokens: numberOrUndefined(body['max_completion_tokens']) ?? numberOrUndefined(body['max_tokens']),
@@ -196,7 +203,9 @@ function parseOpenAi(raw: unknown): Parsed | string {
 function parseAnthropic(raw: unknown): Parsed | string {
   const body = parseCommon(raw);
   if (typeof body === 'string') return body;
-  const system = flatten(body['system']);
+  // The Messages API takes no system prompt at all as well as one.
+  const systemSent = body['system'] !== undefined;
+  const system = systemSent ? flatten(body['system']) : '';
   if (system === undefined) return 'system: must be a string or an array of text blocks';
   const list = body['messages'] as unknown[];
   const messages: Parsed['messages'] = [];
@@ -212,6 +221,7 @@ function parseAnthropic(raw: unknown): Parsed | string {
   return {
     model: body['model'] as string,
     system,
+    systemSent,
     messages,
     temperature: numberOrUndefined(body['temperature']),
     maxTokens: numberOrUndefined(body['max_tokens']),
@@ -395,6 +405,7 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
       attempt,
       model: parsed.model,
       system: parsed.system,
+      systemSent: parsed.systemSent,
       messages: parsed.messages,
       temperature: parsed.temperature,
       maxTokens: parsed.maxTokens,

@@ -65,6 +65,16 @@ describe.each([
 ] as const)('%s provider over real HTTP (%s transport)', (api, transport) => {
   const setupFor = (fault?: (r: MockRequest) => MockFault | undefined) => setup(api, fault, 'off', tempDir(), transport);
 
+  it('sends the system prompt when there is one and none at all when it is empty', async () => {
+    const client = await setupFor();
+    await client.call(request('first'), signal());
+    await client.call({ ...request('second'), system: '' }, signal());
+    expect(server!.requests.map((r) => [r.systemSent, r.system, r.messages.length])).toEqual([
+      [true, 'You are a helpful assistant.', 1],
+      [false, '', 1],
+    ]);
+  });
+
   it('returns the text and usage, and prices it per 1M tokens', async () => {
     const client = await setupFor();
     const out = await client.call(request(), signal());

@@ -15,7 +15,18 @@ const openai = (s: MockLlmServer): string => `${s.url}/v1/chat/completions`;
 const anthropic = (s: MockLlmServer): string => `${s.url}/v1/messages`;
 
 function mockRequest(system: string, messages: MockRequest['messages']): MockRequest {
-  return { api: 'openai', index: 0, attempt: 0, model: 'm', system, messages, temperature: undefined, maxTokens: undefined, headers: {} };
+  return {
+    api: 'openai',
+    index: 0,
+    attempt: 0,
+    model: 'm',
+    system,
+    systemSent: system !== '',
+    messages,
+    temperature: undefined,
+    maxTokens: undefined,
+    headers: {},
+  };
 }
 
 describe('mock LLM server: the two APIs', () => {

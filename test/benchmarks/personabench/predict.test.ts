@@ -77,6 +77,8 @@ describe('persona predict', () => {
 
     const first = await runPersonaPredictions(options(server.url, ws, file));
     expect(first).toMatchObject({ planned: 8, ok: 6, failed: 2, failure_reasons: { parse_error: 1, http_400: 1 }, calls: 8, cached_calls: 0 });
+    // One user message and no system prompt, as the original GPT scripts send.
+    expect(server.requests.every((r) => !r.systemSent && r.messages.length === 1 && r.messages[0]!.role === 'user')).toBe(true);
     const wire = server.requests.map((r) => [r.messages[0]!.content, r.temperature, r.maxTokens]).sort();
     expect(wire).toEqual([
       ['IMPACT A', 0, 25],
