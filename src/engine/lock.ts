@@ -7,6 +7,10 @@ import { PlensError } from '../core/errors.js';
  * One writer per output: a lock file created exclusively, holding pid@host. A lock left by a
  * process that no longer runs (on this host) is taken over, by one process at a time.
  */
+/** Locks this process holds, released at exit by one listener (one per lock would pass Node's listener limit). */
+const held = new Set<WriterLock>();
+let exitHook = false;
+
 export class WriterLock {
   private constructor(private readonly path: string) {}
 
@@ -15,7 +19,13 @@ export class WriterLock {
       try {
         writeOwnerFile(path);
         const lock = new WriterLock(path);
-        process.once('exit', () => lock.release());
+        held.add(lock);
+        if (!exitHook) {
+          exitHook = true;
+          process.once('exit', () => {
+            for (const l of held) l.release();
+          });
+        }
         return lock;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -69,6 +79,7 @@ export class WriterLock {
   }
 
   release(): void {
+    held.delete(this);
     try {
       const owner = readOwner(this.path);
       if (owner?.pid === process.pid) rmSync(this.path, { force: true });

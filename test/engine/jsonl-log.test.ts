@@ -92,6 +92,17 @@ describe('WriterLock', () => {
   });
 });
 
+describe('WriterLock at exit', () => {
+  it('many locks held at once add one exit listener, not one each (no MaxListenersExceededWarning)', () => {
+    const dir = tempDir();
+    const before = process.listenerCount('exit');
+    const locks = Array.from({ length: 12 }, (_, i) => WriterLock.acquire(join(dir, `.lock-${i}`), `out/${i}`));
+    expect(process.listenerCount('exit') - before).toBeLessThanOrEqual(1);
+    for (const l of locks) l.release();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
 describe('WriterLock takeover', () => {
   it('takes over a dead lock only under the takeover guard, and clears a guard left by a crash', () => {
     const dir = tempDir();
