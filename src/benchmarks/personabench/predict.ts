@@ -17,10 +17,12 @@ import { runSingleCall, type Answer } from '../../engine/single-call.js';
 import type { StageOutput, StageSummary, WorkCost } from '../../engine/stage-runner.js';
 import { isSimulator, parseModelSpec } from '../../llm/model-spec.js';
 import type { PersonaSimulationFacts } from '../../llm/sim-persona.js';
+import { EmbeddingsClient } from '../../llm/embeddings.js';
 import type { SamplingParams } from '../../llm/types.js';
 import type { PromptRecord } from './build-prompts.js';
 import { regressionScores, signScoresApi } from './metrics/classification.js';
-import { GenerationScorer, oracleBestOfN, singleSample } from './metrics/generation.js';
+import { filteredMeans, GenerationScorer, oracleBestOfN, singleSample } from './metrics/generation.js';
+import { sbertSimilarities } from './metrics/sbert.js';
 import { parseImpact, parseSign, stripThink, type ImpactParser, type SignParser } from './parse.js';
 import type { Fidelity, Setting, Task } from './selection.js';
 
@@ -115,7 +117,10 @@ export interface SampleScoreRecord {
   sbert: number | null;
 }
 
-/** A row of metrics.parquet; subreddit NULL = overall; mode NULL for 3.1/3.2. */
+/**
+ * A row of metrics.parquet; subreddit NULL = overall; mode NULL for 3.1/3.2. 'best-of-n-filtered'
+ * (with SBERT only): the GPT scripts' averages over the prompts whose best SBERT lies in SBERT_FILTER.
+ */
 export interface MetricRecord {
   model: string;
   task: Task;
@@ -123,7 +128,7 @@ export interface MetricRecord {
   fidelity: string;
   parser: string;
   subreddit: string | null;
-  mode: 'best-of-n' | 'single-sample' | null;
+  mode: 'best-of-n' | 'best-of-n-filtered' | 'single-sample' | null;
   metric: string;
   value: number | null;
   n_total: number;
@@ -174,7 +179,10 @@ export interface PersonaPredictSummary extends Omit<StageSummary, 'partitions'> 
 
 export interface PersonaScoreOptions {
   workspace: Workspace;
-  /** provider:model of an embeddings model; SBERT is scored only when given. */
+  /**
+   * The SBERT embeddings model as `openai:MODEL?base_url=URL[&key_env=VAR]` (any OpenAI-compatible
+   * /embeddings endpoint serving all-MiniLM-L6-v2); SBERT is scored only when given.
+   */
   embeddings?: string;
   env?: NodeJS.ProcessEnv;
 }
@@ -183,7 +191,12 @@ export interface PersonaScoreSummary {
   sample_scores: string;
   metrics: string;
   rows: number;
+  /** The embeddings model SBERT came from (model@endpoint), or null when SBERT was not scored. */
+  sbert: string | null;
 }
+
+/** The GPT-4.1 3.3 script's thresholds for its "filtered" averages (prompts whose best SBERT lies in [0.1, 1.0]). */
+export const SBERT_FILTER = { low: 0.1, high: 1.0 } as const;
 
 interface Item {
   record: PromptRecord;
@@ -393,6 +406,7 @@ type Row = Pick<
 function groupMetrics(
   rows: readonly Row[],
   scorer: GenerationScorer,
+  sbertByKey?: ReadonlyMap<string, number | null>,
 ): Array<Pick<MetricRecord, 'mode' | 'metric' | 'value' | 'n_total' | 'n_scored' | 'n_unparsed' | 'n_failed'>> {
   const task = rows[0]!.task;
   const ok = rows.filter((r) => r.status === 'ok');
@@ -421,27 +435,36 @@ function groupMetrics(
     return out(null, { mse: s.mse, rmse: s.rmse, mae: s.mae });
   }
   // 3.3: one prompt per sample; its candidates are the ok replies in replicate order.
-  const bySample = new Map<string, { reference: string; candidates: string[]; replicates: number }>();
+  const bySample = new Map<string, { reference: string; candidates: string[]; keys: string[]; replicates: number }>();
   for (const r of rows) {
-    const entry = bySample.get(r.sample_id) ?? { reference: r.true_label, candidates: [], replicates: 0 };
+    const entry = bySample.get(r.sample_id) ?? { reference: r.true_label, candidates: [], keys: [], replicates: 0 };
     entry.replicates += 1;
-    if (r.status === 'ok') entry.candidates.push(r.predicted!);
+    if (r.status === 'ok') {
+      entry.candidates.push(r.predicted!);
+      entry.keys.push(r.key);
+    }
     bySample.set(r.sample_id, entry);
   }
   const prompts = [...bySample.values()];
   const manySamples = prompts.some((p) => p.replicates > 1);
+  const similarity = (key: string | undefined) => (key === undefined ? null : (sbertByKey?.get(key) ?? null));
   const result = manySamples
-    ? oracleBestOfN(prompts, scorer)
+    ? oracleBestOfN(prompts, scorer, sbertByKey && prompts.map((p) => p.keys.map(similarity)))
     : singleSample(
         prompts.map((p) => ({ reference: p.reference, candidate: p.candidates[0] ?? null })),
         scorer,
+        sbertByKey && prompts.map((p) => similarity(p.keys[0])),
       );
-  return out(manySamples ? 'best-of-n' : 'single-sample', {
-    rouge1: result.mean.rouge1,
-    rougeL: result.mean.rougeL,
-    bleu: result.mean.bleu,
-    meteor: result.mean.meteor,
-  });
+  const mode = manySamples ? 'best-of-n' : 'single-sample';
+  const means = { rouge1: result.mean.rouge1, rougeL: result.mean.rougeL, bleu: result.mean.bleu, meteor: result.mean.meteor };
+  if (result.sbert === undefined) return out(mode, means);
+  const rowsOut = out(mode, { ...means, sbert: result.sbert.mean });
+  // The GPT scripts also report every metric over the prompts whose best SBERT is not "confusing".
+  if (manySamples) {
+    const filtered = filteredMeans(result, SBERT_FILTER.low, SBERT_FILTER.high).mean;
+    rowsOut.push(...out('best-of-n-filtered', filtered));
+  }
+  return rowsOut;
 }
 
 /**
@@ -450,8 +473,8 @@ function groupMetrics(
  * (sample_scores.parquet), written together atomically; a rerun writes the same bytes.
  */
 export async function runPersonaScores(options: PersonaScoreOptions): Promise<PersonaScoreSummary> {
-  if (options.embeddings !== undefined) throw usageError('--embeddings: SBERT scoring is not wired into `persona score` yet');
   const root = predictionsRoot(options.workspace.root);
+  const embedder = options.embeddings === undefined ? undefined : embeddingsClient(options.embeddings, options.workspace.root, options.env);
   if (Partition.list(root, PREDICTIONS_FORMAT, true).length === 0)
     throw new PlensError('E_PREREQUISITE', `no compacted predictions in ${root}`, { hint: 'run `plens persona predict` first' });
   const db = await Database.open(':memory:');
@@ -466,6 +489,7 @@ export async function runPersonaScores(options: PersonaScoreOptions): Promise<Pe
       [Partition.outputGlob(root, PREDICTIONS_FORMAT)],
     );
     const scorer = new GenerationScorer();
+    const sbertByKey = embedder && (await replySimilarities(embedder, rows));
     const groups = new Map<string, Row[]>();
     for (const r of rows) {
       for (const subreddit of [null, r.subreddit]) {
@@ -478,7 +502,7 @@ export async function runPersonaScores(options: PersonaScoreOptions): Promise<Pe
     const metrics: MetricRecord[] = [];
     for (const [id, list] of groups) {
       const [model, task, setting, fidelity, parser, subreddit] = JSON.parse(id) as [string, Task, Setting, string, string, string | null];
-      for (const m of groupMetrics(list, scorer)) metrics.push({ model, task, setting, fidelity, parser, subreddit, ...m });
+      for (const m of groupMetrics(list, scorer, sbertByKey)) metrics.push({ model, task, setting, fidelity, parser, subreddit, ...m });
     }
     const sampleScores: SampleScoreRecord[] = rows
       .filter((r) => r.task === '3.3' && r.status === 'ok')
@@ -498,7 +522,7 @@ export async function runPersonaScores(options: PersonaScoreOptions): Promise<Pe
           rouge_l: s.rougeL,
           bleu: s.bleu,
           meteor: s.meteor,
-          sbert: null,
+          sbert: sbertByKey?.get(r.key) ?? null,
         };
       });
     const dir = scoresRoot(options.workspace.root);
@@ -518,10 +542,37 @@ export async function runPersonaScores(options: PersonaScoreOptions): Promise<Pe
         'model, task, setting, fidelity, sample_id, replicate',
       );
     });
-    return { sample_scores: join(dir, 'sample_scores.parquet'), metrics: join(dir, 'metrics.parquet'), rows: metrics.length };
+    return { sample_scores: join(dir, 'sample_scores.parquet'), metrics: join(dir, 'metrics.parquet'), rows: metrics.length, sbert: embedder?.id ?? null };
   } finally {
+    await embedder?.close();
     await db.close();
   }
+}
+
+/** The embeddings client of an `openai:MODEL?base_url=URL[&key_env=VAR]` spec, its vectors cached in the workspace. */
+function embeddingsClient(spec: string, workspaceRoot: string, env?: NodeJS.ProcessEnv): EmbeddingsClient {
+  const parsed = parseModelSpec(spec, '--embeddings');
+  if (parsed.provider !== 'openai' || parsed.baseUrl === undefined)
+    throw usageError(
+      `--embeddings "${spec}": give an OpenAI-compatible embeddings endpoint, e.g. openai:sentence-transformers/all-MiniLM-L6-v2?base_url=http://127.0.0.1:8080/v1`,
+    );
+  return new EmbeddingsClient({
+    model: parsed.model,
+    baseUrl: parsed.baseUrl,
+    ...(parsed.keyEnv === undefined ? {} : { keyEnv: parsed.keyEnv }),
+    ...(env === undefined ? {} : { env }),
+    cacheDir: join(workspaceRoot, 'cache', 'embeddings'),
+  });
+}
+
+/** Each scored 3.3 reply's SBERT similarity to its reference, by prediction key (each distinct text embedded once). */
+async function replySimilarities(embedder: EmbeddingsClient, rows: readonly Row[]): Promise<Map<string, number | null>> {
+  const replies = rows.filter((r) => r.task === '3.3' && r.status === 'ok');
+  const similarities = await sbertSimilarities(
+    embedder,
+    replies.map((r) => ({ reference: r.true_label, candidates: [r.predicted!] })),
+  );
+  return new Map(replies.map((r, i) => [r.key, similarities[i]![0]!]));
 }
 
 /** Records to one Parquet file, typed by their column map, in a fixed order. */

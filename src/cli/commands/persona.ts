@@ -215,12 +215,25 @@ const scoreCommand: CommandModule<GlobalArgs, PersonaScoreArgs> = {
     "Score the compacted predictions with the original evaluators' metrics: metrics.parquet (3.1 accuracy, F1, MCC; 3.2 MSE, RMSE, MAE; 3.3 ROUGE-1, ROUGE-L, BLEU, METEOR, best-of-n or single-sample; overall and per subreddit) and sample_scores.parquet (each 3.3 reply)",
   builder: (y) =>
     y
-      .option('embeddings', { type: 'string', describe: 'Embeddings model spec for SBERT (not wired yet)' })
-      .example('$0 persona score --json', 'write <workspace>/persona/scores/'),
+      .option('embeddings', {
+        type: 'string',
+        describe:
+          'SBERT (3.3): an OpenAI-compatible embeddings endpoint serving all-MiniLM-L6-v2, as openai:MODEL?base_url=URL[&key_env=VAR] (text-embeddings-inference, vLLM, Ollama, LiteLLM); vectors are cached in <workspace>/cache/embeddings. Without it SBERT is not scored',
+      })
+      .example('$0 persona score --json', 'write <workspace>/persona/scores/')
+      .example(
+        '$0 persona score --embeddings "openai:sentence-transformers/all-MiniLM-L6-v2?base_url=http://127.0.0.1:8080/v1"',
+        'also score SBERT through a local text-embeddings-inference server',
+      ),
   handler: async (args) => {
     const { runPersonaScores } = await import('../../benchmarks/personabench/predict.js');
     const summary = await runPersonaScores({ workspace: workspaceOf(args), ...(args.embeddings ? { embeddings: args.embeddings } : {}) });
-    printResult(args, summary, () => `scored -> ${summary.metrics} (${summary.rows} metric rows), ${summary.sample_scores}`);
+    printResult(
+      args,
+      summary,
+      () =>
+        `scored -> ${summary.metrics} (${summary.rows} metric rows), ${summary.sample_scores}; SBERT ${summary.sbert === null ? 'not scored (no --embeddings)' : `from ${summary.sbert}`}`,
+    );
   },
 };
 

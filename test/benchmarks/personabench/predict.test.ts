@@ -1,4 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Workspace } from '../../../src/core/workspace.js';
@@ -304,5 +306,96 @@ describe('persona predict', () => {
     const again = await runPersonaPredictions(options(server.url, ws, file, { samples: 4 }));
     expect(again).toMatchObject({ planned: 4, ok: 4, calls: 4, cached_calls: 4 });
     expect(server.requests).toHaveLength(4);
+  });
+
+  it("scores SBERT through an embeddings endpoint: best-of-n, the GPT scripts' filtered averages, each reply", async () => {
+    // Three samples of one prompt each; the mock answers the k-th identical request with REPLIES[prompt][k].
+    const REPLIES: Record<string, string[]> = {
+      'REPLY A': ['a dog ran', 'the cat ran', 'cat'],
+      'REPLY B': ['small blue boat', 'red car', 'small blue boat'],
+    };
+    server = await startMockLlm({ reply: (r) => REPLIES[r.messages[0]!.content]![r.attempt]!, keepRequests: true });
+    // Vectors chosen so the cosines are worked by hand: A's reference [1,0,0] against [0,0,3], [1,1,1], [3,4,0]
+    // gives 0, 1/sqrt(3), 0.6 (best 0.6); B's reference [0,2,0] against [1,0,0] and [0,0,3] gives 0 (best 0).
+    const VECTORS: Record<string, number[]> = {
+      'the cat sat': [1, 0, 0],
+      'a dog ran': [0, 0, 3],
+      'the cat ran': [1, 1, 1],
+      cat: [3, 4, 0],
+      'big red car': [0, 2, 0],
+      'small blue boat': [1, 0, 0],
+      'red car': [0, 0, 3],
+    };
+    const embedded: string[] = [];
+    const embeddings = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      req.on('end', () => {
+        const input = (JSON.parse(body) as { input: string[] }).input;
+        embedded.push(...input);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ object: 'list', data: input.map((text, index) => ({ object: 'embedding', index, embedding: VECTORS[text] })) }));
+      });
+    });
+    await new Promise<void>((resolve) => embeddings.listen(0, '127.0.0.1', resolve));
+    try {
+      const dir = tempDir('plens-persona-sbert-');
+      const file = join(dir, 'prompts.jsonl');
+      const records = [
+        { ...record('3.3', 0, 'REPLY A', 'the cat sat'), subreddit: 'cats' },
+        { ...record('3.3', 1, 'REPLY B', 'big red car'), subreddit: 'cars' },
+      ];
+      writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      const ws = new Workspace(join(dir, 'out'));
+      await runPersonaPredictions(options(server.url, ws, file, { concurrency: 1 }));
+      const spec = `openai:all-MiniLM-L6-v2?base_url=http://127.0.0.1:${(embeddings.address() as AddressInfo).port}/v1`;
+      const scored = await runPersonaScores({ workspace: ws, embeddings: spec });
+      expect(scored.sbert).toMatch(/^all-MiniLM-L6-v2@http:\/\/127\.0\.0\.1:\d+\/v1\/embeddings$/);
+      // Each distinct text embedded once.
+      expect([...embedded].sort()).toEqual(Object.keys(VECTORS).sort());
+      const db = await Database.open(':memory:');
+      try {
+        const metrics = await db.all<Record<string, unknown>>(
+          `SELECT mode, metric, value, n_scored FROM read_parquet(?) WHERE subreddit IS NULL AND metric IN ('sbert', 'rouge1') ORDER BY mode, metric`,
+          undefined,
+          [scored.metrics],
+        );
+        // ROUGE-1 best-of-3: A 2/3 ("the cat ran"), B 0.8 ("red car": P 1, R 2/3). The filtered
+        // averages keep only the prompts whose best SBERT is in [0.1, 1.0]: A alone.
+        expect(metrics).toEqual([
+          { mode: 'best-of-n', metric: 'rouge1', value: (2 / 3 + 0.8) / 2, n_scored: 6 },
+          { mode: 'best-of-n', metric: 'sbert', value: 0.3, n_scored: 6 },
+          { mode: 'best-of-n-filtered', metric: 'rouge1', value: 2 / 3, n_scored: 6 },
+          { mode: 'best-of-n-filtered', metric: 'sbert', value: 0.6, n_scored: 6 },
+        ]);
+        const perSubreddit = await db.all<Record<string, unknown>>(
+          `SELECT subreddit, value FROM read_parquet(?) WHERE subreddit IS NOT NULL AND mode = 'best-of-n' AND metric = 'sbert' ORDER BY subreddit`,
+          undefined,
+          [scored.metrics],
+        );
+        expect(perSubreddit).toEqual([
+          { subreddit: 'cars', value: 0 },
+          { subreddit: 'cats', value: 0.6 },
+        ]);
+        const replies = await db.all<{ sample_id: string; sbert: number }>(
+          `SELECT sample_id, sbert FROM read_parquet(?) ORDER BY sample_id, sbert`,
+          undefined,
+          [scored.sample_scores],
+        );
+        expect(replies.map((r) => [r.sample_id, r.sbert])).toEqual([
+          ['3.3/P-Conv/0', 0],
+          ['3.3/P-Conv/0', expect.closeTo(1 / Math.sqrt(3), 15)],
+          ['3.3/P-Conv/0', expect.closeTo(0.6, 15)],
+          ['3.3/P-Conv/1', 0],
+          ['3.3/P-Conv/1', 0],
+          ['3.3/P-Conv/1', 0],
+        ]);
+      } finally {
+        await db.close();
+      }
+      await expect(runPersonaScores({ workspace: ws, embeddings: 'anthropic:x' })).rejects.toThrow(/OpenAI-compatible embeddings endpoint/);
+    } finally {
+      await new Promise<void>((resolve) => embeddings.close(() => resolve()));
+    }
   });
 });
