@@ -20,7 +20,7 @@ import type { PersonaSimulationFacts } from '../../llm/sim-persona.js';
 import { EmbeddingsClient } from '../../llm/embeddings.js';
 import type { SamplingParams } from '../../llm/types.js';
 import type { PromptRecord } from './build-prompts.js';
-import { regressionScores, signScoresApi } from './metrics/classification.js';
+import { regressionScores, signScoresApi, signScoresLogEval } from './metrics/classification.js';
 import { filteredMeans, GenerationScorer, oracleBestOfN, singleSample } from './metrics/generation.js';
 import { sbertSimilarities } from './metrics/sbert.js';
 import { parseImpact, parseSign, stripThink, type ImpactParser, type SignParser } from './parse.js';
@@ -419,12 +419,12 @@ function groupMetrics(
   const out = (mode: MetricRecord['mode'], values: Record<string, number | null>) =>
     Object.entries(values).map(([metric, value]) => ({ mode, metric, value, ...counts }));
   if (task === '3.1') {
-    if (ok.length === 0) return out(null, { accuracy: null, f1: null, mcc: null });
-    const s = signScoresApi(
-      ok.map((r) => r.true_label),
-      ok.map((r) => r.predicted!),
-    );
-    return out(null, { accuracy: s.accuracy, f1: s.f1, mcc: s.mcc });
+    if (ok.length === 0) return out(null, { accuracy: null, f1: null, f1_weighted: null, mcc: null });
+    const truth = ok.map((r) => r.true_label);
+    const predicted = ok.map((r) => r.predicted!);
+    const s = signScoresApi(truth, predicted);
+    // f1 is 3.1/GPT.py's binary F1; f1_weighted LogEval3.1's (accuracy and MCC agree between them).
+    return out(null, { accuracy: s.accuracy, f1: s.f1, f1_weighted: signScoresLogEval(truth, predicted).f1, mcc: s.mcc });
   }
   if (task === '3.2') {
     if (ok.length === 0) return out(null, { mse: null, rmse: null, mae: null });

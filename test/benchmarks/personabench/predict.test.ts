@@ -218,6 +218,8 @@ describe('persona predict', () => {
       expect(metrics).toEqual([
         { task: '3.1', mode: null, metric: 'accuracy', value: 1, ...c31 },
         { task: '3.1', mode: null, metric: 'f1', value: 1, ...c31 },
+        // LogEval3.1's weighted F1: one true class, so binary F1 with that class positive.
+        { task: '3.1', mode: null, metric: 'f1_weighted', value: 1, ...c31 },
         { task: '3.1', mode: null, metric: 'mcc', value: 0, ...c31 },
         { task: '3.2', mode: null, metric: 'mae', value: 0.75, ...c32 },
         { task: '3.2', mode: null, metric: 'mse', value: 0.625, ...c32 },
