@@ -16,7 +16,7 @@ export class AnthropicProvider extends HttpProvider {
   async complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
     const body = {
       model: this.model,
-      ...(request.system ? { system: request.system } : {}),
+      ...(request.system === null ? {} : { system: request.system }),
       messages: request.messages,
       temperature: request.params.temperature,
       max_tokens: request.params.maxTokens,

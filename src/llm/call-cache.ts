@@ -47,7 +47,9 @@ export function callKey(provider: string, model: string, request: ChatRequest, e
   part(request.purpose);
   part(request.promptVersion);
   part(String(request.replicate));
-  part(request.system);
+  // No system prompt at all differs from an empty one; '-' is no length prefix, so no string collides.
+  if (request.system === null) h.update('-');
+  else part(request.system);
   for (const m of request.messages) {
     part(m.role);
     part(m.content);

@@ -157,7 +157,7 @@ export class LlmClient {
         retryable: false,
       });
     }
-    const promptChars = request.system.length + request.messages.reduce((n, m) => n + m.content.length, 0);
+    const promptChars = (request.system?.length ?? 0) + request.messages.reduce((n, m) => n + m.content.length, 0);
     const estimate = Math.ceil(promptChars / 4) + request.params.maxTokens;
     let latencyMs = 0;
     const { value: response, attempts } = await withRetry(

@@ -13,8 +13,7 @@ export class OpenAiProvider extends HttpProvider {
   async complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
     const body = {
       model: this.model,
-      // An empty system prompt is none at all (PERSONA-bench's scripts send a lone user message).
-      messages: request.system ? [{ role: 'system', content: request.system }, ...request.messages] : request.messages,
+      messages: request.system === null ? request.messages : [{ role: 'system', content: request.system }, ...request.messages],
       temperature: request.params.temperature,
       max_tokens: request.params.maxTokens,
     };

@@ -53,7 +53,7 @@ export class SimProvider implements Provider {
       : request.purpose === 'user'
         ? simulatedUser(facts, turns, prompt, request.replicate)
         : simulatedAssistant(facts, turns, prompt, request.replicate);
-    const input = request.system.length + request.messages.reduce((n, m) => n + m.content.length, 0);
+    const input = (request.system?.length ?? 0) + request.messages.reduce((n, m) => n + m.content.length, 0);
     return { text, usage: { inputTokens: Math.ceil(input / 4), outputTokens: Math.ceil(text.length / 4) }, finishReason: 'stop' };
   }
 
@@ -61,7 +61,7 @@ export class SimProvider implements Provider {
 }
 
 function reply(request: ChatRequest, text: string): ChatResponse {
-  const input = request.system.length + request.messages.reduce((n, m) => n + m.content.length, 0);
+  const input = (request.system?.length ?? 0) + request.messages.reduce((n, m) => n + m.content.length, 0);
   return { text, usage: { inputTokens: Math.ceil(input / 4), outputTokens: Math.ceil(text.length / 4) }, finishReason: 'stop' };
 }
 

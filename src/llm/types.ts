@@ -11,8 +11,11 @@ export interface SamplingParams {
 }
 
 export interface ChatRequest {
-  /** The system prompt; empty means none is sent (no empty system message on the wire). */
-  system: string;
+  /**
+   * The system prompt. '' sends an empty one (the PersonaLens judge, as the original does);
+   * null sends none at all (PERSONA-bench's scripts: a lone user message).
+   */
+  system: string | null;
   messages: ChatMessage[];
   params: SamplingParams;
   /** What the call is for (user / assistant / judge:<dimension>): part of the cache key, and how the simulator knows its role. */

@@ -65,12 +65,14 @@ describe.each([
 ] as const)('%s provider over real HTTP (%s transport)', (api, transport) => {
   const setupFor = (fault?: (r: MockRequest) => MockFault | undefined) => setup(api, fault, 'off', tempDir(), transport);
 
-  it('sends the system prompt when there is one and none at all when it is empty', async () => {
+  it('sends the system prompt, an empty one as empty (the PersonaLens judge), and none for null', async () => {
     const client = await setupFor();
     await client.call(request('first'), signal());
     await client.call({ ...request('second'), system: '' }, signal());
+    await client.call({ ...request('third'), system: null }, signal());
     expect(server!.requests.map((r) => [r.systemSent, r.system, r.messages.length])).toEqual([
       [true, 'You are a helpful assistant.', 1],
+      [true, '', 1],
       [false, '', 1],
     ]);
   });
@@ -220,6 +222,10 @@ describe('call cache', () => {
     expect(callKey('openai', 'm', { ...request(), promptVersion: 'v2' })).not.toBe(base);
     expect(callKey('openai', 'm', { ...request(), replicate: 1 })).not.toBe(base);
     expect(callKey('openai', 'm', { ...request(), system: 'other' })).not.toBe(base);
+    // No system prompt is not an empty one, nor a prompt that reads like a marker.
+    const none = callKey('openai', 'm', { ...request(), system: null });
+    expect(none).not.toBe(callKey('openai', 'm', { ...request(), system: '' }));
+    expect(none).not.toBe(callKey('openai', 'm', { ...request(), system: '-' }));
   });
 });
 

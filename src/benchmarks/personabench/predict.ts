@@ -295,7 +295,7 @@ export async function runPersonaPredictions(options: PersonaPredictOptions): Pro
           replicate: item.replicate,
         };
         return {
-          system: '',
+          system: null,
           messages: [{ role: 'user', content: item.record.prompt }],
           params: client.params(PERSONA_DECODING[item.record.task]),
           purpose: `persona:${item.record.task}`,

@@ -136,6 +136,8 @@ describe('plens judge --dimensions personalization_chain (the original chain-of-
     // users 0 and 1: 43 SD + 6 MD scenarios, one call each.
     expect(first.json.planned).toBe(49);
     expect(server.requests).toHaveLength(49);
+    // The judge has no system prompt, and an empty one is sent, as the original does (the spec's call settings).
+    expect(server.requests.every((r) => r.systemSent && r.system === '' && r.messages.length === 1 && r.temperature === 0 && r.maxTokens === 4000)).toBe(true);
 
     const db = join(ws, '..', 'w.duckdb');
     expect((await runCli(['warehouse', '-w', ws, '--db', db, '--lexical', 'none'])).code).toBe(0);
