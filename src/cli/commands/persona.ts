@@ -239,7 +239,8 @@ const scoreCommand: CommandModule<GlobalArgs, PersonaScoreArgs> = {
 
 export const personaCommand: CommandModule<GlobalArgs, GlobalArgs> = {
   command: 'persona <command>',
-  describe: 'PERSONA-bench (in progress): import the Reddit conversations, select task samples and build their prompts, import original prompt files',
+  describe:
+    'PERSONA-bench: import the Reddit conversations, select task samples and build their prompts (or import original prompt files), predict with a model, score with the original metrics',
   builder: (y: Argv<GlobalArgs>) =>
     y
       .command(importCommand)
