@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { usageError } from '../core/errors.js';
+import { ExitCode, usageError } from '../core/errors.js';
 import { userPath } from '../core/paths.js';
 import { resolveShard } from '../engine/shard.js';
 import type { LlmStageOptions } from '../benchmarks/personalens/llm-stage-options.js';
@@ -20,6 +20,7 @@ export interface LlmStageArgs extends GlobalArgs {
   'retry-window': number;
   'call-timeout': number;
   'connect-timeout': number;
+  'max-cost'?: number;
 }
 
 /** The options every LLM stage (dialogues, judge) takes, declared once; the limits come from the one settings schema. */
@@ -56,4 +57,10 @@ export function llmStageRunOptions(args: LlmStageArgs, signal: AbortSignal, env:
     progress: showProgress(args),
     signal,
   });
+}
+
+/** A stage's exit code when it ran to its end without an error: 130 when stopped by Ctrl-C, 6 when stopped by the spend cap. */
+export function setStageExitCode(summary: { interrupted: boolean; spend_capped: boolean }): void {
+  if (summary.interrupted) process.exitCode = 130;
+  else if (summary.spend_capped) process.exitCode = ExitCode.spendCapped;
 }

@@ -14,6 +14,8 @@ export const ExitCode = {
   invalidInput: 3,
   missingPrerequisite: 4,
   sql: 5,
+  /** Not an error: the run stopped at its spend cap (`--max-cost`); a rerun with a higher cap goes on. */
+  spendCapped: 6,
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 

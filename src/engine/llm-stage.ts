@@ -3,17 +3,18 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
 import { assertOneImport, recordDataset } from '../core/dataset-identity.js';
-import { PlensError } from '../core/errors.js';
+import { PlensError, usageError } from '../core/errors.js';
 import type { Workspace } from '../core/workspace.js';
 import { CallCache, type CacheMode } from '../llm/call-cache.js';
 import { LlmClient, type CallOutcome } from '../llm/client.js';
 import { LlmCallError } from '../llm/errors.js';
 import type { HttpTimeouts } from '../llm/http-transport.js';
-import { isSimulator, unpriced, type ModelSpec } from '../llm/model-spec.js';
+import { hasPrice, isSimulator, modelId, unpriced, type ModelSpec } from '../llm/model-spec.js';
 import type { RetryPolicy } from '../llm/retry.js';
 import type { ChatRequest } from '../llm/types.js';
 import type { ColumnsOf, Partition, PartitionFormat } from './partition.js';
 import type { Shard } from './shard.js';
+import { addCallSpend, emptySpend, type SpendBreakdown, type SpendBudget } from './spend-budget.js';
 import { runStage, zeroCost, type StageDefinition, type StageOutput, type StageSummary, type WorkContext, type WorkCost } from './stage-runner.js';
 
 /** How any LLM stage runs: the same knobs on the same engine. */
@@ -31,6 +32,8 @@ export interface LlmStageOptions {
   retry?: RetryPolicy;
   timeouts?: HttpTimeouts;
   env?: NodeJS.ProcessEnv;
+  /** The run's spend cap (`--max-cost`), shared by every stage of the run; none when absent. */
+  budget?: SpendBudget;
 }
 
 /** One LLM call as the events log records it (and calls.parquet holds it). */
@@ -95,6 +98,8 @@ export class CallRecorder {
     readonly key: string,
     private readonly ctx: WorkContext,
     private readonly missHint: string,
+    /** The stage's spend by role and model, which every answered call adds to. */
+    private readonly spend: SpendBreakdown = emptySpend(),
   ) {}
 
   get signal(): AbortSignal {
@@ -120,7 +125,10 @@ export class CallRecorder {
       this.cost.inputTokens += o.response.usage.inputTokens;
       this.cost.outputTokens += o.response.usage.outputTokens;
       this.cost.costUsd += o.costUsd;
+      // Under a spend cap the unit's reservation gives way to what the call really cost.
+      this.ctx.reservation?.charge(o.costUsd);
     }
+    addCallSpend(this.spend, { role: at.role, model: client.id, cached: o.cached, cost_usd: o.costUsd });
     this.ctx.event(this.event(client, at, o, undefined));
     return o;
   }
@@ -212,6 +220,12 @@ export class LlmStageKit {
   /** A client for a model spec, sharing the stage's cache; closed with the kit. */
   client(spec: ModelSpec): LlmClient {
     const o = this.options;
+    // A cap cannot be honoured for a model whose calls cannot be priced.
+    if (o.budget && !hasPrice(spec))
+      throw usageError(
+        `--max-cost: no price is known for ${modelId(spec)}, so a spend cap cannot be kept`,
+        'add price_in=...&price_out=... (USD per 1M tokens) to its model spec, or run without --max-cost',
+      );
     const client = LlmClient.create(spec, {
       cache: this.cache,
       connections: o.concurrency,
@@ -256,11 +270,12 @@ export class LlmStageKit {
   /** Runs the stage on the engine: each item gets a recorder, and a result is recorded only once its calls are in the cache. */
   async run<I>(def: LlmStageDefinition<I>): Promise<StageSummary> {
     const o = this.options;
-    return runStage<I>(
+    const spend = emptySpend();
+    const summary = await runStage<I>(
       {
         ...def,
         run: async (item, ctx) => {
-          const calls = new CallRecorder(this.runId, ctx.key, ctx, this.missHint);
+          const calls = new CallRecorder(this.runId, ctx.key, ctx, this.missHint, spend);
           const record = await def.run(item, calls);
           return { record, cost: calls.cost };
         },
@@ -274,8 +289,10 @@ export class LlmStageKit {
         retryFailed: Boolean(o.retryFailed),
         dryRun: Boolean(o.dryRun),
         progress: Boolean(o.progress),
+        ...(o.budget ? { budget: o.budget } : {}),
       },
     );
+    return { ...summary, spend };
   }
 
   /** Compacts a partition after the run: its row count, or null for a dry run or a partition never written. */

@@ -76,13 +76,29 @@ export interface SingleCallStage<I, V> {
 }
 
 export function runSingleCall<I, V>(kit: LlmStageKit, def: SingleCallStage<I, V>): Promise<StageSummary> {
+  // Under a spend cap the request is built to price it before the item starts; the run reuses it.
+  const built = new WeakMap<object, ChatRequest>();
+  const keyable = (item: I): item is I & object => typeof item === 'object' && item !== null;
+  const requestOf = async (item: I): Promise<ChatRequest> => {
+    const request = (keyable(item) ? built.get(item) : undefined) ?? (await def.request(item));
+    if (keyable(item)) built.delete(item);
+    return request;
+  };
   const stage: LlmStageDefinition<I> = {
     stage: def.stage,
     items: def.items,
     keyOf: def.keyOf,
     ...(def.estimate ? { estimate: def.estimate } : {}),
+    // One call's worst case (its prompt and max_tokens) or the item's estimate, whichever is more;
+    // nothing when the cache will answer it.
+    reserve: async (item) => {
+      const request = await def.request(item);
+      if (keyable(item)) built.set(item, request);
+      const call = def.client(item).estimateCostOf(request);
+      return call === 0 ? 0 : Math.max(call, def.estimate?.(item).costUsd ?? 0);
+    },
     run: async (item, calls) => {
-      const answer = await askAndParse(calls, def.client(item), await def.request(item), {
+      const answer = await askAndParse(calls, def.client(item), await requestOf(item), {
         at: def.at(item),
         parse: (text) => def.parse(text, item),
         ...(def.reask ? { reask: def.reask } : {}),

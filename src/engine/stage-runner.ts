@@ -4,6 +4,7 @@ import type { WriterLock } from './lock.js';
 import type { KeyState, Partition } from './partition.js';
 import { createStageProgress } from './stage-progress.js';
 import { inShard, type Shard } from './shard.js';
+import type { Reservation, SpendBudget, SpendBreakdown } from './spend-budget.js';
 
 /**
  * What a unit of work produces: a result, or a failure (never a score), plus stage fields.
@@ -37,6 +38,8 @@ export interface WorkContext {
   key: string;
   /** Appends an event (e.g. one LLM call) to the partition's event log. */
   event(record: unknown): void;
+  /** Under a spend cap: this unit's reservation, which its calls charge with what they cost. */
+  reservation?: Reservation;
 }
 
 export interface StageDefinition<I> {
@@ -52,6 +55,11 @@ export interface StageDefinition<I> {
   /** For --dry-run: the expected calls, tokens and cost of one item. */
   estimate?(item: I): WorkCost;
   /**
+   * Under a spend cap: what to reserve before the item starts (USD); default its estimate's cost.
+   * 0 when the cache will answer it.
+   */
+  reserve?(item: I): number | Promise<number>;
+  /**
    * Resolves once what finished work wrote elsewhere (the call cache) is committed. Awaited
    * before each record is appended: a recorded result's calls are always in the cache.
    */
@@ -66,6 +74,8 @@ export interface EngineOptions {
   dryRun?: boolean;
   signal: AbortSignal;
   progress?: boolean;
+  /** The run's spend cap, shared by every stage of the run (spend-budget.ts). */
+  budget?: SpendBudget;
 }
 
 export interface StageSummary {
@@ -92,6 +102,12 @@ export interface StageSummary {
   work_ms: number;
   /** The shard this run did, and where its index came from (absent when unsharded). */
   shard?: Shard;
+  /** True when the spend cap stopped this stage before its planned work was done (rerun with a higher cap to go on). */
+  spend_capped: boolean;
+  /** The run's spend cap, or null for none. */
+  max_cost_usd: number | null;
+  /** This stage's spend by role and by model (filled by the LLM-stage kit). */
+  spend?: SpendBreakdown;
 }
 
 /**
@@ -132,6 +148,8 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
     elapsed_ms: 0,
     work_ms: 0,
     ...(options.shard ? { shard: options.shard } : {}),
+    spend_capped: false,
+    max_cost_usd: options.budget ? options.budget.maxUsd : null,
   };
 
   // Pass 1: what is left to do, counted without holding the items.
@@ -196,14 +214,24 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
     }
   })();
 
+  const budget = options.budget;
   const worker = async () => {
-    while (!signal.aborted) {
+    while (!signal.aborted && !budget?.capped) {
+      let reservation: Reservation | undefined;
       try {
         const next = await source.next();
         if (next.done) return;
         const { item, key, partition, tries } = next.value;
+        if (budget) {
+          // Reserved before the unit starts: when it cannot fit under the cap, nothing more starts.
+          // The item is not recorded, so a rerun (with a higher cap) picks it up.
+          const usd = def.reserve ? await def.reserve(item) : (def.estimate?.(item).costUsd ?? 0);
+          reservation = await budget.reserve(usd, signal);
+          if (!reservation) return;
+        }
         const l = logsFor(partition);
-        const { record, cost } = await def.run(item, { signal, key, event: (e) => l.events.append(e) });
+        const { record, cost } = await def.run(item, { signal, key, event: (e) => l.events.append(e), ...(reservation ? { reservation } : {}) });
+        reservation?.close();
         await def.durable?.();
         // Work cut short by a stop is not a result and not a failure: a rerun does it again.
         if (signal.aborted) return;
@@ -223,6 +251,8 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
         fatal ??= error;
         stop.abort();
         return;
+      } finally {
+        reservation?.close();
       }
     }
   };
@@ -246,6 +276,8 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
   }
   if (fatal) throw fatal;
   summary.interrupted = options.signal.aborted;
+  // The cap (reached here, or by another stage sharing the budget) left planned work undone.
+  summary.spend_capped = Boolean(budget?.capped) && summary.ok + summary.failed < summary.planned;
   summary.partitions = [...new Set([...summary.partitions, ...logs.keys()])];
   summary.elapsed_ms = Math.round(performance.now() - started);
   return summary;

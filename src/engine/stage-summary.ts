@@ -1,5 +1,6 @@
 import type { StageSummary } from './stage-runner.js';
 import type { Shard } from './shard.js';
+import { formatSpend } from './spend-budget.js';
 
 interface WithCells extends StageSummary {
   prompt_version?: string;
@@ -25,8 +26,17 @@ export function formatStageSummary(s: WithCells): string {
     lines.push(
       `  estimate     ~${Math.round(e.calls)} calls, ~${fmt(e.inputTokens)} input + ~${fmt(e.outputTokens)} output tokens, ${formatEstimatedCost(e.costUsd, s.price_unknown ?? [])}`,
     );
+    if (s.max_cost_usd != null)
+      lines.push(
+        `  spend cap    $${s.max_cost_usd.toFixed(2)}${e.costUsd > s.max_cost_usd ? ': below the estimate, so the run would stop at the cap (a rerun with a higher cap goes on)' : ''}`,
+      );
   } else {
-    lines.push(`${s.stage}: ${s.interrupted ? 'STOPPED (rerun to resume)' : 'done'} in ${(s.elapsed_ms / 1000).toFixed(1)} s`);
+    const state = s.interrupted
+      ? 'STOPPED (rerun to resume)'
+      : s.spend_capped
+        ? `STOPPED at the spend cap of $${s.max_cost_usd!.toFixed(2)} (rerun with a higher --max-cost to go on)`
+        : 'done';
+    lines.push(`${s.stage}: ${state} in ${(s.elapsed_ms / 1000).toFixed(1)} s`);
     lines.push(`  this run     ${s.ok} ok, ${s.failed} failed of ${s.planned} planned`);
     lines.push(`  before       ${s.already_done} already done, ${s.already_failed} recorded failed${s.already_failed ? ' (--retry-failed reruns them)' : ''}`);
     if (s.failed)
@@ -38,6 +48,10 @@ export function formatStageSummary(s: WithCells): string {
     lines.push(
       `  calls        ${s.calls} (${s.cached_calls} from cache), ${fmt(s.input_tokens)} input + ${fmt(s.output_tokens)} output tokens, $${s.cost_usd.toFixed(4)}`,
     );
+    const spend = formatSpend(s.spend);
+    if (spend) lines.push(`  spend        ${spend}`);
+    if (s.max_cost_usd != null)
+      lines.push(`  spend cap    $${s.max_cost_usd.toFixed(2)}${s.spend_capped ? ' (reached: work not started is left for a rerun)' : ''}`);
   }
   if (s.shard) lines.push(`  shard        ${formatShard(s.shard)}`);
   if (s.prompt_version) lines.push(`  prompts      ${s.prompt_version}`);

@@ -157,8 +157,7 @@ export class LlmClient {
         retryable: false,
       });
     }
-    const promptChars = (request.system?.length ?? 0) + request.messages.reduce((n, m) => n + m.content.length, 0);
-    const estimate = Math.ceil(promptChars / 4) + request.params.maxTokens;
+    const estimate = maxTokensOf(request);
     let latencyMs = 0;
     const { value: response, attempts } = await withRetry(
       async () => {
@@ -215,6 +214,16 @@ export class LlmClient {
     return { response, cached: false, attempts, latencyMs, costUsd: this.costOf(response.usage), cacheKey: key };
   }
 
+  /**
+   * What a call is expected to cost at most, for a spend cap: its prompt (4 characters a token)
+   * and all of its max_tokens at the spec's prices; 0 when the call cache will answer it.
+   */
+  estimateCostOf(request: ChatRequest): number {
+    const cache = this.offline ? undefined : this.options.cache;
+    if (cache?.get(this.keyOf(request))?.response.text.trim()) return 0;
+    return this.costOf({ inputTokens: Math.ceil(promptCharsOf(request) / 4), outputTokens: request.params.maxTokens });
+  }
+
   /** The call-cache key: everything that decides the answer, the endpoint included when it is not the vendor's default. */
   private keyOf(request: ChatRequest): string {
     return callKey(this.spec.provider, this.spec.model, request, this.endpoint);
@@ -236,6 +245,15 @@ export class LlmClient {
     await this.provider.close();
     await this.transport?.close();
   }
+}
+
+function promptCharsOf(request: ChatRequest): number {
+  return (request.system?.length ?? 0) + request.messages.reduce((n, m) => n + m.content.length, 0);
+}
+
+/** The tokens a call may use at most: its prompt (4 characters a token) and its max_tokens. */
+function maxTokensOf(request: ChatRequest): number {
+  return Math.ceil(promptCharsOf(request) / 4) + request.params.maxTokens;
 }
 
 /** Stands in for a provider while planning: nothing is ever sent. */

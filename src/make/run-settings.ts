@@ -2,6 +2,7 @@ import type { Argv } from 'yargs';
 import { PlensError, usageError, type InputLocation } from '../core/errors.js';
 import type { Workspace } from '../core/workspace.js';
 import type { Shard } from '../engine/shard.js';
+import { SpendBudget } from '../engine/spend-budget.js';
 import { CACHE_MODES, type CacheMode } from '../llm/call-cache.js';
 import { DEFAULT_RETRY } from '../llm/retry.js';
 import type { LlmStageOptions } from '../benchmarks/personalens/llm-stage-options.js';
@@ -21,6 +22,8 @@ export interface RunLimits {
   retryWindowS: number;
   callTimeoutS: number;
   connectTimeoutS: number;
+  /** The run's spend cap in USD (`--max-cost`, `limits.max_cost`); undefined for none. */
+  maxCost: number | undefined;
 }
 
 type Check = 'count>=1' | 'count>=0' | 'number>=0' | 'seconds>0' | 'cache';
@@ -84,6 +87,14 @@ export const LIMIT_SETTINGS: { [K in keyof RunLimits]: LimitSetting<K> } = {
     check: 'seconds>0',
     describe: () => 'Seconds to establish a connection',
   },
+  maxCost: {
+    flag: 'max-cost',
+    field: 'max_cost',
+    default: undefined,
+    check: 'number>=0',
+    describe: () =>
+      'Spend cap for this run, in USD: no work starts once spent + reserved would pass it (exit 6; rerun with a higher cap to go on). Every model needs a price',
+  },
 };
 
 export const LIMIT_KEYS = Object.keys(LIMIT_SETTINGS) as Array<keyof RunLimits>;
@@ -102,6 +113,7 @@ export interface LimitFlagValues {
   'retry-window': number;
   'call-timeout': number;
   'connect-timeout': number;
+  'max-cost'?: number;
 }
 
 /**
@@ -115,9 +127,9 @@ export function limitFlags<T>(y: Argv<T>, o: { what: string; keys: Array<keyof R
   let out = y;
   for (const key of o.keys) {
     const s = LIMIT_SETTINGS[key];
-    const describe = s.describe(o.what) + (o.defaults ? '' : ` (overrides the pipeline's limits.${s.field}; default ${String(s.default)})`);
+    const describe = s.describe(o.what) + (o.defaults ? '' : ` (overrides the pipeline's limits.${s.field}; default ${String(s.default ?? 'none')})`);
     const base = s.check === 'cache' ? { choices: CACHE_MODES, describe } : { type: 'number' as const, describe };
-    out = out.option(s.flag, o.defaults ? { ...base, default: s.default } : base) as Argv<T>;
+    out = out.option(s.flag, o.defaults && s.default !== undefined ? { ...base, default: s.default } : base) as Argv<T>;
   }
   return out;
 }
@@ -194,6 +206,8 @@ export interface StageRunContext {
   prompts?: string;
   limit?: number;
   shard?: Shard;
+  /** The run's spend budget when the run spans stages (`plens make`); else one is made from maxCost. */
+  budget?: SpendBudget;
 }
 
 /** The options an LLM stage (runDialogues, runJudge) takes, from resolved limits: retry policy and timeouts built here only. */
@@ -212,5 +226,6 @@ export function llmStageOptionsOf(l: Omit<RunLimits, 'cells'>, ctx: StageRunCont
     signal: ctx.signal,
     retry: { ...DEFAULT_RETRY, retries: l.retries, minDelayMs: l.retryDelayMs, maxTotalMs: l.retryWindowS * 1000 },
     timeouts: { connectMs: l.connectTimeoutS * 1000, headersMs: callMs, bodyMs: callMs, deadlineMs: callMs },
+    ...(ctx.budget ? { budget: ctx.budget } : l.maxCost !== undefined ? { budget: new SpendBudget(l.maxCost) } : {}),
   };
 }

@@ -107,39 +107,19 @@ export async function converse(
   calls: CallRecorder,
 ): Promise<ConversationResult> {
   const { prompts } = agents;
-  const conf = SETTINGS[setting];
   const style = agents.assistantStyle ?? defaultPromptStyle(agents.assistant.spec.model);
   const userStyle = defaultPromptStyle(agents.user.spec.model);
-  const userView = (conversation: string) => userAgentView(context, conversation);
-  const userSystem = prompts.render(prompts.userTemplate('user-system', scenario.kind), userView(''));
+  const { userView, userSystem, requestOf } = conversationSetup(scenario, context, setting, replicate, agents);
   const assistantSystem = prompts.render(prompts.assistantSystemTemplate(setting, style), {});
   const assistantTurn = prompts.assistantTurnTemplate(setting, style);
-  const facts: SimulationFacts = {
-    scenarioId: scenario.scenario_id,
-    kind: scenario.kind,
-    intent: context.intent,
-    preferences: context.relevantPreferences,
-    location: scenario.location,
-    timeOfDay: scenario.time_of_day,
-    assistantContext: { demographics: conf.demographics, interactions: conf.interactions, situation: conf.situation },
-  };
   const messages: DialogueMessage[] = [];
   const limit = ROUND_LIMITS[scenario.kind];
   let rounds = 0;
 
   const ask = async (role: 'user' | 'assistant', system: string, prompt: string): Promise<DialogueMessage> => {
-    const client = role === 'user' ? agents.user : agents.assistant;
-    const request: ChatRequest = {
-      system,
-      messages: [{ role: 'user', content: prompt }],
-      params: client.params(PAPER_SAMPLING[role]),
-      purpose: role,
-      promptVersion: prompts.dialogueVersion,
-      replicate,
-      simulation: facts,
-    };
+    const request = requestOf(role, system, prompt);
     // The recorder writes the call's event and counts its cost; a replay miss stops the run.
-    const outcome = await calls.call(client, request, { turn: messages.length, role });
+    const outcome = await calls.call(role === 'user' ? agents.user : agents.assistant, request, { turn: messages.length, role });
     const r = outcome.response;
     return {
       role,
@@ -174,4 +154,37 @@ export async function converse(
     if (!(error instanceof LlmCallError)) throw error;
     return { status: 'failed', end_reason: null, rounds, messages, error: { ...failureOf(error), status: error.status ?? null, turn: messages.length } };
   }
+}
+
+/** What every request of one dialogue shares: the user agent's view and system prompt, and how a request is built. */
+function conversationSetup(scenario: ScenarioRow, context: ScenarioContext, setting: Setting, replicate: number, agents: ConversationAgents) {
+  const { prompts } = agents;
+  const conf = SETTINGS[setting];
+  const userView = (conversation: string) => userAgentView(context, conversation);
+  const userSystem = prompts.render(prompts.userTemplate('user-system', scenario.kind), userView(''));
+  const facts: SimulationFacts = {
+    scenarioId: scenario.scenario_id,
+    kind: scenario.kind,
+    intent: context.intent,
+    preferences: context.relevantPreferences,
+    location: scenario.location,
+    timeOfDay: scenario.time_of_day,
+    assistantContext: { demographics: conf.demographics, interactions: conf.interactions, situation: conf.situation },
+  };
+  const requestOf = (role: 'user' | 'assistant', system: string, prompt: string): ChatRequest => ({
+    system,
+    messages: [{ role: 'user', content: prompt }],
+    params: (role === 'user' ? agents.user : agents.assistant).params(PAPER_SAMPLING[role]),
+    purpose: role,
+    promptVersion: prompts.dialogueVersion,
+    replicate,
+    simulation: facts,
+  });
+  return { userView, userSystem, requestOf };
+}
+
+/** The dialogue's first request (the user agent's opening), exactly as converse() sends it: what a spend cap prices before the dialogue starts. */
+export function openingRequest(scenario: ScenarioRow, context: ScenarioContext, setting: Setting, replicate: number, agents: ConversationAgents): ChatRequest {
+  const { userView, userSystem, requestOf } = conversationSetup(scenario, context, setting, replicate, agents);
+  return requestOf('user', userSystem, agents.prompts.render(agents.prompts.userTemplate('user-first-turn', scenario.kind), userView('')));
 }

@@ -4,7 +4,7 @@ import type { Partition } from '../../engine/partition.js';
 import type { StageSummary, WorkCost } from '../../engine/stage-runner.js';
 import type { LlmClient } from '../../llm/client.js';
 import { isSimulator, parseModelSpec } from '../../llm/model-spec.js';
-import { converse } from './conversation.js';
+import { converse, openingRequest } from './conversation.js';
 import { cellPartition, dialogueKey, makeCell, type DialogueCell } from './dialogue-cell.js';
 import { defaultPromptStyle, parsePromptStyle, PromptSet, type PromptStyle } from './prompt-set.js';
 import { dialogueRecord, dialoguesRoot } from './records.js';
@@ -116,6 +116,15 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
         );
       },
       estimate: (item) => estimateDialogue(item, clientOf.get(item.cell)!, user),
+      // Under a spend cap: the dialogue's expected cost, or its opening call's worst case if that is
+      // more. A dialogue is many calls, so the cache answering its opening says nothing of the rest.
+      reserve: (item) => {
+        const { scenario, context } = item.full!;
+        const c = item.cell;
+        const assistant = clientOf.get(c)!;
+        const opening = openingRequest(scenario, context, c.setting, item.replicate, { user, assistant, prompts, assistantStyle: c.promptStyle });
+        return Math.max(user.estimateCostOf(opening), estimateDialogue(item, assistant, user).costUsd);
+      },
     });
     const cellRows: DialoguesSummary['cells'] = [];
     for (const { cell, partition } of cells) {

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { usageError } from '../../core/errors.js';
 import { interruptSignal } from '../interrupt.js';
-import { llmStageOptions, llmStageRunOptions, type LlmStageArgs } from '../llm-stage-args.js';
+import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../llm-stage-args.js';
 import { printResult, type GlobalArgs } from '../options.js';
 import { STAGE_DEFAULTS } from '../../make/run-settings.js';
 
@@ -52,7 +52,7 @@ export const dialoguesCommand: CommandModule<GlobalArgs, DialoguesArgs> = {
         replicates: args.replicates,
       });
       printResult(args, summary, () => formatStageSummary(summary));
-      if (summary.interrupted) process.exitCode = 130;
+      setStageExitCode(summary);
     } finally {
       stop.dispose();
     }

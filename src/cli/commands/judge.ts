@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { DEFAULT_DIMENSIONS } from '../../benchmarks/personalens/judge-dimensions.js';
 import { interruptSignal } from '../interrupt.js';
-import { llmStageOptions, llmStageRunOptions, type LlmStageArgs } from '../llm-stage-args.js';
+import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../llm-stage-args.js';
 import { printResult, type GlobalArgs } from '../options.js';
 import { STAGE_DEFAULTS } from '../../make/run-settings.js';
 
@@ -50,7 +50,7 @@ export const judgeCommand: CommandModule<GlobalArgs, JudgeArgs> = {
         reask: args.reask,
       });
       printResult(args, summary, () => formatStageSummary(summary));
-      if (summary.interrupted) process.exitCode = 130;
+      setStageExitCode(summary);
     } finally {
       stop.dispose();
     }

@@ -3,7 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { userPath } from '../../core/paths.js';
 import { usageError } from '../../core/errors.js';
 import { interruptSignal } from '../interrupt.js';
-import { llmStageOptions, llmStageRunOptions, type LlmStageArgs } from '../llm-stage-args.js';
+import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../llm-stage-args.js';
 import { printResult, workspaceOf, type GlobalArgs } from '../options.js';
 
 interface PersonaImportArgs extends GlobalArgs {
@@ -198,7 +198,7 @@ const predictCommand: CommandModule<GlobalArgs, PersonaPredictArgs> = {
         ...(args.setting ? { settings: args.setting as never } : {}),
       });
       printResult(args, summary, () => formatStageSummary({ ...summary, partitions: summary.partitions.map((p) => p.dir) }));
-      if (summary.interrupted) process.exitCode = 130;
+      setStageExitCode(summary);
     } finally {
       stop.dispose();
     }
