@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import type { Workspace } from '../core/workspace.js';
 import { addCost, zeroCost, type WorkCost } from '../engine/stage-runner.js';
+import type { SpendBudget } from '../engine/spend-budget.js';
 import { costOfTokens, parseModelSpec, unpriced } from '../llm/model-spec.js';
 import { runDialogues } from '../benchmarks/personalens/dialogues-stage.js';
 import { runJudge } from '../benchmarks/personalens/judge-stage.js';
@@ -36,7 +37,7 @@ export interface CellPlan {
 export function stageOptions(
   p: Pipeline,
   workspace: Workspace,
-  o: { signal: AbortSignal; dryRun: boolean; progress: boolean; retryFailed: boolean; concurrency: number },
+  o: { signal: AbortSignal; dryRun: boolean; progress: boolean; retryFailed: boolean; concurrency: number; budget?: SpendBudget },
 ): LlmStageOptions {
   return llmStageOptionsOf(
     // A dry run calls nothing, so it need not open the cache.
@@ -48,6 +49,8 @@ export function stageOptions(
       dryRun: o.dryRun,
       progress: o.progress,
       retryFailed: o.retryFailed,
+      // The run's one budget: every cell and the judge draw from the same cap.
+      ...(o.budget ? { budget: o.budget } : {}),
     },
   );
 }

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pMap from 'p-map';
-import { PlensError } from '../core/errors.js';
+import { PlensError, usageError } from '../core/errors.js';
 import { Workspace } from '../core/workspace.js';
 import { runImport } from '../benchmarks/personalens/dataset/import.js';
 import type { WorkCost } from '../engine/stage-runner.js';
@@ -13,6 +13,8 @@ import { dialogueCell } from '../benchmarks/personalens/records.js';
 import { collectTables } from '../tables/tables.js';
 import { buildWarehouse } from '../warehouse/build.js';
 import { formatEstimatedCost } from '../engine/stage-summary.js';
+import { addSpend, emptySpend, formatSpend, SpendBudget, type SpendBreakdown } from '../engine/spend-budget.js';
+import { parseModelSpec, unpriced } from '../llm/model-spec.js';
 import { planCells, stageOptions, sumWork, type CellPlan, type CellWork } from './cells.js';
 import { buildGraph, type Step } from './graph.js';
 import type { Pipeline } from './pipeline.js';
@@ -47,10 +49,16 @@ export interface StepResult {
     work: CellWork;
     new?: { ok: number; failed: number; failure_reasons: Record<string, number> };
     error?: string;
+    /** The spend cap stopped this cell before its work was done. */
+    spend_capped?: boolean;
   }>;
   estimate?: WorkCost;
   /** With an estimate: the models whose spec gives no price, left out of its cost. */
   price_unknown?: string[];
+  /** What the step's calls cost, by role and by model. */
+  spend?: SpendBreakdown;
+  /** The spend cap stopped this step before its work was done. */
+  spend_capped?: boolean;
 }
 
 export interface MakeResult {
@@ -66,6 +74,13 @@ export interface MakeResult {
   failed: string[];
   report: string | null;
   elapsed_ms: number;
+  /** The run stopped at its spend cap (`--max-cost`, `limits.max_cost`): rerun with a higher cap to go on. */
+  spend_capped: boolean;
+  /** The spend cap of this run, or null for none. */
+  max_cost_usd: number | null;
+  /** What this run's calls cost, by role (user agent, assistant, judge) and by model. */
+  spend: SpendBreakdown;
+  spent_usd: number;
 }
 
 /** `plens make`: the steps the targets need, each only when it is missing or out of date, in dependency order. */
@@ -81,6 +96,10 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
   let planWs = ws;
   let cells: CellPlan[] | undefined;
   let reportFile = reportFileOf(state);
+  // One budget for the whole run: every cell and the judge draw from the same cap.
+  const maxCost = p.limits.maxCost;
+  if (maxCost !== undefined) assertPriced(p);
+  const budget = maxCost !== undefined && !o.dryRun ? new SpendBudget(maxCost) : undefined;
 
   const finish = (r: StepResult) => {
     steps.push(r);
@@ -99,6 +118,15 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
   try {
     for (const step of graph.steps) {
       if (o.signal.aborted) break;
+      if (budget?.capped) {
+        finish({
+          step,
+          status: 'not-run',
+          work: 0,
+          detail: `not run: the spend cap of $${budget.maxUsd.toFixed(2)} was reached (rerun with a higher --max-cost)`,
+        });
+        continue;
+      }
       if (blocked(step)) {
         finish({ step, status: 'not-run', work: 0, detail: 'not run: a step it depends on failed (--keep-going runs it anyway)' });
         continue;
@@ -157,12 +185,12 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
                 if (existsSync(join(ws.root, d)) && !existsSync(join(scratch, d))) symlinkSync(join(ws.root, d), join(scratch, d), 'dir');
             }
             cells = await planCells(p, planWs, o.signal, o.retryFailed);
-            finish(o.dryRun ? planStep('dialogues', cells, (c) => c.dialogues) : await runDialogueCells(p, ws, cells, o));
+            finish(o.dryRun ? planStep('dialogues', cells, (c) => c.dialogues) : await runDialogueCells(p, ws, cells, o, budget));
             break;
           }
           case 'judge': {
             cells ??= await planCells(p, planWs, o.signal, o.retryFailed);
-            finish(o.dryRun ? planStep('judge', cells, (c) => c.judge!) : await runJudgeStep(p, ws, cells, o));
+            finish(o.dryRun ? planStep('judge', cells, (c) => c.judge!) : await runJudgeStep(p, ws, cells, o, budget));
             break;
           }
           case 'warehouse': {
@@ -248,6 +276,8 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   }
   const work = steps.reduce((n, s) => n + s.work, 0);
+  const spend = emptySpend();
+  for (const s of steps) addSpend(spend, s.spend);
   return {
     pipeline: p.name,
     file: p.file,
@@ -260,7 +290,24 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
     failed,
     report: reportFile,
     elapsed_ms: Math.round(performance.now() - started),
+    spend_capped: Boolean(budget?.capped) && steps.some((s) => s.spend_capped || s.status === 'not-run'),
+    max_cost_usd: maxCost ?? null,
+    spend,
+    spent_usd: Object.values(spend.by_model).reduce((n, l) => n + l.cost_usd, 0),
   };
+}
+
+/** A cap cannot be kept on a model whose calls cannot be priced: refused before anything runs (also by a dry run). */
+function assertPriced(p: Pipeline): void {
+  const specs = [p.dialogues?.user, ...(p.dialogues?.assistants ?? []), p.judge?.model]
+    .filter((s): s is string => s !== undefined)
+    .map((s) => parseModelSpec(s));
+  const missing = unpriced(specs);
+  if (missing.length)
+    throw usageError(
+      `--max-cost / limits.max_cost: no price is known for ${missing.join(', ')}, so a spend cap cannot be kept`,
+      `add price_in=...&price_out=... (USD per 1M tokens) to ${missing.length === 1 ? 'its model spec' : 'their model specs'} in ${p.file}, or run without a cap`,
+    );
 }
 
 function reportMetadata(p: Pipeline): Record<string, unknown> {
@@ -296,15 +343,17 @@ function planStep(step: 'dialogues' | 'judge', cells: CellPlan[], of: (c: CellPl
 }
 
 /** Runs the grid's cells that have work left, `limits.cells` at a time, each with its own concurrency. */
-async function runDialogueCells(p: Pipeline, ws: Workspace, cells: CellPlan[], o: MakeOptions): Promise<StepResult> {
+async function runDialogueCells(p: Pipeline, ws: Workspace, cells: CellPlan[], o: MakeOptions, budget: SpendBudget | undefined): Promise<StepResult> {
   const base = stageOptions(p, ws, {
     signal: o.signal,
     dryRun: false,
     progress: o.progress && p.limits.cells === 1,
     retryFailed: o.retryFailed,
     concurrency: p.limits.concurrency,
+    ...(budget ? { budget } : {}),
   });
   let stop = false;
+  const spend = emptySpend();
   const results = await pMap(
     cells,
     async (c): Promise<NonNullable<StepResult['cells']>[number]> => {
@@ -316,7 +365,7 @@ async function runDialogueCells(p: Pipeline, ws: Workspace, cells: CellPlan[], o
         }
         return { ...entry, status: 'up-to-date' };
       }
-      if (stop || o.signal.aborted) return { ...entry, status: 'not-run' };
+      if (stop || o.signal.aborted || budget?.capped) return { ...entry, status: 'not-run' };
       try {
         const s = await runDialogues({
           ...base,
@@ -325,14 +374,18 @@ async function runDialogueCells(p: Pipeline, ws: Workspace, cells: CellPlan[], o
           ...(p.dialogues!.user ? { user: p.dialogues!.user } : {}),
           replicates: p.dialogues!.replicates,
         });
+        addSpend(spend, s.spend);
         const failedNow = s.failed + (o.retryFailed ? 0 : s.already_failed);
         const line = {
           ...entry,
           status: (failedNow > 0 ? 'failed' : 'ran') as StepStatus,
           new: { ok: s.ok, failed: s.failed, failure_reasons: s.failure_reasons },
+          ...(s.spend_capped ? { spend_capped: true } : {}),
         };
         if (failedNow > 0) stop ||= !o.keepGoing;
-        o.log(`  dialogues  ${c.setting} | ${c.assistant}: ${s.ok} ok, ${s.failed} failed${s.failed ? ` (${reasons(s.failure_reasons)})` : ''}`);
+        o.log(
+          `  dialogues  ${c.setting} | ${c.assistant}: ${s.ok} ok, ${s.failed} failed${s.failed ? ` (${reasons(s.failure_reasons)})` : ''}${s.spend_capped ? ' (stopped at the spend cap)' : ''}`,
+        );
         return failedNow > 0 ? { ...line, error: `${failedNow} dialogue(s) failed${s.failed ? `: ${reasons(s.failure_reasons)}` : ''}` } : line;
       } catch (error) {
         stop ||= !o.keepGoing;
@@ -343,21 +396,28 @@ async function runDialogueCells(p: Pipeline, ws: Workspace, cells: CellPlan[], o
   );
   const work = results.reduce((n, r) => n + (r.new ? r.new.ok + r.new.failed : 0), 0);
   const bad = results.filter((r) => r.status === 'failed');
+  // Capped: a cell the cap stopped, or one it kept from starting.
+  const capped = Boolean(budget?.capped) && results.some((r) => r.spend_capped || r.status === 'not-run');
+  const ran = results.some((r) => r.status === 'ran');
   return {
     step: 'dialogues',
-    status: bad.length ? 'failed' : results.some((r) => r.status === 'ran') ? 'ran' : 'up-to-date',
+    status: bad.length ? 'failed' : ran ? 'ran' : capped ? 'not-run' : 'up-to-date',
     work,
-    detail: bad.length
-      ? `${bad.length} of ${cells.length} cell(s) failed: ${bad.map((b) => `${b.setting} | ${b.assistant}: ${b.error}`).join('; ')}`
-      : work === 0
-        ? `up to date (${cells.length} cells)`
-        : `${work} new dialogue(s) in ${results.filter((r) => r.status === 'ran').length} of ${cells.length} cell(s)`,
+    detail:
+      (bad.length
+        ? `${bad.length} of ${cells.length} cell(s) failed: ${bad.map((b) => `${b.setting} | ${b.assistant}: ${b.error}`).join('; ')}`
+        : work === 0 && !capped
+          ? `up to date (${cells.length} cells)`
+          : `${work} new dialogue(s) in ${results.filter((r) => r.status === 'ran').length} of ${cells.length} cell(s)`) +
+      (capped ? `; stopped at the spend cap of $${budget!.maxUsd.toFixed(2)}` : ''),
     cells: results,
+    spend,
+    ...(capped ? { spend_capped: true } : {}),
   };
 }
 
 /** The judge over the pipeline's cells at once: its output is one partition, written by one writer. */
-async function runJudgeStep(p: Pipeline, ws: Workspace, cells: CellPlan[], o: MakeOptions): Promise<StepResult> {
+async function runJudgeStep(p: Pipeline, ws: Workspace, cells: CellPlan[], o: MakeOptions, budget: SpendBudget | undefined): Promise<StepResult> {
   const judge = p.judge!;
   const dirs = cells.map((c) => c.dir).filter((d) => dialogueCell(d).isCompacted());
   const total = sumWork(cells.map((c) => c.judge!));
@@ -369,6 +429,7 @@ async function runJudgeStep(p: Pipeline, ws: Workspace, cells: CellPlan[], o: Ma
       progress: o.progress,
       retryFailed: o.retryFailed,
       concurrency: p.limits.concurrency * p.limits.cells,
+      ...(budget ? { budget } : {}),
     }),
     judge: judge.model,
     dimensions: judge.dimensions,
@@ -388,7 +449,9 @@ async function runJudgeStep(p: Pipeline, ws: Workspace, cells: CellPlan[], o: Ma
     step: 'judge',
     status: failedNow > 0 ? 'failed' : 'ran',
     work: s.ok + s.failed,
-    detail: `${s.ok} new judgment(s), ${s.failed} failed${s.failed ? ` (${reasons(s.failure_reasons)})` : ''}; ${s.already_done} kept`,
+    detail: `${s.ok} new judgment(s), ${s.failed} failed${s.failed ? ` (${reasons(s.failure_reasons)})` : ''}; ${s.already_done} kept${s.spend_capped ? `; stopped at the spend cap of $${s.max_cost_usd!.toFixed(2)}` : ''}`,
+    ...(s.spend ? { spend: s.spend } : {}),
+    ...(s.spend_capped ? { spend_capped: true } : {}),
   };
 }
 
@@ -436,13 +499,23 @@ export function formatMake(r: MakeResult): string {
               ', ',
             )} to run; ~${Math.round(calls).toLocaleString('en-US')} calls, ${formatEstimatedCost(cost, unknown).replace('model specs', "pipeline's model specs")}. Nothing was run.`,
     );
+    if (r.max_cost_usd !== null && r.work > 0)
+      lines.push(
+        `spend cap: $${r.max_cost_usd.toFixed(2)}${cost > r.max_cost_usd ? ', below the estimate: the run would stop at the cap (a rerun with a higher cap goes on)' : ''}`,
+      );
   } else if (r.failed.length) {
     lines.push(`make: FAILED: ${r.failed.join(', ')} (${(r.elapsed_ms / 1000).toFixed(1)} s)`);
+  } else if (r.spend_capped) {
+    lines.push(
+      `make: STOPPED at the spend cap of $${r.max_cost_usd!.toFixed(2)} after $${r.spent_usd.toFixed(4)} (${(r.elapsed_ms / 1000).toFixed(1)} s); finished work is kept: rerun with a higher --max-cost to go on`,
+    );
   } else if (r.up_to_date) {
     lines.push('nothing to do: every target is up to date');
   } else {
     lines.push(`make: done in ${(r.elapsed_ms / 1000).toFixed(1)} s`);
   }
+  const spend = formatSpend(r.spend);
+  if (spend) lines.push(`spend: ${spend}`);
   lines.push(`workspace ${r.workspace} | warehouse ${r.warehouse}`);
   if (r.report) lines.push(`report: ${r.report}`);
   return lines.join('\n');

@@ -1,5 +1,6 @@
 import { Workspace } from '../core/workspace.js';
 import type { Partition } from '../engine/partition.js';
+import { addCallSpend, emptySpend, formatSpend, type SpendBreakdown } from '../engine/spend-budget.js';
 import { dialogueCell, judgeFolder } from '../benchmarks/personalens/records.js';
 import { runJudge } from '../benchmarks/personalens/judge-stage.js';
 import { planCells, stageOptions } from './cells.js';
@@ -36,6 +37,8 @@ export interface StatusResult {
   scenarios: number | null;
   cells: Array<{ id: string; assistant: string; setting: string; dialogues: WorkStatus; judge: WorkStatus | null }>;
   totals: { dialogues: WorkStatus; judge: WorkStatus | null };
+  /** What the pipeline's calls have cost so far, by role (user agent, assistant, judge) and by model, from the call events. */
+  spend: SpendBreakdown;
   report: string | null;
 }
 
@@ -48,6 +51,9 @@ interface LogRecord {
 
 interface LogEvent {
   key: string;
+  role?: string;
+  model?: string;
+  status?: string;
   cached?: boolean;
   input_tokens?: number | null;
   output_tokens?: number | null;
@@ -64,6 +70,7 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
   const stage = (known: boolean, current: boolean) => (current ? 'done' : known ? 'out-of-date' : 'pending') as 'done' | 'out-of-date' | 'pending';
 
   const cells: StatusResult['cells'] = [];
+  const spend = emptySpend();
   if (scenariosDone && p.dialogues) {
     const plans = await planCells(p, ws, signal);
     const judgeDir = p.judge
@@ -82,7 +89,7 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
         pending: c.dialogues.pending,
         failed: c.dialogues.failed,
         failure_reasons: d.reasons(),
-        spent: d.spent(),
+        spent: d.spent(undefined, spend),
       };
       let judge: WorkStatus | null = null;
       if (judgeLogs && c.judge) {
@@ -93,7 +100,7 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
           pending: c.judge.pending,
           failed: c.judge.failed,
           failure_reasons: judgeLogs.reasons(mine),
-          spent: judgeLogs.spent(mine),
+          spent: judgeLogs.spent(mine, spend),
         };
       } else if (c.judge) {
         judge = { ...emptyWork(), pending: c.judge.pending };
@@ -125,6 +132,7 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
     scenarios: scenariosDone ? scenarioCount(ws) : null,
     cells,
     totals: { dialogues: sumStatus(cells.map((c) => c.dialogues)), judge: p.judge ? sumStatus(cells.map((c) => c.judge ?? emptyWork())) : null },
+    spend,
     report,
   };
 }
@@ -155,11 +163,14 @@ async function readPartition(partition: Partition) {
         .slice(0, 5)
         .map(([reason, count]) => ({ reason, count }));
     },
-    spent(filter: (r: LogRecord) => boolean = () => true): Spent {
+    /** What the calls of the filtered keys cost; each answered call is also added, by role and model, to `split`. */
+    spent(filter: (r: LogRecord) => boolean = () => true, split?: SpendBreakdown): Spent {
       const keys = new Set([...latest.values()].filter(filter).map((r) => r.key));
       const s: Spent = { calls: 0, cached_calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
       for (const e of events) {
         if (!keys.has(e.key)) continue;
+        if (split && e.status !== 'failed' && e.role && e.model)
+          addCallSpend(split, { role: e.role, model: e.model, cached: Boolean(e.cached), cost_usd: e.cost_usd ?? 0 });
         s.calls++;
         // What was spent: a call the cache answered cost nothing this time.
         if (e.cached) s.cached_calls++;
@@ -218,6 +229,8 @@ export function formatStatus(s: StatusResult): string {
     }
     if (s.stages.scenarios !== 'done') lines.push('  (pending is known once the scenarios are selected: plens make scenarios)');
   }
+  const spend = formatSpend(s.spend);
+  if (spend) lines.push(`spend      ${spend}`);
   for (const k of ['warehouse', 'tables', 'report'] as const) lines.push(`${k.padEnd(10)} ${s.stages[k]}`);
   if (s.report) lines.push(`report: ${s.report}`);
   return lines.join('\n');

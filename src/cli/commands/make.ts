@@ -1,4 +1,5 @@
 import type { CommandModule } from 'yargs';
+import { ExitCode } from '../../core/errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { printResult, showProgress, type GlobalArgs } from '../options.js';
 import { LIMIT_KEYS, limitFlags, type LimitFlagValues } from '../../make/run-settings.js';
@@ -64,6 +65,7 @@ export const makeCommand: CommandModule<GlobalArgs, MakeArgs> = {
       printResult(args, { ok: result.failed.length === 0, ...result }, () => formatMake(result));
       if (stop.signal.aborted) process.exitCode = 130;
       else if (result.failed.length > 0 && !result.dry_run) process.exitCode = 1;
+      else if (result.spend_capped) process.exitCode = ExitCode.spendCapped;
     } finally {
       stop.dispose();
     }
