@@ -10,7 +10,7 @@ export class SpendBudget {
   private spentUsd = 0;
   private readonly open = new Set<Reservation>();
   private waiters: Array<() => void> = [];
-  private cappedAt: boolean = false;
+  private isCapped = false;
 
   constructor(readonly maxUsd: number) {
     if (!Number.isFinite(maxUsd) || maxUsd < 0) throw new RangeError(`a spend cap must be a number >= 0, got ${maxUsd}`);
@@ -39,7 +39,7 @@ export class SpendBudget {
 
   /** True once a unit could not start under the cap: nothing more is started in this run. */
   get capped(): boolean {
-    return this.cappedAt;
+    return this.isCapped;
   }
 
   /**
@@ -50,7 +50,7 @@ export class SpendBudget {
   async reserve(usd: number, signal?: AbortSignal): Promise<Reservation | undefined> {
     const amount = Math.max(0, Number.isFinite(usd) ? usd : 0);
     for (;;) {
-      if (this.cappedAt || signal?.aborted) return undefined;
+      if (this.isCapped || signal?.aborted) return undefined;
       // A hair of tolerance: sums of float prices must not refuse what fits exactly.
       if (this.committed + amount <= this.maxUsd * (1 + 1e-12) + 1e-12) {
         const r = new Reservation(this, amount);
@@ -58,7 +58,7 @@ export class SpendBudget {
         return r;
       }
       if (this.open.size === 0) {
-        this.cappedAt = true;
+        this.isCapped = true;
         this.wake();
         return undefined;
       }
