@@ -80,7 +80,14 @@ export class BatchLedger {
   }
 
   status(id: string, state: BatchState): LedgerBatch {
-    return this.write({ type: 'status', id, status: state.status, completed: state.counts?.completed ?? null, failed: state.counts?.failed ?? null, at: now() });
+    return this.write({
+      type: 'status',
+      id,
+      status: state.status,
+      completed: state.counts?.completed ?? null,
+      failed: state.counts?.failed ?? null,
+      at: now(),
+    });
   }
 
   ended(id: string, state: BatchState, answered: number, unanswered: number): LedgerBatch {

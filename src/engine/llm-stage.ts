@@ -14,7 +14,16 @@ import type { RetryPolicy } from '../llm/retry.js';
 import type { ChatRequest } from '../llm/types.js';
 import type { ColumnsOf, Partition, PartitionFormat } from './partition.js';
 import type { Shard } from './shard.js';
-import { runStage, zeroCost, type EngineOptions, type StageDefinition, type StageOutput, type StageSummary, type WorkContext, type WorkCost } from './stage-runner.js';
+import {
+  runStage,
+  zeroCost,
+  type EngineOptions,
+  type StageDefinition,
+  type StageOutput,
+  type StageSummary,
+  type WorkContext,
+  type WorkCost,
+} from './stage-runner.js';
 
 /** How any LLM stage runs: the same knobs on the same engine. */
 export interface LlmStageOptions {

@@ -124,7 +124,9 @@ export class LlmClient {
     checkBatchSupport(this.spec, this.id);
     const init = this.batchInit;
     if (!init) return Promise.reject(new LlmCallError('config', `${this.id}: a plan-only client (dry run or status) has no batch API`, { retryable: false }));
-    this.batchLoading ??= providerEntry(this.spec.provider).batch!.load().then((make) => make(init));
+    this.batchLoading ??= providerEntry(this.spec.provider)
+      .batch!.load()
+      .then((make) => make(init));
     return this.batchLoading;
   }
 
@@ -155,12 +157,23 @@ export class LlmClient {
     const result = this.batchAnswers.get(key);
     if (!result) return undefined;
     this.batchAnswers.delete(key);
-    if (!result.ok) throw new LlmCallError(result.kind.startsWith('batch_') ? (result.kind as `batch_${string}`) : `batch_${result.kind}`, result.message, { retryable: false });
+    if (!result.ok)
+      throw new LlmCallError(result.kind.startsWith('batch_') ? (result.kind as `batch_${string}`) : `batch_${result.kind}`, result.message, {
+        retryable: false,
+      });
     const response = { ...result.response, text: redact(result.response.text) };
     if (response.text.trim() === '') throw new LlmCallError('empty_response', `${this.id} returned an empty completion in its batch`, { retryable: false });
     const cache = this.offline ? undefined : this.options.cache;
     cache?.put(key, { response, latencyMs: 0 });
-    return { response, cached: false, attempts: 1, latencyMs: 0, costUsd: this.batchCostOf(response.usage), cacheKey: cache && cache.mode !== 'off' ? key : '', batch: true };
+    return {
+      response,
+      cached: false,
+      attempts: 1,
+      latencyMs: 0,
+      costUsd: this.batchCostOf(response.usage),
+      cacheKey: cache && cache.mode !== 'off' ? key : '',
+      batch: true,
+    };
   }
 
   /** The adaptive concurrency controller's state (undefined when off, and for the simulator). */

@@ -71,7 +71,8 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
     }
   }
   if (out.maxTokens !== undefined && !Number.isInteger(out.maxTokens)) throw usageError(`${what}: max_tokens must be a whole number`);
-  if (out.batchDiscount !== undefined && out.batchDiscount > 1) throw usageError(`${what}: batch_discount is the fraction off the online price, from 0 to 1 (0.5: half price)`);
+  if (out.batchDiscount !== undefined && out.batchDiscount > 1)
+    throw usageError(`${what}: batch_discount is the fraction off the online price, from 0 to 1 (0.5: half price)`);
   const sdk = (PROVIDER_REGISTRY[provider] as ProviderEntry).sdk;
   if (sdk) {
     if (out.keyEnv !== undefined) throw usageError(`${what}: ${provider} takes no key_env; ${sdk.credentials}`);
@@ -156,7 +157,10 @@ export function checkBatchSupport(spec: ModelSpec, what: string): void {
   const entry = PROVIDER_REGISTRY[spec.provider] as ProviderEntry;
   if (entry.batch) return;
   const withBatch = PROVIDERS.filter((n) => (PROVIDER_REGISTRY[n] as ProviderEntry).batch).join(', ');
-  throw usageError(`${what}: --batch is not available for ${modelId(spec)}: ${entry.noBatch ?? `${spec.provider} has no batch API`}`, `batch mode works with: ${withBatch}`);
+  throw usageError(
+    `${what}: --batch is not available for ${modelId(spec)}: ${entry.noBatch ?? `${spec.provider} has no batch API`}`,
+    `batch mode works with: ${withBatch}`,
+  );
 }
 
 /** Whether a cost can be estimated: the provider's prices hook knows a price (the simulator costs nothing). */

@@ -132,7 +132,8 @@ export class OpenAiBatchApi implements BatchApi {
 }
 
 function stateOf(b: OpenAiBatch): BatchState {
-  if (typeof b?.id !== 'string' || typeof b.status !== 'string') throw new LlmCallError('bad_response', 'a batch object without id or status', { retryable: true });
+  if (typeof b?.id !== 'string' || typeof b.status !== 'string')
+    throw new LlmCallError('bad_response', 'a batch object without id or status', { retryable: true });
   return {
     batchId: b.id,
     status: b.status,
@@ -151,9 +152,11 @@ function resultOf(line: string): BatchResult {
     return { id: '', ok: false, kind: 'bad_response', message: `a batch result line is not JSON: ${summarise(line)}` };
   }
   const id = typeof l.custom_id === 'string' ? l.custom_id : '';
-  if (l.error) return { id, ok: false, kind: `batch_${(l.error.code ?? 'error').replace(/^batch_/, '')}`, message: redact(l.error.message ?? l.error.code ?? 'error') };
+  if (l.error)
+    return { id, ok: false, kind: `batch_${(l.error.code ?? 'error').replace(/^batch_/, '')}`, message: redact(l.error.message ?? l.error.code ?? 'error') };
   const status = l.response?.status_code ?? 0;
-  if (status < 200 || status >= 300) return { id, ok: false, kind: `http_${status}`, message: `HTTP ${status} in the batch: ${summarise(JSON.stringify(l.response?.body ?? null))}` };
+  if (status < 200 || status >= 300)
+    return { id, ok: false, kind: `http_${status}`, message: `HTTP ${status} in the batch: ${summarise(JSON.stringify(l.response?.body ?? null))}` };
   try {
     return { id, ok: true, response: readOpenAiReply(l.response?.body) };
   } catch (error) {

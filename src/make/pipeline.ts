@@ -25,7 +25,15 @@ interface PipelineFile {
   data: { from: string; schema?: string };
   scenarios: { kind: 'sd' | 'md' | 'all'; sample?: number | string; users?: string | number[]; domains?: string[]; random?: number; seed?: string };
   dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates?: number; prompts?: string };
-  judge?: { model: string; dimensions?: JudgeDimensionName[]; reask?: boolean; batch?: boolean; batch_fallback?: string; poll_interval_s?: number; batch_size?: number };
+  judge?: {
+    model: string;
+    dimensions?: JudgeDimensionName[];
+    reask?: boolean;
+    batch?: boolean;
+    batch_fallback?: string;
+    poll_interval_s?: number;
+    batch_size?: number;
+  };
   limits?: Record<string, unknown>;
   statistics?: { lexical?: LexicalProtocol[] };
   tables?: { only?: string[]; formats?: Array<Exclude<TableFormat, 'table'>>; out_dir?: string };

@@ -110,13 +110,25 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
       const reached = end === 'completed' || (b.plan.answered?.(l.customId, i) ?? false);
       if (!reached) {
         const code = end === 'expired' ? 'batch_expired' : 'batch_cancelled';
-        err.push(JSON.stringify({ id: `batch_req_${b.id}_${i}`, custom_id: l.customId, response: null, error: { code, message: end === 'expired' ? EXPIRED : CANCELLED } }));
+        err.push(
+          JSON.stringify({
+            id: `batch_req_${b.id}_${i}`,
+            custom_id: l.customId,
+            response: null,
+            error: { code, message: end === 'expired' ? EXPIRED : CANCELLED },
+          }),
+        );
         b.failed++;
         return;
       }
       const own = b.plan.itemStatus?.(l.customId, i);
       const a = own ? { status: own, body: { error: { message: `HTTP ${own} (mock)`, type: 'invalid_request_error' } } } : answer(l.body, {}, b.id);
-      const line = JSON.stringify({ id: `batch_req_${b.id}_${i}`, custom_id: l.customId, response: { status_code: a.status, request_id: `req_${i}`, body: a.body }, error: null });
+      const line = JSON.stringify({
+        id: `batch_req_${b.id}_${i}`,
+        custom_id: l.customId,
+        response: { status_code: a.status, request_id: `req_${i}`, body: a.body },
+        error: null,
+      });
       if (a.status === 200) {
         out.push(line);
         b.completed++;
@@ -132,20 +144,17 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
   const poll = (b: Batch): void => {
     if (['completed', 'expired', 'cancelled', 'failed'].includes(b.status)) return;
     b.polls++;
-    if (b.cancelRequested) return finish(b, 'cancelled');
-    if (b.errors) return finish(b, 'failed');
-    const held = b.plan.hold && !released;
-    if (held || b.polls <= (b.plan.polls ?? 1)) {
-      b.status = 'in_progress';
-      return;
-    }
-    finish(b, b.plan.end ?? 'completed');
+    if (b.cancelRequested) finish(b, 'cancelled');
+    else if (b.errors) finish(b, 'failed');
+    else if ((b.plan.hold && !released) || b.polls <= (b.plan.polls ?? 1)) b.status = 'in_progress';
+    else finish(b, b.plan.end ?? 'completed');
   };
 
   const create = (body: Record<string, unknown>): { status: number; body: unknown } => {
     const fileId = body['input_file_id'];
     const file = typeof fileId === 'string' ? files.get(fileId) : undefined;
-    if (!file || file.purpose !== 'batch') return { status: 400, body: { error: { message: `No such batch input file: ${String(fileId)}`, type: 'invalid_request_error' } } };
+    if (!file || file.purpose !== 'batch')
+      return { status: 400, body: { error: { message: `No such batch input file: ${String(fileId)}`, type: 'invalid_request_error' } } };
     if (body['endpoint'] !== '/v1/chat/completions' || body['completion_window'] !== '24h')
       return { status: 400, body: { error: { message: 'endpoint must be /v1/chat/completions and completion_window 24h', type: 'invalid_request_error' } } };
     const index = submissions++;
@@ -187,7 +196,14 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
   };
 
   /** Answers a request under /v1/files or /v1/batches; false when the path is not one of them. */
-  const handle = (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, raw: Buffer, authorized: boolean): Promise<boolean> | boolean => {
+  const handle = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: URLSearchParams,
+    raw: Buffer,
+    authorized: boolean,
+  ): Promise<boolean> | boolean => {
     if (!path.startsWith('/v1/files') && !path.startsWith('/v1/batches')) return false;
     const reply = (status: number, body: unknown, text = false) => {
       const payload = text ? String(body) : JSON.stringify(body);
@@ -202,7 +218,9 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
     const m = req.method;
     if (m === 'POST' && path === '/v1/files') {
       return (async () => {
-        const form = await new Response(new Uint8Array(raw), { headers: { 'content-type': String(req.headers['content-type'] ?? '') } }).formData().catch(() => undefined);
+        const form = await new Response(new Uint8Array(raw), { headers: { 'content-type': String(req.headers['content-type'] ?? '') } })
+          .formData()
+          .catch(() => undefined);
         const file = form?.get('file');
         const purpose = form?.get('purpose');
         if (!form || typeof purpose !== 'string' || !file || typeof file === 'string') {
@@ -240,7 +258,13 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
       const from = after ? all.findIndex((b) => b.id === after) + 1 : 0;
       const limit = Number(query.get('limit') ?? 20);
       const page = all.slice(from, from + limit);
-      reply(200, { object: 'list', data: page.map(view), first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: from + limit < all.length });
+      reply(200, {
+        object: 'list',
+        data: page.map(view),
+        first_id: page[0]?.id ?? null,
+        last_id: page.at(-1)?.id ?? null,
+        has_more: from + limit < all.length,
+      });
       return true;
     }
     const one = /^\/v1\/batches\/([^/]+)(\/cancel)?$/.exec(path);

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readJsonl } from '../../../src/engine/jsonl-log.js';
@@ -76,6 +76,39 @@ async function ledger(dir: string): Promise<Array<Record<string, unknown>>> {
   const out: Array<Record<string, unknown>> = [];
   for await (const e of readJsonl<Record<string, unknown>>(join(dir, 'batches.jsonl'))) out.push(e);
   return out;
+}
+
+/** Starts the judge as its own process (a user's run, to be killed). */
+function start(args: string[]): Promise<number | null> {
+  const p = spawn(process.execPath, [cliPath, ...args, '--no-progress'], {
+    cwd: repoRoot,
+    env: { ...process.env, PLENS_WORKSPACE: '', ...ENV.env },
+    stdio: 'ignore',
+  });
+  child = p;
+  return new Promise((resolve, reject) => {
+    p.on('error', reject);
+    p.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null)));
+  });
+}
+
+async function waitFor(what: string, ok: () => boolean): Promise<void> {
+  const until = Date.now() + 90_000;
+  while (!ok()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The judge's one partition and how many records it holds. */
+function partitionOf(ws: string): string {
+  const root = join(ws, 'judgments');
+  const dirs = existsSync(root) ? readdirSync(root) : [];
+  return dirs.length ? join(root, dirs[0]!) : '';
+}
+function recordLines(ws: string): number {
+  const file = join(partitionOf(ws) || '/nonexistent', 'records.jsonl');
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
 }
 
 describe('plens judge --batch (the OpenAI Batch API)', () => {
@@ -164,5 +197,128 @@ describe('plens judge --batch (the OpenAI Batch API)', () => {
     expect(bedrock.stderr).toContain('batch mode works with: openai');
     const badFallback = await runCli(['judge', '-w', ws, '--judge', 'openai:gpt-4o', '--batch', '--batch-fallback', 'maybe']);
     expect(badFallback.code).toBe(2);
+  });
+
+  it('records each batch as soon as it ends, while the others still run (partial results land as they arrive)', async () => {
+    // --batch-size 20: batches of 20, 20 and 9; the third is held in progress until released.
+    const { ws, args } = await setup({ plan: (n) => (n === 2 ? { hold: true } : { polls: n + 1 }) });
+    const exit = start([...args, '--batch-size', '20']);
+    await waitFor('the first two batches recorded', () => recordLines(ws) === 40);
+    expect(server!.batch.list().map((b) => [b.total, b.status])).toEqual([
+      [20, 'completed'],
+      [20, 'completed'],
+      [9, 'in_progress'],
+    ]);
+    server!.batch.release();
+    expect(await exit).toBe(0);
+    child = undefined;
+    const keys = new Set<string>();
+    for await (const r of readJsonl<{ key: string; status: string }>(join(partitionOf(ws), 'records.jsonl'))) {
+      expect(r.status).toBe('ok');
+      keys.add(r.key);
+    }
+    expect(keys.size).toBe(49);
+    expect(server!.batch.submissions).toBe(3);
+    expect(online()).toHaveLength(0);
+  });
+
+  it('an expired batch: its answers are recorded, the requests it never reached are called online (--batch-fallback online)', async () => {
+    const { args } = await setup({ plan: () => ({ end: 'expired', answered: (_id, i) => i % 2 === 0 }) });
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 49, failed: 0, calls: 49 });
+    expect(r.json.batch).toMatchObject({ submitted: 1, collected: 1, items_answered: 25, fallback_online: 24, fallback_failed: 0 });
+    // Two dialogues of the sample ask the judge the same thing: the second of a pair is a cache hit, not a second call.
+    expect(online().length + r.json.cached_calls).toBe(24);
+    // 25 calls at the batch price (no latency of their own), the online ones at the full price (a cache hit at none).
+    const calls = await events(r.json.dir);
+    const price = (e: Record<string, unknown>) => ((e['input_tokens'] as number) * PRICE_IN + (e['output_tokens'] as number) * PRICE_OUT) / 1e6;
+    const viaBatch = calls.filter((e) => e['latency_ms'] === null);
+    expect(viaBatch).toHaveLength(25);
+    for (const e of viaBatch) expect(e['cost_usd'] as number).toBeCloseTo(price(e) * 0.5, 12);
+    for (const e of calls.filter((e) => e['latency_ms'] !== null)) expect(e['cost_usd'] as number).toBeCloseTo(e['cached'] ? 0 : price(e), 12);
+  });
+
+  it('an expired batch with --batch-fallback none: unanswered requests are failures (never scores); --retry-failed submits only them', async () => {
+    const { ws, args } = await setup({ plan: (n) => (n === 0 ? { end: 'expired', answered: (_id, i) => i % 2 === 0 } : {}) });
+    const none = [...args, '--batch-fallback', 'none'];
+    const r = await runCliJson<Summary>(none, ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 25, failed: 24, failure_reasons: { batch_expired: 24 } });
+    expect(r.json.batch).toMatchObject({ items_answered: 25, fallback_online: 0, fallback_failed: 24 });
+    expect(online()).toHaveLength(0);
+    const db = join(ws, '..', 'w.duckdb');
+    expect((await runCli(['warehouse', '-w', ws, '--db', db])).code).toBe(0);
+    const rows = (
+      await runCliJson<Array<Record<string, unknown>>>([
+        'sql',
+        'select status, count(*) as n, count(verdict) as scored from judgments group by 1 order by 1',
+        '--db',
+        db,
+      ])
+    ).json;
+    expect(rows).toEqual([
+      { status: 'failed', n: 24, scored: 0 },
+      { status: 'ok', n: 25, scored: 25 },
+    ]);
+    // A rerun leaves the failures alone; --retry-failed submits just them, in a new batch.
+    expect((await runCliJson<Summary>(none, ENV)).json).toMatchObject({ planned: 0, calls: 0 });
+    const retry = await runCliJson<Summary>([...none, '--retry-failed'], ENV);
+    expect(retry.json).toMatchObject({ planned: 24, ok: 24, failed: 0 });
+    // What the cache already answers (an identical request answered in the first batch) is not submitted.
+    expect(retry.json.batch).toMatchObject({ submitted: 1, items_submitted: 24 - retry.json.cached_calls, items_answered: 24 - retry.json.cached_calls });
+    expect(server!.batch.submissions).toBe(2);
+  });
+
+  it('a cancelled batch with request errors: what it answered is recorded, the rest (cancelled, HTTP 400) called online', async () => {
+    const { args } = await setup({ plan: () => ({ end: 'cancelled', answered: (_id, i) => i < 30, itemStatus: (_id, i) => (i === 3 ? 400 : undefined) }) });
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 49, failed: 0 });
+    expect(r.json.batch).toMatchObject({ items_answered: 29, fallback_online: 20 });
+    expect(online().length + r.json.cached_calls).toBe(20);
+    const entries = await ledger(r.json.dir);
+    expect(entries.find((e) => e['type'] === 'ended')).toMatchObject({ status: 'cancelled', answered: 29, unanswered: 20 });
+  });
+
+  it.each(['SIGKILL', 'SIGINT'] as const)('%s while polling, then a rerun: nothing is submitted again, the batch is collected', async (signal) => {
+    const { ws, args } = await setup({ plan: () => ({ hold: true }) });
+    const exit = start(args);
+    await waitFor('a submitted batch polled twice', () => server!.batch.submissions === 1 && (server!.batch.list()[0]?.polls ?? 0) >= 2);
+    child!.kill(signal);
+    const code = await exit;
+    child = undefined;
+    // Ctrl-C stops cleanly (exit 130); a kill just ends it.
+    expect(code).toBe(signal === 'SIGINT' ? 130 : -1);
+    expect(recordLines(ws)).toBe(0);
+    server!.batch.release();
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 49, failed: 0 });
+    expect(r.json.batch).toMatchObject({ submitted: 0, resumed: 1, collected: 1, items_answered: 49 });
+    expect(server!.batch.submissions).toBe(1);
+    expect(server!.batch.uploads).toBe(1);
+    expect(online()).toHaveLength(0);
+    expect(readdirSync(partitionOf(ws)).filter((f) => f.startsWith('.lock'))).toEqual([]);
+  });
+
+  it('a crash between creating the batch and recording it: the rerun finds the batch by its input file and submits nothing', async () => {
+    const { ws, args } = await setup({ plan: () => ({ hold: true }) });
+    const exit = start(args);
+    await waitFor('a submitted batch polled', () => (server!.batch.list()[0]?.polls ?? 0) >= 1);
+    child!.kill('SIGKILL');
+    await exit;
+    child = undefined;
+    // As if the kill had come right after the batch was created: the ledger has only the upload.
+    const file = join(partitionOf(ws), 'batches.jsonl');
+    const staged = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"type":"staged"'));
+    writeFileSync(file, `${staged.join('\n')}\n`);
+    server!.batch.release();
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.json).toMatchObject({ ok: 49 });
+    expect(r.json.batch).toMatchObject({ submitted: 0, resumed: 1, items_answered: 49 });
+    expect(server!.batch.submissions).toBe(1);
   });
 });
