@@ -153,7 +153,7 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
   const create = (body: Record<string, unknown>): { status: number; body: unknown } => {
     const fileId = body['input_file_id'];
     const file = typeof fileId === 'string' ? files.get(fileId) : undefined;
-    if (!file || file.purpose !== 'batch')
+    if (file?.purpose !== 'batch')
       return { status: 400, body: { error: { message: `No such batch input file: ${String(fileId)}`, type: 'invalid_request_error' } } };
     if (body['endpoint'] !== '/v1/chat/completions' || body['completion_window'] !== '24h')
       return { status: 400, body: { error: { message: 'endpoint must be /v1/chat/completions and completion_window 24h', type: 'invalid_request_error' } } };
