@@ -190,13 +190,14 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
       seen.add(key);
       if (!parts.has(partition.dir)) openKeys = undefined;
       const part = await partOf(partition);
+      // Every model seen, done or not: an open batch of a partition whose keys are all done is still closed below.
+      const client = def.client(item);
+      clients.set(client.id, client);
       const state = states.get(key);
       if (state?.ok) {
         summary.already_done++;
         continue;
       }
-      const client = def.client(item);
-      clients.set(client.id, client);
       openKeys ??= new Set([...parts.values()].flatMap((p) => [...p.ledger.openKeys()]));
       // Submitted by an earlier run: collected below, never submitted again.
       if (openKeys.has(key)) continue;
@@ -233,6 +234,11 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
       const ready: Ready[] = [];
       for (const { part, b } of open) {
         if (signal.aborted) break;
+        // Ended, and every key recorded before a stop kept the ledger from saying so: nothing to read again.
+        if (b.ended && b.keys.every((k) => states.get(k)?.ok)) {
+          part.ledger.processed(b.id);
+          continue;
+        }
         if (b.status === 'staged') await submit(part, b);
         const api = await apiOf(b.model);
         let state: BatchState;

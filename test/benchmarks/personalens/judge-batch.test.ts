@@ -5,7 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readJsonl } from '../../../src/engine/jsonl-log.js';
 import type { MockBatchOptions } from '../../../src/testkit/mock-batch.js';
 import { startMockLlm, type MockLlmServer, type MockRequest } from '../../../src/testkit/mock-server.js';
-import { cliPath, repoRoot, runCli, runCliJson } from '../../helpers/cli.js';
+import type { PlensError } from '../../../src/core/errors.js';
+import { loadPipeline } from '../../../src/make/pipeline.js';
+import { resolveBatch } from '../../../src/make/run-settings.js';
+import { cliPath, repoRoot, runCli, runCliJson, tempDir } from '../../helpers/cli.js';
 import { sampleWorkspace } from '../../helpers/workspace.js';
 
 let server: MockLlmServer | undefined;
@@ -150,12 +153,22 @@ describe('plens judge --batch (the OpenAI Batch API)', () => {
     expect(again.json).toMatchObject({ planned: 0, already_done: 49, calls: 0 });
     expect(server!.batch.submissions).toBe(1);
 
+    // Killed after the records but before the ledger said so: the rerun closes the batch without reading it again.
+    const ledgerFile = join(first.json.dir, 'batches.jsonl');
+    writeFileSync(ledgerFile, readFileSync(ledgerFile, 'utf8').replace(/.*"type":"processed".*\n$/, ''));
+    const requestsBefore = server!.stats().requests;
+    const closing = await runCliJson<Summary>(args, ENV);
+    expect(closing.json).toMatchObject({ planned: 0, calls: 0 });
+    expect(closing.json.batch).toMatchObject({ resumed: 1, pending: 0, submitted: 0 });
+    expect(server!.stats().requests).toBe(requestsBefore);
+    expect((await ledger(first.json.dir)).at(-1)).toMatchObject({ type: 'processed' });
+
     // The human summary has the batch lines.
     const text = await runCli(['judge', ...args.slice(1), '--retry-failed'], ENV);
     expect(text.stdout).toContain('batches      0 submitted');
   });
 
-  it('answers from the cache are not submitted again: another judge partition reuses them', async () => {
+  it('answers the cache holds are recorded at once, never submitted', async () => {
     const { args } = await setup();
     expect((await runCliJson<Summary>(args, ENV)).json.ok).toBe(49);
     // The judgments gone but the call cache kept: every call is a cache hit, and nothing is submitted.
@@ -320,5 +333,37 @@ describe('plens judge --batch (the OpenAI Batch API)', () => {
     expect(r.json).toMatchObject({ ok: 49 });
     expect(r.json.batch).toMatchObject({ submitted: 0, resumed: 1, items_answered: 49 });
     expect(server!.batch.submissions).toBe(1);
+  });
+
+  it('a pipeline judges through the batch API with judge.batch, resolved by the settings resolver', async () => {
+    server = await startMockLlm({ reply: judgeReply, requireAuth: true });
+    const dir = tempDir('plens-batch-make-');
+    const file = join(dir, 'pipeline.yaml');
+    const body = (batch: string) =>
+      `name: batch\nworkspace: ${dir}/out\nwarehouse: ${dir}/w.duckdb\ndata:\n  from: sample\nscenarios:\n  kind: md\n  users: "0-1"\ndialogues:\n  user: sim:default\n  assistants: [sim:default]\n  settings: [base]\njudge:\n  model: "openai:judge?base_url=${server!.url}/v1"\n  dimensions: [task_completion]\n${batch}`;
+    writeFileSync(file, body('  batch: true\n  batch_fallback: none\n  poll_interval_s: 0.01\n'));
+    expect(loadPipeline(file, {}).judge!.batch).toEqual({ fallback: 'none', pollIntervalS: 0.01, maxItems: 50_000 });
+    const r = await runCliJson<{ ok: boolean }>(['make', 'judge', '-p', file], ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(server!.batch.submissions).toBe(1);
+    expect(online()).toHaveLength(0);
+    // users 0-1 have 6 MD scenarios: one judgment each, all from the batch.
+    expect(batched()).toHaveLength(6);
+    // A bad field is an error at its line; a flag beats the field.
+    writeFileSync(file, body('  batch: true\n  poll_interval_s: 0\n'));
+    let error: unknown;
+    try {
+      loadPipeline(file, {});
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'E_INPUT_SCHEMA' });
+    expect((error as PlensError).location).toMatchObject({ pointer: '/judge/poll_interval_s', line: 17 });
+    expect(resolveBatch({ flags: { 'poll-interval': 5 }, pipeline: { judge: { batch: true, poll_interval_s: 9 }, locate: () => ({ file }) } })).toEqual({
+      fallback: 'online',
+      pollIntervalS: 5,
+      maxItems: 50_000,
+    });
+    expect(resolveBatch({ pipeline: { judge: { batch_fallback: 'none' }, locate: () => ({ file }) } })).toBeUndefined();
   });
 });
