@@ -102,7 +102,7 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
       return (await withRetry(call, retry, signal)).value;
     } catch (error) {
       if (signal.aborted) throw new Interrupted();
-      if (!(error instanceof LlmCallError)) throw error;
+      if (!(error instanceof LlmCallError) || error.kind === 'batch_lost') throw error;
       throw new PlensError('E_PREREQUISITE', `batch API (${what}): ${error.message}`, {
         location: { file: part.partition.ledgerPath(o.shard) },
         hint: 'the ledger keeps every batch submitted: rerun to resume polling and collecting (nothing is submitted twice)',
@@ -129,10 +129,20 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
     return part;
   };
 
-  const submit = async (part: Part, b: LedgerBatch): Promise<void> => {
+  const submit = async (part: Part, b: LedgerBatch, fresh: boolean): Promise<void> => {
     const api = await apiOf(b.model);
     // A batch may have been created by a run killed before it could record it: find it first.
-    const state = (await control(part, 'recover', () => api.recover(b.staged, signal))) ?? (await control(part, 'create', () => api.submit(b.staged, signal)));
+    const known = new Set([...parts.values()].flatMap((p) => p.ledger.batches.flatMap((x) => (x.batchId ? [x.batchId] : []))));
+    let state = fresh ? undefined : await control(part, 'recover', () => api.recover(b.staged, known, signal));
+    try {
+      state ??= await control(part, 'create', () => api.submit(b.staged, signal));
+    } catch (error) {
+      if (!(error instanceof LlmCallError && error.kind === 'batch_lost')) throw error;
+      // Its requests are gone with the process that staged them: the batch ended unanswered, and the fallback decides.
+      part.ledger.ended(b.id, { batchId: '', status: 'failed' }, 0, b.keys.length);
+      say(`batch ${b.id}: ${error.message}`);
+      return;
+    }
     part.ledger.submitted(b.id, state);
     say(`batch ${state.batchId}: ${b.keys.length} requests, ${state.status} (answers within 24 h; a rerun resumes it)`);
   };
@@ -152,7 +162,7 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
     );
     batch.submitted++;
     batch.items_submitted += lines.length;
-    await submit(group.part, b);
+    await submit(group.part, b, true);
   };
 
   /** Records the keys of ended batches (or, with none, the cache's answers): the stage's own code, the batch's answers served to it. */
@@ -239,7 +249,7 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
           part.ledger.processed(b.id);
           continue;
         }
-        if (b.status === 'staged') await submit(part, b);
+        if (b.status === 'staged') await submit(part, b, false);
         const api = await apiOf(b.model);
         let state: BatchState;
         if (b.ended) state = { batchId: b.batchId!, status: b.status as BatchState['status'], outputFileId: b.outputFileId, errorFileId: b.errorFileId };

@@ -6,8 +6,8 @@
  */
 import { redact } from '../core/redact.js';
 import type { BatchApi, BatchInit, BatchLine, BatchResult, BatchState, BatchStatus } from './batch.js';
-import { isRetryableStatus, LlmCallError, parseRetryAfter } from './errors.js';
-import { redactUrl } from './http.js';
+import { batchHttp, summariseText as summarise } from './batch-http.js';
+import { LlmCallError } from './errors.js';
 import { openAiChatBody, readOpenAiReply } from './openai.js';
 
 interface OpenAiBatch {
@@ -48,7 +48,7 @@ export class OpenAiBatchApi implements BatchApi {
     return stateOf((await this.send('POST', '/batches', signal, body)) as OpenAiBatch);
   }
 
-  async recover(staged: string, signal: AbortSignal): Promise<BatchState | undefined> {
+  async recover(staged: string, _known: ReadonlySet<string>, signal: AbortSignal): Promise<BatchState | undefined> {
     // The newest batches first; a batch made from this file was made right after the upload.
     let after: string | undefined;
     for (let page = 0; page < 20; page++) {
@@ -83,51 +83,9 @@ export class OpenAiBatchApi implements BatchApi {
     return out;
   }
 
-  /** One control call: JSON (or a form) in, JSON (or raw text) out; failures are LlmCallErrors the retry layer reads. */
-  private async send(method: 'GET' | 'POST', path: string, signal: AbortSignal, body?: unknown, raw = false): Promise<unknown> {
-    const url = `${this.init.baseUrl.replace(/\/$/, '')}${path}`;
+  private send(method: 'GET' | 'POST', path: string, signal: AbortSignal, body?: unknown, raw = false): Promise<unknown> {
     const headers: Record<string, string> = this.init.apiKey ? { authorization: `Bearer ${this.init.apiKey}` } : {};
-    let payload: string | FormData | undefined;
-    if (body instanceof FormData) payload = body;
-    else if (body !== undefined) {
-      headers['content-type'] = 'application/json';
-      payload = JSON.stringify(body);
-    }
-    let res: Response;
-    let text: string;
-    try {
-      res = await fetch(url, {
-        method,
-        headers,
-        ...(payload === undefined ? {} : { body: payload }),
-        signal: AbortSignal.any([signal, AbortSignal.timeout(this.init.timeoutMs)]),
-      });
-      text = await res.text();
-    } catch (error) {
-      if (signal.aborted) throw new LlmCallError('aborted', `${method} ${redactUrl(url)} stopped`, { retryable: false, cause: error });
-      const timeout = (error as Error)?.name === 'TimeoutError';
-      throw new LlmCallError(timeout ? 'timeout' : 'network', `${method} ${redactUrl(url)}: ${timeout ? 'timed out' : (error as Error)?.message}`, {
-        retryable: true,
-        cause: error,
-      });
-    }
-    if (res.status < 200 || res.status >= 300) {
-      const retryAfterMs = parseRetryAfter(res.headers.get('retry-after') ?? undefined);
-      throw new LlmCallError('http', `HTTP ${res.status} from ${method} ${redactUrl(url)}: ${summarise(text)}`, {
-        status: res.status,
-        retryable: isRetryableStatus(res.status),
-        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
-      });
-    }
-    if (raw) return text;
-    try {
-      return JSON.parse(text);
-    } catch (error) {
-      throw new LlmCallError('bad_response', `${method} ${redactUrl(url)} answered with something that is not JSON: ${summarise(text)}`, {
-        retryable: true,
-        cause: error,
-      });
-    }
+    return batchHttp(method, `${this.init.baseUrl.replace(/\/$/, '')}${path}`, headers, { body, raw, timeoutMs: this.init.timeoutMs, signal });
   }
 }
 
@@ -162,9 +120,4 @@ function resultOf(line: string): BatchResult {
   } catch (error) {
     return { id, ok: false, kind: 'bad_response', message: (error as Error).message };
   }
-}
-
-function summarise(text: string): string {
-  const flat = redact(text.replace(/\s+/g, ' ').trim());
-  return flat.length > 300 ? `${flat.slice(0, 297)}...` : flat || '(empty body)';
 }

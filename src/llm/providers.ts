@@ -90,6 +90,13 @@ export const PROVIDER_REGISTRY = {
       const { AnthropicProvider } = await import('./anthropic.js');
       return (i) => new AnthropicProvider(i.model, ...httpOf(i));
     },
+    batch: {
+      discount: 0.5,
+      load: async () => {
+        const { AnthropicBatchApi } = await import('./anthropic-batch.js');
+        return (i) => new AnthropicBatchApi(i);
+      },
+    },
   },
   bedrock: {
     noBatch:

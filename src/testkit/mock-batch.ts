@@ -1,7 +1,8 @@
 /**
  * The OpenAI Batch API on the mock server: POST /v1/files (multipart, purpose "batch"),
  * GET /v1/files/{id}/content, POST /v1/batches, GET /v1/batches (newest first), GET
- * /v1/batches/{id}, POST /v1/batches/{id}/cancel. Each batch's lifecycle is controlled by a plan
+ * /v1/batches/{id}, POST /v1/batches/{id}/cancel; and Anthropic Message Batches: POST and GET
+ * /v1/messages/batches, GET /v1/messages/batches/{id} and .../results, POST .../cancel. Each batch's lifecycle is controlled by a plan
  * (validating -> in_progress -> completed / expired / cancelled / failed, partial results, per-request
  * errors), advanced by status checks, so a test decides when a batch ends. Answers come from the
  * server's own reply function, as for online calls. It counts uploads and submissions.
@@ -46,9 +47,15 @@ export interface MockBatchControl {
 }
 
 /** How the server answers one request of a batch: what an online call of the same body would get. */
-export type BatchAnswerer = (body: unknown, headers: IncomingMessage['headers'], batchId: string) => { status: number; body: unknown };
+export type BatchAnswerer = (api: 'openai' | 'anthropic', body: unknown, batchId: string) => { status: number; body: unknown };
+
+/** Paths the batch mock answers. */
+export function isBatchPath(path: string): boolean {
+  return path.startsWith('/v1/files') || path.startsWith('/v1/batches') || path.startsWith('/v1/messages/batches');
+}
 
 interface Batch {
+  api: 'openai' | 'anthropic';
   id: string;
   index: number;
   plan: MockBatchPlan;
@@ -61,8 +68,12 @@ interface Batch {
   errorFileId: string | null;
   completed: number;
   failed: number;
+  /** Anthropic's counts of what the requests became. */
+  canceled: number;
+  expired: number;
   cancelRequested: boolean;
   errors: string | null;
+  endedAt: string | null;
 }
 
 const EXPIRED = 'This request could not be executed before the completion window expired.';
@@ -97,10 +108,32 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
     metadata: null,
   });
 
+  const anthropicView = (b: Batch) => {
+    const ended = ['completed', 'expired', 'cancelled', 'failed'].includes(b.status);
+    return {
+      id: b.id,
+      type: 'message_batch',
+      processing_status: ended ? 'ended' : b.status === 'cancelling' ? 'canceling' : 'in_progress',
+      request_counts: {
+        processing: ended ? 0 : b.lines.length,
+        succeeded: b.completed,
+        errored: b.failed - b.canceled - b.expired,
+        canceled: b.canceled,
+        expired: b.expired,
+      },
+      ended_at: b.endedAt,
+      created_at: new Date(b.createdAt * 1000).toISOString(),
+      expires_at: new Date((b.createdAt + 86_400) * 1000).toISOString(),
+      cancel_initiated_at: null,
+      results_url: ended ? `/v1/messages/batches/${b.id}/results` : null,
+    };
+  };
+
   /** Ends a batch: its output file (answers) and error file (request errors, and what it never reached). */
   const finish = (b: Batch, end: NonNullable<MockBatchPlan['end']>): void => {
     b.status = end;
-    if (end === 'failed') {
+    b.endedAt = new Date().toISOString();
+    if (end === 'failed' && b.api === 'openai') {
       b.errors ??= 'the batch failed (mock)';
       return;
     }
@@ -109,33 +142,42 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
     b.lines.forEach((l, i) => {
       const reached = end === 'completed' || (b.plan.answered?.(l.customId, i) ?? false);
       if (!reached) {
-        const code = end === 'expired' ? 'batch_expired' : 'batch_cancelled';
-        err.push(
-          JSON.stringify({
-            id: `batch_req_${b.id}_${i}`,
-            custom_id: l.customId,
-            response: null,
-            error: { code, message: end === 'expired' ? EXPIRED : CANCELLED },
-          }),
-        );
         b.failed++;
+        if (end === 'expired') b.expired++;
+        else b.canceled++;
+        if (b.api === 'anthropic') out.push(JSON.stringify({ custom_id: l.customId, result: { type: end === 'expired' ? 'expired' : 'canceled' } }));
+        else {
+          const code = end === 'expired' ? 'batch_expired' : 'batch_cancelled';
+          err.push(
+            JSON.stringify({
+              id: `batch_req_${b.id}_${i}`,
+              custom_id: l.customId,
+              response: null,
+              error: { code, message: end === 'expired' ? EXPIRED : CANCELLED },
+            }),
+          );
+        }
         return;
       }
       const own = b.plan.itemStatus?.(l.customId, i);
-      const a = own ? { status: own, body: { error: { message: `HTTP ${own} (mock)`, type: 'invalid_request_error' } } } : answer(l.body, {}, b.id);
+      const a = own ? { status: own, body: { error: { message: `HTTP ${own} (mock)`, type: 'invalid_request_error' } } } : answer(b.api, l.body, b.id);
+      if (a.status === 200) b.completed++;
+      else b.failed++;
+      if (b.api === 'anthropic') {
+        const result =
+          a.status === 200
+            ? { type: 'succeeded', message: a.body }
+            : { type: 'errored', error: { type: 'error', error: { type: 'invalid_request_error', message: `HTTP ${a.status} (mock)` } } };
+        out.push(JSON.stringify({ custom_id: l.customId, result }));
+        return;
+      }
       const line = JSON.stringify({
         id: `batch_req_${b.id}_${i}`,
         custom_id: l.customId,
         response: { status_code: a.status, request_id: `req_${i}`, body: a.body },
         error: null,
       });
-      if (a.status === 200) {
-        out.push(line);
-        b.completed++;
-      } else {
-        err.push(line);
-        b.failed++;
-      }
+      (a.status === 200 ? out : err).push(line);
     });
     if (out.length) b.outputFileId = addFile('batch_output', `${out.join('\n')}\n`, `${b.id}_output.jsonl`);
     if (err.length) b.errorFileId = addFile('batch_output', `${err.join('\n')}\n`, `${b.id}_error.jsonl`);
@@ -159,6 +201,7 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
       return { status: 400, body: { error: { message: 'endpoint must be /v1/chat/completions and completion_window 24h', type: 'invalid_request_error' } } };
     const index = submissions++;
     const b: Batch = {
+      api: 'openai',
       id: `batch_mock_${index}`,
       index,
       plan: options.plan?.(index) ?? {},
@@ -171,8 +214,11 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
       errorFileId: null,
       completed: 0,
       failed: 0,
+      canceled: 0,
+      expired: 0,
       cancelRequested: false,
       errors: null,
+      endedAt: null,
     };
     // The input is checked as OpenAI does: every line a POST to the batch's endpoint, custom ids unique.
     const seen = new Set<string>();
@@ -195,6 +241,42 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
     return { status: 200, body: view(b) };
   };
 
+  /** Anthropic's create: the requests inline, checked up front (custom ids of 1-64 letters, digits, _ and -, unique). */
+  const createAnthropic = (body: Record<string, unknown>): { status: number; body: unknown } => {
+    const requests = body['requests'];
+    const bad = (message: string) => ({ status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message } } });
+    if (!Array.isArray(requests) || requests.length === 0) return bad('requests: a non-empty array is required');
+    const seen = new Set<string>();
+    for (const [i, r] of requests.entries()) {
+      const id = (r as { custom_id?: unknown })?.custom_id;
+      if (typeof id !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(id) || seen.has(id)) return bad(`requests.${i}.custom_id: missing, malformed or repeated`);
+      seen.add(id);
+    }
+    const index = submissions++;
+    const b: Batch = {
+      api: 'anthropic',
+      id: `msgbatch_mock_${index}`,
+      index,
+      plan: options.plan?.(index) ?? {},
+      inputFileId: '',
+      lines: requests.map((r: { custom_id: string; params: unknown }) => ({ customId: r.custom_id, body: r.params })),
+      status: 'in_progress',
+      polls: 0,
+      createdAt: Math.floor(Date.now() / 1000),
+      outputFileId: null,
+      errorFileId: null,
+      completed: 0,
+      failed: 0,
+      canceled: 0,
+      expired: 0,
+      cancelRequested: false,
+      errors: null,
+      endedAt: null,
+    };
+    batches.set(b.id, b);
+    return { status: 200, body: anthropicView(b) };
+  };
+
   /** Answers a request under /v1/files or /v1/batches; false when the path is not one of them. */
   const handle = (
     req: IncomingMessage,
@@ -204,7 +286,8 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
     raw: Buffer,
     authorized: boolean,
   ): Promise<boolean> | boolean => {
-    if (!path.startsWith('/v1/files') && !path.startsWith('/v1/batches')) return false;
+    if (!isBatchPath(path)) return false;
+    if (path.startsWith('/v1/messages/batches')) return handleAnthropic(req, res, path, query, raw, authorized);
     const reply = (status: number, body: unknown, text = false) => {
       const payload = text ? String(body) : JSON.stringify(body);
       res.writeHead(status, { 'content-type': text ? 'application/jsonl' : 'application/json', 'content-length': Buffer.byteLength(payload) });
@@ -284,6 +367,65 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
       return true;
     }
     reply(200, view(b));
+    return true;
+  };
+
+  const handleAnthropic = (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, raw: Buffer, authorized: boolean): boolean => {
+    const reply = (status: number, body: unknown, text = false) => {
+      const payload = text ? String(body) : JSON.stringify(body);
+      res.writeHead(status, { 'content-type': text ? 'application/binary' : 'application/json', 'content-length': Buffer.byteLength(payload) });
+      res.end(payload);
+    };
+    if (!authorized) {
+      reply(401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key (mock)' } });
+      return true;
+    }
+    const notFound = () => reply(404, { type: 'error', error: { type: 'not_found_error', message: `No such object: ${path}` } });
+    const m = req.method;
+    if (m === 'POST' && path === '/v1/messages/batches') {
+      let body: unknown;
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        body = undefined;
+      }
+      const r = typeof body === 'object' && body !== null ? createAnthropic(body as Record<string, unknown>) : { status: 400, body: { type: 'error' } };
+      reply(r.status, r.body);
+      return true;
+    }
+    if (m === 'GET' && path === '/v1/messages/batches') {
+      const all = [...batches.values()].filter((b) => b.api === 'anthropic').reverse();
+      const after = query.get('after_id');
+      const from = after ? all.findIndex((b) => b.id === after) + 1 : 0;
+      const limit = Number(query.get('limit') ?? 20);
+      const page = all.slice(from, from + limit);
+      reply(200, { data: page.map(anthropicView), first_id: page[0]?.id ?? null, last_id: page.at(-1)?.id ?? null, has_more: from + limit < all.length });
+      return true;
+    }
+    const one = /^\/v1\/messages\/batches\/([^/]+)(\/cancel|\/results)?$/.exec(path);
+    const b = one ? batches.get(decodeURIComponent(one[1]!)) : undefined;
+    if (b?.api !== 'anthropic') {
+      notFound();
+      return true;
+    }
+    const sub = one![2];
+    if (m === 'GET' && sub === '/results') {
+      const file = b.outputFileId ? files.get(b.outputFileId) : undefined;
+      if (file) reply(200, file.content, true);
+      else notFound();
+      return true;
+    }
+    if (m === 'GET' && !sub) poll(b);
+    else if (m === 'POST' && sub === '/cancel') {
+      if (!['completed', 'expired', 'cancelled', 'failed'].includes(b.status)) {
+        b.cancelRequested = true;
+        b.status = 'cancelling';
+      }
+    } else {
+      notFound();
+      return true;
+    }
+    reply(200, anthropicView(b));
     return true;
   };
 

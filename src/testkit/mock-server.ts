@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PythonRandom } from '../stats/python-random.js';
-import { createMockBatch, type MockBatchControl, type MockBatchOptions } from './mock-batch.js';
+import { createMockBatch, isBatchPath, type MockBatchControl, type MockBatchOptions } from './mock-batch.js';
 
 export type MockFault =
   | { kind: 'status'; status: number; retryAfterSeconds?: number; body?: string }
@@ -470,15 +470,15 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
   };
 
   // A batch's requests are answered as online calls of the same body would be (reply and faults).
-  const batchMock = createMockBatch(options.batch ?? {}, (raw, headers, batchId) => {
-    const parsed = parseOpenAi(raw);
-    if (typeof parsed === 'string') return { status: 400, body: JSON.parse(errorBody('openai', 400, parsed)) };
-    const mock: MockRequest = { api: 'openai', index: nextIndex++, attempt: 0, ...parsed, headers, batch: batchId };
+  const batchMock = createMockBatch(options.batch ?? {}, (api, raw, batchId) => {
+    const parsed = api === 'openai' ? parseOpenAi(raw) : parseAnthropic(raw);
+    if (typeof parsed === 'string') return { status: 400, body: JSON.parse(errorBody(api, 400, parsed)) };
+    const mock: MockRequest = { api, index: nextIndex++, attempt: 0, ...parsed, headers: {}, batch: batchId };
     if (keepRequests) requests.push(mock);
     const fault = faultOf?.(mock);
-    if (fault?.kind === 'status') return { status: fault.status, body: JSON.parse(errorBody('openai', fault.status)) };
+    if (fault?.kind === 'status') return { status: fault.status, body: JSON.parse(errorBody(api, fault.status)) };
     count('batch:ok');
-    return { status: 200, body: JSON.parse(successBody('openai', mock, fault?.kind === 'text' ? fault.text : reply(mock))) };
+    return { status: 200, body: JSON.parse(successBody(api, mock, fault?.kind === 'text' ? fault.text : reply(mock))) };
   });
 
   const server = createServer((req, res) => {
@@ -487,11 +487,11 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    if (path.startsWith('/v1/files') || path.startsWith('/v1/batches')) {
+    if (isBatchPath(path)) {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        const authorized = !requireAuth || isAuthorized('openai', req.headers);
+        const authorized = !requireAuth || isAuthorized(path.startsWith('/v1/messages/') ? 'anthropic' : 'openai', req.headers);
         Promise.resolve(batchMock.handle(req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)), Buffer.concat(chunks), authorized)).catch(() =>
           send(res, 500, errorBody('openai', 500, 'mock batch handler failed')),
         );

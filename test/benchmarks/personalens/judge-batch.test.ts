@@ -20,7 +20,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-const ENV = { env: { OPENAI_API_KEY: 'sk-batch-test' } };
+const ENV = { env: { OPENAI_API_KEY: 'sk-batch-test', ANTHROPIC_API_KEY: 'sk-ant-batch-test' } };
 const PRICE_IN = 2.5;
 const PRICE_OUT = 10;
 
@@ -57,11 +57,11 @@ interface Summary {
 }
 
 /** Dialogues of users 0-1 (49, by the sample's README) judged on task completion: 49 requests. */
-async function setup(batch: MockBatchOptions = {}): Promise<{ ws: string; args: string[] }> {
+async function setup(batch: MockBatchOptions = {}, provider: 'openai' | 'anthropic' = 'openai'): Promise<{ ws: string; args: string[] }> {
   server = await startMockLlm({ reply: judgeReply, batch, requireAuth: true });
   const ws = await sampleWorkspace();
   expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
-  const judge = `openai:judge?base_url=${server.url}/v1&price_in=${PRICE_IN}&price_out=${PRICE_OUT}`;
+  const judge = `${provider}:judge?base_url=${server.url}${provider === 'openai' ? '/v1' : ''}&price_in=${PRICE_IN}&price_out=${PRICE_OUT}`;
   const args = ['judge', '-w', ws, '--judge', judge, '--dimensions', 'task_completion', '--retry-delay-ms', '5', '--batch', '--poll-interval', '0.01'];
   return { ws, args };
 }
@@ -365,5 +365,104 @@ describe('plens judge --batch (the OpenAI Batch API)', () => {
       maxItems: 50_000,
     });
     expect(resolveBatch({ pipeline: { judge: { batch_fallback: 'none' }, locate: () => ({ file }) } })).toBeUndefined();
+  });
+});
+
+describe('plens judge --batch (Anthropic Message Batches)', () => {
+  it('creates one message batch, polls it until it has ended, records every answer at the batch price; a rerun submits nothing', async () => {
+    const { args } = await setup({ plan: () => ({ polls: 2 }) }, 'anthropic');
+    const first = await runCliJson<Summary>(args, ENV);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.json).toMatchObject({ planned: 49, ok: 49, failed: 0, calls: 49, cached_calls: 0 });
+    expect(first.json.batch).toMatchObject({ submitted: 1, collected: 1, items_submitted: 49, items_answered: 49 });
+    expect(server!.batch.submissions).toBe(1);
+    expect(server!.batch.uploads).toBe(0);
+    expect(online()).toHaveLength(0);
+    expect(batched().every((r) => r.api === 'anthropic' && r.systemSent && r.system === '' && r.temperature === 0 && r.maxTokens === 4000)).toBe(true);
+    for (const e of await events(first.json.dir)) {
+      const price = ((e['input_tokens'] as number) * PRICE_IN + (e['output_tokens'] as number) * PRICE_OUT) / 1e6;
+      expect(e).toMatchObject({ cached: false, latency_ms: null });
+      expect(e['cost_usd'] as number).toBeCloseTo(price * 0.5, 12);
+    }
+    expect((await ledger(first.json.dir)).find((e) => e['type'] === 'ended')).toMatchObject({ status: 'completed', answered: 49 });
+    expect((await runCliJson<Summary>(args, ENV)).json).toMatchObject({ planned: 0, calls: 0 });
+    expect(server!.batch.submissions).toBe(1);
+  });
+
+  it('expired requests are recorded as failures (fallback none), then retried through a new batch whose unanswered part is called online', async () => {
+    const { args } = await setup({ plan: (n) => ({ end: 'expired', answered: (_id, i) => i % 2 === n % 2 }) }, 'anthropic');
+    const r = await runCliJson<Summary>([...args, '--batch-fallback', 'none'], ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 25, failed: 24, failure_reasons: { batch_expired: 24 } });
+    expect(online()).toHaveLength(0);
+    const retry = await runCliJson<Summary>([...args, '--retry-failed'], ENV);
+    expect(retry.json).toMatchObject({ planned: 24, ok: 24, failed: 0 });
+    const b = retry.json.batch!;
+    expect(b.submitted).toBe(1);
+    expect(b.items_answered).toBeGreaterThan(0);
+    expect(b.fallback_online).toBeGreaterThan(0);
+    expect(b.items_answered + b.fallback_online).toBe(b.items_submitted);
+    expect(online().length).toBeGreaterThan(0);
+    expect(online().length).toBeLessThanOrEqual(b.fallback_online);
+    expect(online().every((q) => q.api === 'anthropic')).toBe(true);
+  });
+
+  it('SIGKILL while polling, then a rerun: nothing is submitted again, the batch is collected', async () => {
+    const { ws, args } = await setup({ plan: () => ({ hold: true }) }, 'anthropic');
+    const exit = start(args);
+    await waitFor('a submitted batch polled twice', () => server!.batch.submissions === 1 && (server!.batch.list()[0]?.polls ?? 0) >= 2);
+    child!.kill('SIGKILL');
+    await exit;
+    child = undefined;
+    expect(recordLines(ws)).toBe(0);
+    server!.batch.release();
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 49 });
+    expect(r.json.batch).toMatchObject({ submitted: 0, resumed: 1, collected: 1, items_answered: 49 });
+    expect(server!.batch.submissions).toBe(1);
+    expect(online()).toHaveLength(0);
+  });
+
+  it('a crash between creating the batch and recording it: the rerun finds it (made after the staging, as many requests) and submits nothing', async () => {
+    const { ws, args } = await setup({ plan: () => ({ hold: true }) }, 'anthropic');
+    const exit = start(args);
+    await waitFor('a submitted batch polled', () => (server!.batch.list()[0]?.polls ?? 0) >= 1);
+    child!.kill('SIGKILL');
+    await exit;
+    child = undefined;
+    const file = join(partitionOf(ws), 'batches.jsonl');
+    const staged = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"type":"staged"'));
+    writeFileSync(file, `${staged.join('\n')}\n`);
+    server!.batch.release();
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.json).toMatchObject({ ok: 49 });
+    expect(r.json.batch).toMatchObject({ submitted: 0, resumed: 1, items_answered: 49 });
+    expect(server!.batch.submissions).toBe(1);
+  });
+
+  it('a crash after staging and before any batch was made: the requests are not in any batch, so the fallback calls them online', async () => {
+    const { ws, args } = await setup({ plan: () => ({ hold: true }) }, 'anthropic');
+    const exit = start(args);
+    await waitFor('a submitted batch polled', () => (server!.batch.list()[0]?.polls ?? 0) >= 1);
+    child!.kill('SIGKILL');
+    await exit;
+    child = undefined;
+    // As if no batch had been created: the staging names a request count no batch on the server has.
+    const file = join(partitionOf(ws), 'batches.jsonl');
+    const staged = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"type":"staged"'))
+      .map((l) => l.replace(/"staged":"local:(\d+):49:/, '"staged":"local:$1:48:'));
+    writeFileSync(file, `${staged.join('\n')}\n`);
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 49, failed: 0 });
+    expect(r.json.batch).toMatchObject({ submitted: 0, resumed: 1, collected: 1, items_answered: 0, fallback_online: 49 });
+    expect(server!.batch.submissions).toBe(1);
+    expect(online().length + r.json.cached_calls).toBe(49);
+    expect((await ledger(r.json.dir)).find((e) => e['type'] === 'ended')).toMatchObject({ status: 'failed', answered: 0, unanswered: 49 });
   });
 });
