@@ -9,13 +9,22 @@ import { CallCache, type CacheMode } from '../llm/call-cache.js';
 import { LlmClient, type CallOutcome } from '../llm/client.js';
 import { LlmCallError } from '../llm/errors.js';
 import type { HttpTimeouts } from '../llm/http-transport.js';
-import { hasPrice, isSimulator, modelId, unpriced, type ModelSpec } from '../llm/model-spec.js';
+import { batchPriceFactor, checkBatchSupport, hasPrice, isSimulator, modelId, unpriced, type ModelSpec } from '../llm/model-spec.js';
 import type { RetryPolicy } from '../llm/retry.js';
 import type { ChatRequest } from '../llm/types.js';
 import type { ColumnsOf, Partition, PartitionFormat } from './partition.js';
 import type { Shard } from './shard.js';
 import { addCallSpend, emptySpend, type SpendBreakdown, type SpendBudget } from './spend-budget.js';
-import { runStage, zeroCost, type StageDefinition, type StageOutput, type StageSummary, type WorkContext, type WorkCost } from './stage-runner.js';
+import {
+  runStage,
+  zeroCost,
+  type EngineOptions,
+  type StageDefinition,
+  type StageOutput,
+  type StageSummary,
+  type WorkContext,
+  type WorkCost,
+} from './stage-runner.js';
 
 /** How any LLM stage runs: the same knobs on the same engine. */
 export interface LlmStageOptions {
@@ -34,6 +43,17 @@ export interface LlmStageOptions {
   env?: NodeJS.ProcessEnv;
   /** The run's spend cap (`--max-cost`), shared by every stage of the run; none when absent. */
   budget?: SpendBudget;
+  /** Batch mode for single-call stages (engine/batch-run.ts): submit to the provider's batch API instead of calling online. */
+  batch?: BatchOptions;
+}
+
+/** How batch mode runs: what happens to requests a batch did not answer, and how often it polls. */
+export interface BatchOptions {
+  /** online: call them online (the default); none: record them as failures. */
+  fallback: 'online' | 'none';
+  pollIntervalS: number;
+  /** Requests per batch (OpenAI takes up to 50,000). */
+  maxItems: number;
 }
 
 /** One LLM call as the events log records it (and calls.parquet holds it). */
@@ -144,7 +164,8 @@ export class CallRecorder {
       error_kind: error ? error.reason : null,
       cached: o?.cached ?? false,
       attempts: o?.attempts ?? (error as { attempts?: number } | undefined)?.attempts ?? 1,
-      latency_ms: o?.latencyMs ?? null,
+      // A batch answer has no latency of its own (the batch took hours).
+      latency_ms: o?.batch ? null : (o?.latencyMs ?? null),
       input_tokens: o?.response.usage.inputTokens ?? null,
       output_tokens: o?.response.usage.outputTokens ?? null,
       cost_usd: o ? (o.cached ? 0 : o.costUsd) : null,
@@ -226,6 +247,15 @@ export class LlmStageKit {
         `--max-cost: no price is known for ${modelId(spec)}, so a spend cap cannot be kept`,
         'add price_in=...&price_out=... (USD per 1M tokens) to its model spec, or run without --max-cost',
       );
+    // Refused before anything runs, a dry run included: a provider without a batch API says why.
+    if (o.batch) checkBatchSupport(spec, 'model');
+    // A batch's price is committed when it is submitted, not call by call, so the per-call
+    // reservations of a spend cap cannot hold it: refused rather than a cap that is not kept.
+    if (o.batch && o.budget)
+      throw usageError(
+        '--max-cost cannot be combined with --batch yet',
+        'run the batch without a cap (--dry-run --batch shows its price), or judge online under the cap',
+      );
     const client = LlmClient.create(spec, {
       cache: this.cache,
       connections: o.concurrency,
@@ -252,6 +282,11 @@ export class LlmStageKit {
     return this.specs.some(isSimulator);
   }
 
+  /** The share of the online price the stage's models cost through their batch API (the highest, when they differ). */
+  get batchPriceFactor(): number {
+    return Math.max(0, ...this.specs.map((s) => batchPriceFactor(s) ?? 1));
+  }
+
   /** Models whose spec gives no price: an estimate leaves them out. */
   get priceUnknown(): string[] {
     return unpriced(this.specs);
@@ -268,7 +303,7 @@ export class LlmStageKit {
   }
 
   /** Runs the stage on the engine: each item gets a recorder, and a result is recorded only once its calls are in the cache. */
-  async run<I>(def: LlmStageDefinition<I>): Promise<StageSummary> {
+  async run<I>(def: LlmStageDefinition<I>, engine: Partial<EngineOptions> = {}): Promise<StageSummary> {
     const o = this.options;
     const spend = emptySpend();
     const summary = await runStage<I>(
@@ -290,6 +325,7 @@ export class LlmStageKit {
         dryRun: Boolean(o.dryRun),
         progress: Boolean(o.progress),
         ...(o.budget ? { budget: o.budget } : {}),
+        ...engine,
       },
     );
     return { ...summary, spend };

@@ -98,6 +98,11 @@ export class Partition {
     return join(this.dir, `${kind}${shardSuffix(shard)}.jsonl`);
   }
 
+  /** The batch ledger of one writer (batch mode, engine/batch-ledger.ts). */
+  ledgerPath(shard?: Shard): string {
+    return join(this.dir, `batches${shardSuffix(shard)}.jsonl`);
+  }
+
   /** Every writer's log of one kind, sorted by name. */
   logs(kind: LogKind): string[] {
     try {

@@ -3,7 +3,7 @@ import { LlmCallError } from '../llm/errors.js';
 import type { ChatMessage, ChatRequest } from '../llm/types.js';
 import { failureOf, type CallRecorder, type LlmStageDefinition, type LlmStageKit, type StageFailure } from './llm-stage.js';
 import type { Partition } from './partition.js';
-import type { StageOutput, StageSummary, WorkCost } from './stage-runner.js';
+import type { BatchSummary, StageOutput, StageSummary, WorkCost } from './stage-runner.js';
 
 /** A reply read by a stage's parser: the value, or why it could not be read. */
 export type Parsed<V> = { ok: true; value: V } | { ok: false; error: string };
@@ -75,7 +75,33 @@ export interface SingleCallStage<I, V> {
   estimate?(item: I): WorkCost;
 }
 
-export function runSingleCall<I, V>(kit: LlmStageKit, def: SingleCallStage<I, V>): Promise<StageSummary> {
+/**
+ * Runs a single-call stage: online, or with `batch` in the kit's options through the provider's
+ * batch API (engine/batch-run.ts, loaded only then). A dry run is the same plan either way.
+ */
+export async function runSingleCall<I, V>(kit: LlmStageKit, def: SingleCallStage<I, V>): Promise<StageSummary> {
+  if (kit.options.batch && !kit.options.dryRun) {
+    const { runBatched } = await import('./batch-run.js');
+    return runBatched(kit, def);
+  }
+  const summary = await kit.run(singleCallDefinition(def));
+  // A batch plan shows the batch price beside the online one (the estimate).
+  if (kit.options.batch && summary.estimate) summary.batch = { ...emptyBatchSummary(), estimate_cost_usd: summary.estimate.costUsd * kit.batchPriceFactor };
+  return summary;
+}
+
+function emptyBatchSummary(): BatchSummary {
+  return { submitted: 0, resumed: 0, collected: 0, pending: 0, items_submitted: 0, items_answered: 0, fallback_online: 0, fallback_failed: 0, cost_usd: 0 };
+}
+
+/**
+ * The engine's definition of a single-call stage. `before` sees each item's request and client
+ * before the call (batch mode hands the client the batch's answer there).
+ */
+export function singleCallDefinition<I, V>(
+  def: SingleCallStage<I, V>,
+  before?: (item: I, key: string, request: ChatRequest, client: LlmClient) => void,
+): LlmStageDefinition<I> {
   // Under a spend cap the request is built to price it before the item starts; the run reuses it.
   const built = new WeakMap<object, ChatRequest>();
   const keyable = (item: I): item is I & object => typeof item === 'object' && item !== null;
@@ -84,7 +110,7 @@ export function runSingleCall<I, V>(kit: LlmStageKit, def: SingleCallStage<I, V>
     if (keyable(item)) built.delete(item);
     return request;
   };
-  const stage: LlmStageDefinition<I> = {
+  return {
     stage: def.stage,
     items: def.items,
     keyOf: def.keyOf,
@@ -98,7 +124,10 @@ export function runSingleCall<I, V>(kit: LlmStageKit, def: SingleCallStage<I, V>
       return call === 0 ? 0 : Math.max(call, def.estimate?.(item).costUsd ?? 0);
     },
     run: async (item, calls) => {
-      const answer = await askAndParse(calls, def.client(item), await requestOf(item), {
+      const client = def.client(item);
+      const request = await requestOf(item);
+      before?.(item, calls.key, request, client);
+      const answer = await askAndParse(calls, client, request, {
         at: def.at(item),
         parse: (text) => def.parse(text, item),
         ...(def.reask ? { reask: def.reask } : {}),
@@ -106,5 +135,4 @@ export function runSingleCall<I, V>(kit: LlmStageKit, def: SingleCallStage<I, V>
       return def.record(item, answer, calls.cost);
     },
   };
-  return kit.run(stage);
 }

@@ -76,6 +76,8 @@ export interface EngineOptions {
   progress?: boolean;
   /** The run's spend cap, shared by every stage of the run (spend-budget.ts). */
   budget?: SpendBudget;
+  /** The caller already holds the writer's lock of every partition this run writes (batch mode). */
+  locksHeld?: boolean;
 }
 
 export interface StageSummary {
@@ -108,6 +110,27 @@ export interface StageSummary {
   max_cost_usd: number | null;
   /** This stage's spend by role and by model (filled by the LLM-stage kit). */
   spend?: SpendBreakdown;
+  /** Batch mode (batch-run.ts): what went to the provider's batch API and came back. */
+  batch?: BatchSummary;
+}
+
+/** Batch mode's part of a stage summary. */
+export interface BatchSummary {
+  /** Batches submitted by this run, and open batches of earlier runs it found in the ledger. */
+  submitted: number;
+  resumed: number;
+  /** Batches collected (every key recorded) by this run, and those still open at its end (rerun to collect). */
+  collected: number;
+  pending: number;
+  items_submitted: number;
+  /** Requests answered by a batch, and those it did not answer: called online, or recorded as failures. */
+  items_answered: number;
+  fallback_online: number;
+  fallback_failed: number;
+  /** What the batch answers cost (the discounted price); part of cost_usd. */
+  cost_usd: number;
+  /** --dry-run: the planned work's price through the batch API (beside estimate.costUsd, the online price). */
+  estimate_cost_usd?: number;
 }
 
 /**
@@ -125,7 +148,7 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
     if (loaded.has(partition.dir)) return;
     loaded.set(partition.dir, partition);
     // The writer's lock is taken before the state is read: what is done cannot change under us.
-    if (!options.dryRun) locks.set(partition.dir, partition.lock(options.shard));
+    if (!options.dryRun && !options.locksHeld) locks.set(partition.dir, partition.lock(options.shard));
     // Keys are hashes of everything that decides them, the partition included: no two partitions share one.
     for (const [key, state] of await partition.keyStates()) states.set(key, state);
   };

@@ -53,6 +53,7 @@ export function formatStageSummary(s: WithCells): string {
     if (s.max_cost_usd != null)
       lines.push(`  spend cap    $${s.max_cost_usd.toFixed(2)}${s.spend_capped ? ' (reached: work not started is left for a rerun)' : ''}`);
   }
+  if (s.batch) lines.push(...formatBatch(s));
   if (s.shard) lines.push(`  shard        ${formatShard(s.shard)}`);
   if (s.prompt_version) lines.push(`  prompts      ${s.prompt_version}`);
   if (s.judge) lines.push(`  judge        ${s.judge}${s.rows != null ? ` | ${s.rows} records` : ''}\n               ${s.dir}`);
@@ -60,6 +61,19 @@ export function formatStageSummary(s: WithCells): string {
     lines.push(`  cell         ${c.setting} | ${c.assistant} | user ${c.user}${c.rows !== null ? ` | ${c.rows} records` : ''}\n               ${c.dir}`);
   if (s.simulated) lines.push('  NOTE: sim:* is an offline simulator, not a model; what it produces says nothing about any assistant.');
   return lines.join('\n');
+}
+
+/** Batch mode's lines: the batch price of a plan, or what went to the batch API and came back. */
+function formatBatch(s: StageSummary): string[] {
+  const b = s.batch!;
+  if (s.dry_run)
+    return [
+      `  batch        ~$${(b.estimate_cost_usd ?? 0).toFixed(2)} through the batch API, against ~$${(s.estimate?.costUsd ?? 0).toFixed(2)} online; answers within 24 h`,
+    ];
+  return [
+    `  batches      ${b.submitted} submitted, ${b.resumed} resumed from the ledger, ${b.collected} collected${b.pending ? `, ${b.pending} still open (rerun to collect them; nothing is submitted twice)` : ''}`,
+    `  batch items  ${b.items_submitted} submitted, ${b.items_answered} answered by a batch, ${b.fallback_online} called online, ${b.fallback_failed} recorded failed; batch cost $${b.cost_usd.toFixed(4)}`,
+  ];
 }
 
 /** "~$1.23 (prices from the model specs)", or what is missing: an estimate never counts an unknown price as free. */

@@ -1,10 +1,11 @@
 import { usageError } from '../core/errors.js';
+import type { BatchApi, BatchInit, BatchResult } from './batch.js';
 import { AimdController, isOverloadStatus, type AimdStats, type CallOutcomeSignal } from './aimd.js';
 import { callKey, type CallCache } from './call-cache.js';
 import { LlmCallError } from './errors.js';
 import { DEFAULT_TIMEOUTS, type HttpTimeouts, type HttpTransport, type TransportKind } from './http-transport.js';
 import { InlineTransport } from './inline-transport.js';
-import { checkBaseUrl, costOfTokens, endpointIdentity, modelId, type ModelSpec } from './model-spec.js';
+import { batchPriceFactor, checkBaseUrl, checkBatchSupport, costOfTokens, endpointIdentity, modelId, type ModelSpec } from './model-spec.js';
 import { redact, registerSecret, registerSecretsFromEnv } from '../core/redact.js';
 import { providerEntry, type ProviderEntry, type ProviderInit } from './providers.js';
 import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.js';
@@ -44,6 +45,8 @@ export interface CallOutcome {
   costUsd: number;
   /** The call-cache key of this answer ('' when the cache was not used): what reject() takes. */
   cacheKey: string;
+  /** Answered by a provider batch (batch mode): costUsd is the batch price. */
+  batch?: boolean;
 }
 
 /** Calls one model: cache, then rate limits, then the single retry layer around one provider call. */
@@ -56,6 +59,10 @@ export class LlmClient {
   private readonly limiter: RateLimiter;
   private readonly aimd: AimdController | undefined;
   private readonly inFlight = new Map<string, Promise<CallOutcome>>();
+  /** Batch mode: answers collected from provider batches, by call key, each served once. */
+  private readonly batchAnswers = new Map<string, BatchResult>();
+  private batchInit: BatchInit | undefined;
+  private batchLoading: Promise<BatchApi> | undefined;
 
   private constructor(
     readonly spec: ModelSpec,
@@ -107,7 +114,66 @@ export class LlmClient {
     // Whatever a server echoes back, this key is cut from every message and record.
     registerSecret(apiKey);
     const transport = options.transport === 'inline' ? new InlineTransport(timeouts, connections) : new WorkerTransport(timeouts, connections);
-    return new LlmClient(spec, new LazyProvider(entry, { model: spec.model, http: { baseUrl, apiKey, transport } }), transport, options, endpoint);
+    const client = new LlmClient(spec, new LazyProvider(entry, { model: spec.model, http: { baseUrl, apiKey, transport } }), transport, options, endpoint);
+    client.batchInit = { model: spec.model, baseUrl, apiKey, timeoutMs: timeouts.deadlineMs };
+    return client;
+  }
+
+  /** The provider's batch API (batch mode), loaded at first use; a provider without one is a usage error saying why. */
+  batchApi(): Promise<BatchApi> {
+    checkBatchSupport(this.spec, this.id);
+    const init = this.batchInit;
+    if (!init) return Promise.reject(new LlmCallError('config', `${this.id}: a plan-only client (dry run or status) has no batch API`, { retryable: false }));
+    this.batchLoading ??= providerEntry(this.spec.provider)
+      .batch!.load()
+      .then((make) => make(init));
+    return this.batchLoading;
+  }
+
+  /** What a call answered by a batch costs: the online price times the batch's share of it. */
+  batchCostOf(usage: { inputTokens: number; outputTokens: number }): number {
+    return this.costOf(usage) * (batchPriceFactor(this.spec) ?? 1);
+  }
+
+  /** Whether the cache would answer this request now: batch mode submits only what it would not. */
+  isCached(request: ChatRequest): boolean {
+    const cache = this.offline ? undefined : this.options.cache;
+    if (!cache?.reads) return false;
+    const hit = cache.get(this.keyOf(request));
+    return hit !== undefined && hit.response.text.trim() !== '';
+  }
+
+  /**
+   * Gives a batch's result for this request to the next call of it: an answer is served as a call
+   * (not a cache hit) at the batch price and cached like an online answer; a result without an
+   * answer fails that call (never cached).
+   */
+  serveFromBatch(request: ChatRequest, result: BatchResult): void {
+    this.batchAnswers.set(this.keyOf(request), result);
+  }
+
+  private fromBatch(request: ChatRequest): CallOutcome | undefined {
+    const key = this.keyOf(request);
+    const result = this.batchAnswers.get(key);
+    if (!result) return undefined;
+    this.batchAnswers.delete(key);
+    if (!result.ok)
+      throw new LlmCallError(result.kind.startsWith('batch_') ? (result.kind as `batch_${string}`) : `batch_${result.kind}`, result.message, {
+        retryable: false,
+      });
+    const response = { ...result.response, text: redact(result.response.text) };
+    if (response.text.trim() === '') throw new LlmCallError('empty_response', `${this.id} returned an empty completion in its batch`, { retryable: false });
+    const cache = this.offline ? undefined : this.options.cache;
+    cache?.put(key, { response, latencyMs: 0 });
+    return {
+      response,
+      cached: false,
+      attempts: 1,
+      latencyMs: 0,
+      costUsd: this.batchCostOf(response.usage),
+      cacheKey: cache && cache.mode !== 'off' ? key : '',
+      batch: true,
+    };
   }
 
   /** The adaptive concurrency controller's state (undefined when off, and for the simulator). */
@@ -125,6 +191,8 @@ export class LlmClient {
   }
 
   async call(request: ChatRequest, signal: AbortSignal): Promise<CallOutcome> {
+    const batched = this.batchAnswers.size > 0 ? this.fromBatch(request) : undefined;
+    if (batched) return batched;
     // The simulator is instant and deterministic: caching it would only cost disk.
     const cache = this.offline ? undefined : this.options.cache;
     if (!cache || cache.mode === 'off' || cache.mode === 'write') return this.callOnce(request, signal, cache, '');

@@ -6,7 +6,17 @@ import { redact } from '../core/redact.js';
  * Messages never contain request headers (API keys), and pass through the shared redactor
  * (a server may echo a key in its error body).
  */
-export type LlmFailureKind = 'http' | 'network' | 'timeout' | 'bad_response' | 'empty_response' | 'aborted' | 'cache_miss' | 'config';
+export type LlmFailureKind =
+  | 'http'
+  | 'network'
+  | 'timeout'
+  | 'bad_response'
+  | 'empty_response'
+  | 'aborted'
+  | 'cache_miss'
+  | 'config'
+  /** A request of a provider batch that got no answer (batch_expired, batch_cancelled, batch_failed, ...). */
+  | `batch_${string}`;
 
 export class LlmCallError extends Error {
   readonly kind: LlmFailureKind;

@@ -28,9 +28,19 @@ export interface ModelSpec {
   promptStyle?: string;
   /** Bedrock only: the AWS region (else AWS_REGION or the profile's). */
   region?: string;
+  /** The batch API's discount off the online price (0.5: half price); default the provider's. */
+  batchDiscount?: number;
 }
 
-const NUMERIC = { temperature: 'temperature', max_tokens: 'maxTokens', price_in: 'priceIn', price_out: 'priceOut', rpm: 'rpm', tpm: 'tpm' } as const;
+const NUMERIC = {
+  temperature: 'temperature',
+  max_tokens: 'maxTokens',
+  price_in: 'priceIn',
+  price_out: 'priceOut',
+  rpm: 'rpm',
+  tpm: 'tpm',
+  batch_discount: 'batchDiscount',
+} as const;
 const TEXT = { base_url: 'baseUrl', key_env: 'keyEnv', prompt_style: 'promptStyle', region: 'region' } as const;
 
 export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
@@ -61,6 +71,8 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
     }
   }
   if (out.maxTokens !== undefined && !Number.isInteger(out.maxTokens)) throw usageError(`${what}: max_tokens must be a whole number`);
+  if (out.batchDiscount !== undefined && out.batchDiscount > 1)
+    throw usageError(`${what}: batch_discount is the fraction off the online price, from 0 to 1 (0.5: half price)`);
   const sdk = (PROVIDER_REGISTRY[provider] as ProviderEntry).sdk;
   if (sdk) {
     if (out.keyEnv !== undefined) throw usageError(`${what}: ${provider} takes no key_env; ${sdk.credentials}`);
@@ -128,6 +140,27 @@ export function isSimulator(spec: ModelSpec): boolean {
 export function costOfTokens(spec: ModelSpec, usage: { inputTokens: number; outputTokens: number }): number {
   const prices = pricesOf(spec);
   return prices ? (usage.inputTokens * prices.in + usage.outputTokens * prices.out) / 1e6 : 0;
+}
+
+/**
+ * The share of the online price a batch call costs (0.5 for a 50% discount), or undefined when the
+ * provider has no batch API.
+ */
+export function batchPriceFactor(spec: ModelSpec): number | undefined {
+  const batch = (PROVIDER_REGISTRY[spec.provider] as ProviderEntry).batch;
+  if (!batch) return undefined;
+  return 1 - (spec.batchDiscount ?? batch.discount);
+}
+
+/** Refuses batch mode for a provider without a batch API, saying why. */
+export function checkBatchSupport(spec: ModelSpec, what: string): void {
+  const entry = PROVIDER_REGISTRY[spec.provider] as ProviderEntry;
+  if (entry.batch) return;
+  const withBatch = PROVIDERS.filter((n) => (PROVIDER_REGISTRY[n] as ProviderEntry).batch).join(', ');
+  throw usageError(
+    `${what}: --batch is not available for ${modelId(spec)}: ${entry.noBatch ?? `${spec.provider} has no batch API`}`,
+    `batch mode works with: ${withBatch}`,
+  );
 }
 
 /** Whether a cost can be estimated: the provider's prices hook knows a price (the simulator costs nothing). */

@@ -1,5 +1,6 @@
 import { PlensError, usageError } from '../core/errors.js';
 import { bedrockPrice } from './bedrock-models.js';
+import type { BatchApi, BatchInit } from './batch.js';
 import type { HttpTimeouts, HttpTransport } from './http-transport.js';
 import type { Provider } from './types.js';
 
@@ -56,6 +57,13 @@ export interface ProviderEntry {
   prices?: (spec: { model: string; priceIn?: number; priceOut?: number }) => { in: number; out: number } | undefined;
   /** The provider's code, loaded lazily. */
   load: () => Promise<(init: ProviderInit) => Provider>;
+  /**
+   * Its batch API (independent calls at a discount, answered within 24 h): the discount off the
+   * online price (0.5: half price; `batch_discount=` in a spec overrides it) and the code.
+   */
+  batch?: { discount: number; load: () => Promise<(init: BatchInit) => BatchApi> };
+  /** Why --batch is refused for a provider without a batch API. */
+  noBatch?: string;
 }
 
 /** Every provider plens knows. Adding one (Bedrock, Gemini, ...) is adding an entry here. */
@@ -67,6 +75,13 @@ export const PROVIDER_REGISTRY = {
       const { OpenAiProvider } = await import('./openai.js');
       return (i) => new OpenAiProvider(i.model, ...httpOf(i));
     },
+    batch: {
+      discount: 0.5,
+      load: async () => {
+        const { OpenAiBatchApi } = await import('./openai-batch.js');
+        return (i) => new OpenAiBatchApi(i);
+      },
+    },
   },
   anthropic: {
     describe: 'the Anthropic Messages API',
@@ -75,8 +90,17 @@ export const PROVIDER_REGISTRY = {
       const { AnthropicProvider } = await import('./anthropic.js');
       return (i) => new AnthropicProvider(i.model, ...httpOf(i));
     },
+    batch: {
+      discount: 0.5,
+      load: async () => {
+        const { AnthropicBatchApi } = await import('./anthropic-batch.js');
+        return (i) => new AnthropicBatchApi(i);
+      },
+    },
   },
   bedrock: {
+    noBatch:
+      'Bedrock batch inference reads its input from and writes its output to S3 buckets (with an IAM service role); plens does not meet that contract yet, so judge Bedrock models online (without --batch)',
     describe: 'Amazon Bedrock (Converse API) through the AWS SDK: region=..., the AWS credential chain; the PersonaLens short names',
     sdk: {
       secretEnv: ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'],
@@ -94,6 +118,7 @@ export const PROVIDER_REGISTRY = {
   },
   sim: {
     describe: 'the offline simulator: deterministic, no network, no key',
+    noBatch: 'the offline simulator answers at once and costs nothing; batch mode is for paid endpoints',
     offline: true,
     // It costs nothing unless the spec gives it a price (tests and demos estimate with one).
     prices: (spec) => ({ in: spec.priceIn ?? 0, out: spec.priceOut ?? 0 }),

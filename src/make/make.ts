@@ -434,6 +434,7 @@ async function runJudgeStep(p: Pipeline, ws: Workspace, cells: CellPlan[], o: Ma
     judge: judge.model,
     dimensions: judge.dimensions,
     reask: judge.reask,
+    ...(judge.batch ? { batch: judge.batch } : {}),
     dialogueDirs: dirs,
   };
   const plan = await runJudge({ ...options, dryRun: true, cache: 'off' });

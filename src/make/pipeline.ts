@@ -8,7 +8,8 @@ import { parseModelSpec } from '../llm/model-spec.js';
 import { DEFAULT_DIMENSIONS, type JudgeDimensionName } from '../benchmarks/personalens/judge-dimensions.js';
 import type { Setting } from '../benchmarks/personalens/settings.js';
 import type { ScenarioSelection } from '../benchmarks/personalens/scenarios/selection.js';
-import { resolveLimits, STAGE_DEFAULTS, type RunLimits } from './run-settings.js';
+import type { BatchOptions } from '../engine/llm-stage.js';
+import { resolveBatch, resolveLimits, STAGE_DEFAULTS, type RunLimits } from './run-settings.js';
 import { scenarioSelectionOf } from './scenario-settings.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
 import { PAPER_TABLES } from '../tables/catalog.js';
@@ -24,7 +25,15 @@ interface PipelineFile {
   data: { from: string; schema?: string };
   scenarios: { kind: 'sd' | 'md' | 'all'; sample?: number | string; users?: string | number[]; domains?: string[]; random?: number; seed?: string };
   dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates?: number; prompts?: string };
-  judge?: { model: string; dimensions?: JudgeDimensionName[]; reask?: boolean };
+  judge?: {
+    model: string;
+    dimensions?: JudgeDimensionName[];
+    reask?: boolean;
+    batch?: boolean;
+    batch_fallback?: string;
+    poll_interval_s?: number;
+    batch_size?: number;
+  };
   limits?: Record<string, unknown>;
   statistics?: { lexical?: LexicalProtocol[] };
   tables?: { only?: string[]; formats?: Array<Exclude<TableFormat, 'table'>>; out_dir?: string };
@@ -41,7 +50,7 @@ export interface Pipeline {
   data: { from: string; schema?: string };
   selection: ScenarioSelection;
   dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates: number; prompts?: string };
-  judge?: { model: string; dimensions: JudgeDimensionName[]; reask: boolean };
+  judge?: { model: string; dimensions: JudgeDimensionName[]; reask: boolean; batch?: BatchOptions };
   /** The run limits in force: flags over the file's `limits:` over the defaults (make/run-settings.ts). */
   limits: RunLimits;
   lexical: LexicalProtocol[];
@@ -159,6 +168,11 @@ function substitute(value: unknown, pointer: string, env: NodeJS.ProcessEnv, loc
   return value;
 }
 
+function judgeOf(j: NonNullable<PipelineFile['judge']>, locate: (pointer: string) => InputLocation): NonNullable<Pipeline['judge']> {
+  const batch = resolveBatch({ pipeline: { judge: j as unknown as Record<string, unknown>, locate } });
+  return { model: j.model, dimensions: j.dimensions ?? DEFAULT_DIMENSIONS, reask: j.reask ?? STAGE_DEFAULTS.reask, ...(batch ? { batch } : {}) };
+}
+
 function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string) => InputLocation, overrides: PipelineOverrides): Pipeline {
   // A model spec is checked now, so a typo fails before any stage runs, at its line in the file.
   const checkSpec = (spec: string, pointer: string) => {
@@ -205,7 +219,7 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
           },
         }
       : {}),
-    ...(p.judge ? { judge: { model: p.judge.model, dimensions: p.judge.dimensions ?? DEFAULT_DIMENSIONS, reask: p.judge.reask ?? STAGE_DEFAULTS.reask } } : {}),
+    ...(p.judge ? { judge: judgeOf(p.judge, locate) } : {}),
     limits: resolveLimits({ ...(overrides.limits ? { flags: overrides.limits } : {}), pipeline: { ...(p.limits ? { limits: p.limits } : {}), locate } }),
     lexical: p.statistics?.lexical ?? ['laps', 'full'],
     tables: {

@@ -1,6 +1,7 @@
 import type { Argv } from 'yargs';
 import { PlensError, usageError, type InputLocation } from '../core/errors.js';
 import type { Workspace } from '../core/workspace.js';
+import type { BatchOptions } from '../engine/llm-stage.js';
 import type { Shard } from '../engine/shard.js';
 import { SpendBudget } from '../engine/spend-budget.js';
 import { CACHE_MODES, type CacheMode } from '../llm/call-cache.js';
@@ -208,6 +209,7 @@ export interface StageRunContext {
   shard?: Shard;
   /** The run's spend budget when the run spans stages (`plens make`); else one is made from maxCost. */
   budget?: SpendBudget;
+  batch?: BatchOptions;
 }
 
 /** The options an LLM stage (runDialogues, runJudge) takes, from resolved limits: retry policy and timeouts built here only. */
@@ -220,6 +222,7 @@ export function llmStageOptionsOf(l: Omit<RunLimits, 'cells'>, ctx: StageRunCont
     concurrency: l.concurrency,
     ...(ctx.limit !== undefined ? { limit: ctx.limit } : {}),
     ...(ctx.shard ? { shard: ctx.shard } : {}),
+    ...(ctx.batch ? { batch: ctx.batch } : {}),
     retryFailed: ctx.retryFailed,
     dryRun: ctx.dryRun,
     progress: ctx.progress,
@@ -228,4 +231,71 @@ export function llmStageOptionsOf(l: Omit<RunLimits, 'cells'>, ctx: StageRunCont
     timeouts: { connectMs: l.connectTimeoutS * 1000, headersMs: callMs, bodyMs: callMs, deadlineMs: callMs },
     ...(ctx.budget ? { budget: ctx.budget } : l.maxCost !== undefined ? { budget: new SpendBudget(l.maxCost) } : {}),
   };
+}
+
+/** Batch mode's settings as flags and pipeline fields give them (`plens judge --batch`, a pipeline's `judge: {batch: true}`). */
+export interface BatchSources {
+  flags?: { batch?: unknown; 'batch-fallback'?: unknown; 'poll-interval'?: unknown; 'batch-size'?: unknown };
+  pipeline?: { judge?: Record<string, unknown>; locate: (pointer: string) => InputLocation };
+}
+
+export const BATCH_DEFAULTS: BatchOptions = { fallback: 'online', pollIntervalS: 60, maxItems: 50_000 };
+
+/** The batch settings, declared once: flag, pipeline field under `judge:`, check. */
+const BATCH_SETTINGS = {
+  fallback: { flag: 'batch-fallback', field: 'batch_fallback', ok: (v: unknown) => v === 'online' || v === 'none', must: 'must be online or none' },
+  pollIntervalS: {
+    flag: 'poll-interval',
+    field: 'poll_interval_s',
+    ok: (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v > 0,
+    must: 'must be a number of seconds > 0',
+  },
+  maxItems: {
+    flag: 'batch-size',
+    field: 'batch_size',
+    ok: (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 50_000,
+    must: 'must be a whole number from 1 to 50000',
+  },
+} as const;
+
+/**
+ * Batch mode in force, or undefined when off: a flag given beats the pipeline's field, which
+ * beats the default; each value is checked where it came from (a usage error naming the flag, an
+ * input error at the field's line).
+ */
+export function resolveBatch(sources: BatchSources): BatchOptions | undefined {
+  const on = sources.flags?.batch ?? sources.pipeline?.judge?.['batch'] ?? false;
+  if (on !== true) return undefined;
+  const out: Record<string, unknown> = { ...BATCH_DEFAULTS };
+  for (const [key, s] of Object.entries(BATCH_SETTINGS)) {
+    const flag = sources.flags?.[s.flag as keyof NonNullable<BatchSources['flags']>];
+    const field = sources.pipeline?.judge?.[s.field];
+    if (flag !== undefined) {
+      if (!s.ok(flag)) throw usageError(`--${s.flag} ${s.must}`);
+      out[key] = flag;
+    } else if (field !== undefined) {
+      if (!s.ok(field))
+        throw new PlensError('E_INPUT_SCHEMA', `judge.${s.field} ${s.must}`, {
+          location: sources.pipeline!.locate(`/judge/${s.field}`),
+          hint: 'the format is in schemas/pipeline.schema.json and README.md (Batch judging)',
+        });
+      out[key] = field;
+    }
+  }
+  return out as unknown as BatchOptions;
+}
+
+/** Declares the batch flags of a single-call stage command. */
+export function batchFlags<T>(y: Argv<T>) {
+  return y
+    .option('batch', {
+      type: 'boolean',
+      describe: "Send the calls through the provider's batch API: about half price, answers within 24 h; a rerun resumes polling and never resubmits",
+    })
+    .option('batch-fallback', {
+      choices: ['online', 'none'] as const,
+      describe: `With --batch: requests a batch did not answer (expired, cancelled, failed) are called online, or recorded as failures (default ${BATCH_DEFAULTS.fallback})`,
+    })
+    .option('poll-interval', { type: 'number', describe: `With --batch: seconds between status checks (default ${BATCH_DEFAULTS.pollIntervalS})` })
+    .option('batch-size', { type: 'number', describe: `With --batch: requests per batch (default and most ${BATCH_DEFAULTS.maxItems})` });
 }

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PythonRandom } from '../stats/python-random.js';
+import { createMockBatch, isBatchPath, type MockBatchControl, type MockBatchOptions } from './mock-batch.js';
 
 export type MockFault =
   | { kind: 'status'; status: number; retryAfterSeconds?: number; body?: string }
@@ -38,6 +39,8 @@ export interface MockRequest {
   temperature: number | undefined;
   maxTokens: number | undefined;
   headers: Record<string, string | string[] | undefined>;
+  /** The batch it came in (the Batch API), absent for an online call. */
+  batch?: string;
 }
 
 export interface MockLlmOptions {
@@ -53,11 +56,15 @@ export interface MockLlmOptions {
   terminateAfter?: number;
   requireAuth?: boolean;
   keepRequests?: boolean;
+  /** The OpenAI Batch API's lifecycle (mock-batch.ts). */
+  batch?: MockBatchOptions;
 }
 
 export interface MockLlmServer {
   url: string;
   requests: MockRequest[];
+  /** The Batch API's submissions and batches (mock-batch.ts). */
+  batch: MockBatchControl;
   stats(): { requests: number; outcomes: Record<string, number> };
   close(): Promise<void>;
 }
@@ -462,12 +469,35 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
     }
   };
 
+  // A batch's requests are answered as online calls of the same body would be (reply and faults).
+  const batchMock = createMockBatch(options.batch ?? {}, (api, raw, batchId) => {
+    const parsed = api === 'openai' ? parseOpenAi(raw) : parseAnthropic(raw);
+    if (typeof parsed === 'string') return { status: 400, body: JSON.parse(errorBody(api, 400, parsed)) };
+    const mock: MockRequest = { api, index: nextIndex++, attempt: 0, ...parsed, headers: {}, batch: batchId };
+    if (keepRequests) requests.push(mock);
+    const fault = faultOf?.(mock);
+    if (fault?.kind === 'status') return { status: fault.status, body: JSON.parse(errorBody(api, fault.status)) };
+    count('batch:ok');
+    return { status: 200, body: JSON.parse(successBody(api, mock, fault?.kind === 'text' ? fault.text : reply(mock))) };
+  });
+
   const server = createServer((req, res) => {
     const arrived = performance.now();
     received++;
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
+    if (isBatchPath(path)) {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const authorized = !requireAuth || isAuthorized(path.startsWith('/v1/messages/') ? 'anthropic' : 'openai', req.headers);
+        Promise.resolve(batchMock.handle(req, res, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)), Buffer.concat(chunks), authorized)).catch(() =>
+          send(res, 500, errorBody('openai', 500, 'mock batch handler failed')),
+        );
+      });
+      return;
+    }
     let api: Api | undefined;
     if (req.method === 'POST') {
       if (path === OPENAI_PATH) api = 'openai';
@@ -497,6 +527,7 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
       resolve({
         url: `http://127.0.0.1:${port}`,
         requests,
+        batch: batchMock.control,
         stats: () => ({ requests: received, outcomes: Object.fromEntries(outcomes) }),
         close: () => {
           closing ??= new Promise<void>((done) => {

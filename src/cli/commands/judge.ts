@@ -3,12 +3,16 @@ import { DEFAULT_DIMENSIONS } from '../../benchmarks/personalens/judge-dimension
 import { interruptSignal } from '../interrupt.js';
 import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../llm-stage-args.js';
 import { printResult, type GlobalArgs } from '../options.js';
-import { STAGE_DEFAULTS } from '../../make/run-settings.js';
+import { batchFlags, resolveBatch, STAGE_DEFAULTS } from '../../make/run-settings.js';
 
 interface JudgeArgs extends LlmStageArgs {
   judge: string;
   dimensions: string[];
   reask: boolean;
+  batch?: boolean;
+  'batch-fallback'?: string;
+  'poll-interval'?: number;
+  'batch-size'?: number;
 }
 
 export const judgeCommand: CommandModule<GlobalArgs, JudgeArgs> = {
@@ -16,7 +20,7 @@ export const judgeCommand: CommandModule<GlobalArgs, JudgeArgs> = {
   describe: 'Let the judge agent score every finished dialogue (resumable; unreadable replies are kept as parse errors, never scored)',
   builder: (y) =>
     llmStageOptions(
-      y
+      batchFlags(y)
         .option('judge', {
           type: 'string',
           demandOption: true,
@@ -37,14 +41,17 @@ export const judgeCommand: CommandModule<GlobalArgs, JudgeArgs> = {
       'Judgments',
     )
       .example('$0 judge --judge sim:default', 'offline')
-      .example('$0 judge --judge anthropic:claude-3-5-sonnet-20241022 --dimensions task_completion personalization --reask', ''),
+      .example('$0 judge --judge anthropic:claude-3-5-sonnet-20241022 --dimensions task_completion personalization --reask', '')
+      .example('$0 judge --judge openai:gpt-4o --batch', 'through the OpenAI Batch API: half price, answers within 24 h; rerun to resume'),
   handler: async (args) => {
     const { runJudge, parseDimensions } = await import('../../benchmarks/personalens/judge-stage.js');
     const { formatStageSummary } = await import('../../engine/stage-summary.js');
     const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished judgments are kept (Ctrl-C again to quit now)\n'));
     try {
+      const batch = resolveBatch({ flags: args });
       const summary = await runJudge({
         ...llmStageRunOptions(args, stop.signal),
+        ...(batch ? { batch } : {}),
         judge: args.judge,
         dimensions: parseDimensions(args.dimensions),
         reask: args.reask,

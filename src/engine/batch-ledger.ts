@@ -1,0 +1,143 @@
+import type { BatchState, BatchStatus } from '../llm/batch.js';
+import { JsonlLog, readJsonl } from './jsonl-log.js';
+
+/**
+ * One line of a partition's batch ledger (`batches.jsonl`, one per writer). Each step is recorded
+ * before the next is taken: `staged` (the input uploaded, nothing paid yet) before the batch is
+ * created, `submitted` as soon as it is, `ended` once its results were read, `processed` once
+ * every key's record is written. A rerun reads it back and resumes where it stopped.
+ */
+export type LedgerEntry =
+  | { type: 'staged'; id: string; model: string; staged: string; keys: string[]; at: string }
+  | { type: 'submitted'; id: string; batch_id: string; status: BatchStatus; at: string }
+  | { type: 'status'; id: string; status: BatchStatus; completed: number | null; failed: number | null; at: string }
+  | {
+      type: 'ended';
+      id: string;
+      status: BatchStatus;
+      output_file_id: string | null;
+      error_file_id: string | null;
+      answered: number;
+      unanswered: number;
+      at: string;
+    }
+  | { type: 'processed'; id: string; at: string };
+
+/** A batch as the ledger knows it. */
+export interface LedgerBatch {
+  /** The ledger's own id (stable before the provider has given one). */
+  id: string;
+  model: string;
+  /** The staged input (OpenAI: the uploaded file's id). */
+  staged: string;
+  /** The work keys it carries: each request's custom id. */
+  keys: string[];
+  batchId?: string;
+  status: BatchStatus | 'staged';
+  ended: boolean;
+  processed: boolean;
+  outputFileId?: string;
+  errorFileId?: string;
+}
+
+/** The durable job ledger of a partition's batches: append-only, torn tail repaired on open (jsonl-log.ts). */
+export class BatchLedger {
+  private constructor(
+    private readonly log: JsonlLog,
+    private readonly byId: Map<string, LedgerBatch>,
+  ) {}
+
+  /** Reads the ledger at `path` (absent: empty) and opens it for appending; the caller holds the writer's lock. */
+  static async open(path: string): Promise<BatchLedger> {
+    // Open first: it cuts a torn last line that a kill left, so reading sees whole entries only.
+    const log = JsonlLog.open(path);
+    const byId = new Map<string, LedgerBatch>();
+    for await (const e of readJsonl<LedgerEntry>(path)) apply(byId, e);
+    return new BatchLedger(log, byId);
+  }
+
+  /** Every batch, in the order staged. */
+  get batches(): LedgerBatch[] {
+    return [...this.byId.values()];
+  }
+
+  /** Batches whose records are not all written yet: they are polled, collected and processed, never submitted again. */
+  get open(): LedgerBatch[] {
+    return this.batches.filter((b) => !b.processed);
+  }
+
+  /** The work keys of the open batches. */
+  openKeys(): Set<string> {
+    return new Set(this.open.flatMap((b) => b.keys));
+  }
+
+  staged(id: string, model: string, staged: string, keys: string[]): LedgerBatch {
+    return this.write({ type: 'staged', id, model, staged, keys, at: now() });
+  }
+
+  submitted(id: string, state: BatchState): LedgerBatch {
+    return this.write({ type: 'submitted', id, batch_id: state.batchId, status: state.status, at: now() });
+  }
+
+  status(id: string, state: BatchState): LedgerBatch {
+    return this.write({
+      type: 'status',
+      id,
+      status: state.status,
+      completed: state.counts?.completed ?? null,
+      failed: state.counts?.failed ?? null,
+      at: now(),
+    });
+  }
+
+  ended(id: string, state: BatchState, answered: number, unanswered: number): LedgerBatch {
+    return this.write({
+      type: 'ended',
+      id,
+      status: state.status,
+      output_file_id: state.outputFileId ?? null,
+      error_file_id: state.errorFileId ?? null,
+      answered,
+      unanswered,
+      at: now(),
+    });
+  }
+
+  processed(id: string): LedgerBatch {
+    return this.write({ type: 'processed', id, at: now() });
+  }
+
+  close(): void {
+    this.log.close();
+  }
+
+  private write(entry: LedgerEntry): LedgerBatch {
+    this.log.append(entry);
+    apply(this.byId, entry);
+    return this.byId.get(entry.id)!;
+  }
+}
+
+function apply(byId: Map<string, LedgerBatch>, e: LedgerEntry): void {
+  if (e.type === 'staged') {
+    byId.set(e.id, { id: e.id, model: e.model, staged: e.staged, keys: e.keys, status: 'staged', ended: false, processed: false });
+    return;
+  }
+  const b = byId.get(e.id);
+  // An entry for a batch the ledger never staged cannot come from plens: skipped rather than guessed at.
+  if (!b) return;
+  if (e.type === 'submitted') {
+    b.batchId = e.batch_id;
+    b.status = e.status;
+  } else if (e.type === 'status') b.status = e.status;
+  else if (e.type === 'ended') {
+    b.status = e.status;
+    b.ended = true;
+    if (e.output_file_id) b.outputFileId = e.output_file_id;
+    if (e.error_file_id) b.errorFileId = e.error_file_id;
+  } else b.processed = true;
+}
+
+function now(): string {
+  return new Date().toISOString();
+}

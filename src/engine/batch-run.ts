@@ -1,0 +1,330 @@
+/**
+ * Batch mode for single-call stages: what is left to do goes to the provider's batch API (half
+ * price, answered within 24 h) instead of online calls. Every step is in the partition's ledger
+ * (batch-ledger.ts) before the next: a crash, Ctrl-C or kill resumes polling and collecting on
+ * rerun and never submits paid work again. Each batch's answers become records as soon as it ends
+ * (through the same stage code as online calls: parse, re-ask, record); requests it did not answer
+ * are called online (fallback online) or recorded as failures (fallback none).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PlensError } from '../core/errors.js';
+import { isTerminal, type BatchApi, type BatchLine, type BatchResult, type BatchState } from '../llm/batch.js';
+import type { LlmClient } from '../llm/client.js';
+import { LlmCallError } from '../llm/errors.js';
+import { DEFAULT_RETRY, withRetry } from '../llm/retry.js';
+import { BatchLedger, type LedgerBatch } from './batch-ledger.js';
+import type { LlmStageDefinition, LlmStageKit } from './llm-stage.js';
+import type { WriterLock } from './lock.js';
+import type { KeyState, Partition } from './partition.js';
+import { inShard } from './shard.js';
+import { addSpend, emptySpend } from './spend-budget.js';
+import { singleCallDefinition, type SingleCallStage } from './single-call.js';
+import type { BatchSummary, StageSummary } from './stage-runner.js';
+
+/** OpenAI takes input files up to 200 MB: a batch is cut well below. */
+const MAX_BATCH_BYTES = 100 * 1024 * 1024;
+
+interface Part {
+  partition: Partition;
+  ledger: BatchLedger;
+  lock: WriterLock;
+}
+
+interface Group {
+  part: Part;
+  client: LlmClient;
+  lines: BatchLine[];
+  bytes: number;
+}
+
+/** A batch that ended, with its results, waiting for its records. */
+interface Ready {
+  part: Part;
+  batch: LedgerBatch;
+  results: Map<string, BatchResult>;
+}
+
+export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I, V>): Promise<StageSummary> {
+  const o = kit.options;
+  const options = o.batch!;
+  const started = performance.now();
+  const signal = o.signal;
+  const retry = o.retry ?? DEFAULT_RETRY;
+  const batch: BatchSummary = {
+    submitted: 0,
+    resumed: 0,
+    collected: 0,
+    pending: 0,
+    items_submitted: 0,
+    items_answered: 0,
+    fallback_online: 0,
+    fallback_failed: 0,
+    cost_usd: 0,
+  };
+  const summary: StageSummary = {
+    stage: def.stage,
+    dry_run: false,
+    interrupted: false,
+    // Batch mode runs without a spend cap (refused together in the kit).
+    spend_capped: false,
+    max_cost_usd: null,
+    planned: 0,
+    ok: 0,
+    failed: 0,
+    already_done: 0,
+    already_failed: 0,
+    failure_reasons: {},
+    calls: 0,
+    cached_calls: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    cost_usd: 0,
+    partitions: [],
+    elapsed_ms: 0,
+    work_ms: 0,
+    ...(o.shard ? { shard: o.shard } : {}),
+    batch,
+  };
+  const say = (line: string) => {
+    if (o.progress) process.stderr.write(`${def.stage}: ${line}\n`);
+  };
+
+  const parts = new Map<string, Part>();
+  const states = new Map<string, KeyState>();
+  const clients = new Map<string, LlmClient>();
+  const apis = new Map<string, Promise<BatchApi>>();
+  const apiOf = (model: string): Promise<BatchApi> => {
+    const client = clients.get(model);
+    if (!client) throw new PlensError('E_INTERNAL', `a batch in the ledger is for ${model}, which this run does not use`);
+    let api = apis.get(model);
+    if (!api) apis.set(model, (api = client.batchApi()));
+    return api;
+  };
+  /** One control call to the batch API, retried as online calls are; a lasting failure stops the run, the ledger intact. */
+  const control = async <T>(part: Part, what: string, call: () => Promise<T>): Promise<T> => {
+    try {
+      return (await withRetry(call, retry, signal)).value;
+    } catch (error) {
+      if (signal.aborted) throw new Interrupted();
+      if (!(error instanceof LlmCallError) || error.kind === 'batch_lost') throw error;
+      throw new PlensError('E_PREREQUISITE', `batch API (${what}): ${error.message}`, {
+        location: { file: part.partition.ledgerPath(o.shard) },
+        hint: 'the ledger keeps every batch submitted: rerun to resume polling and collecting (nothing is submitted twice)',
+      });
+    }
+  };
+
+  const partOf = async (partition: Partition): Promise<Part> => {
+    let part = parts.get(partition.dir);
+    if (part) return part;
+    // The writer's lock before the state and the ledger are read, as the engine does.
+    const lock = partition.lock(o.shard);
+    try {
+      for (const [key, state] of await partition.keyStates()) states.set(key, state);
+      part = { partition, ledger: await BatchLedger.open(partition.ledgerPath(o.shard)), lock };
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+    parts.set(partition.dir, part);
+    batch.resumed += part.ledger.open.length;
+    // What earlier runs submitted and this one collects is work of this run too.
+    summary.planned += part.ledger.open.flatMap((b) => b.keys).filter((k) => !states.get(k)?.ok).length;
+    return part;
+  };
+
+  const submit = async (part: Part, b: LedgerBatch, fresh: boolean): Promise<void> => {
+    const api = await apiOf(b.model);
+    // A batch may have been created by a run killed before it could record it: find it first.
+    const known = new Set([...parts.values()].flatMap((p) => p.ledger.batches.flatMap((x) => (x.batchId ? [x.batchId] : []))));
+    let state = fresh ? undefined : await control(part, 'recover', () => api.recover(b.staged, known, signal));
+    try {
+      state ??= await control(part, 'create', () => api.submit(b.staged, signal));
+    } catch (error) {
+      if (!(error instanceof LlmCallError && error.kind === 'batch_lost')) throw error;
+      // Its requests are gone with the process that staged them: the batch ended unanswered, and the fallback decides.
+      part.ledger.ended(b.id, { batchId: '', status: 'failed' }, 0, b.keys.length);
+      say(`batch ${b.id}: ${error.message}`);
+      return;
+    }
+    part.ledger.submitted(b.id, state);
+    say(`batch ${state.batchId}: ${b.keys.length} requests, ${state.status} (answers within 24 h; a rerun resumes it)`);
+  };
+
+  const flush = async (group: Group): Promise<void> => {
+    if (group.lines.length === 0) return;
+    const lines = group.lines.splice(0);
+    group.bytes = 0;
+    const api = await apiOf(group.client.id);
+    const staged = await control(group.part, 'upload', () => api.stage(lines, signal));
+    const id = `b-${Date.now().toString(36)}-${batch.submitted}`;
+    const b = group.part.ledger.staged(
+      id,
+      group.client.id,
+      staged,
+      lines.map((l) => l.id),
+    );
+    batch.submitted++;
+    batch.items_submitted += lines.length;
+    await submit(group.part, b, true);
+  };
+
+  /** Records the keys of ended batches (or, with none, the cache's answers): the stage's own code, the batch's answers served to it. */
+  const record = async (keys: Set<string>, ready: Ready[]): Promise<void> => {
+    if (keys.size === 0) return;
+    const answers = new Map<string, { result: BatchResult | undefined; batch: LedgerBatch }>();
+    for (const r of ready) for (const key of r.batch.keys) answers.set(key, { result: r.results.get(key), batch: r.batch });
+    const stage = singleCallDefinition(def, (_item, key, request, client) => {
+      const a = answers.get(key);
+      if (!a) return;
+      const r = a.result;
+      if (r?.ok && r.response.text.trim() !== '') {
+        client.serveFromBatch(request, r);
+        batch.items_answered++;
+        batch.cost_usd += client.batchCostOf(r.response.usage);
+      } else if (options.fallback === 'none') {
+        client.serveFromBatch(request, unanswered(key, r, a.batch));
+        batch.fallback_failed++;
+      } else batch.fallback_online++;
+    });
+    const s = await kit.run(only(stage, keys), { locksHeld: true, retryFailed: true, limit: undefined });
+    add(summary, s);
+  };
+
+  try {
+    // Plan: what is left, as the engine counts it; answers the cache holds are recorded online, the rest is submitted.
+    const groups = new Map<string, Group>();
+    const fromCache = new Set<string>();
+    const seen = new Set<string>();
+    let openKeys: Set<string> | undefined;
+    let added = 0;
+    for await (const item of def.items(true)) {
+      const { key, partition } = def.keyOf(item);
+      if (!inShard(key, o.shard) || seen.has(key)) continue;
+      seen.add(key);
+      if (!parts.has(partition.dir)) openKeys = undefined;
+      const part = await partOf(partition);
+      // Every model seen, done or not: an open batch of a partition whose keys are all done is still closed below.
+      const client = def.client(item);
+      clients.set(client.id, client);
+      const state = states.get(key);
+      if (state?.ok) {
+        summary.already_done++;
+        continue;
+      }
+      openKeys ??= new Set([...parts.values()].flatMap((p) => [...p.ledger.openKeys()]));
+      // Submitted by an earlier run: collected below, never submitted again.
+      if (openKeys.has(key)) continue;
+      if (state && !o.retryFailed) {
+        summary.already_failed++;
+        continue;
+      }
+      if (o.limit !== undefined && added >= o.limit) continue;
+      added++;
+      summary.planned++;
+      const request = await def.request(item);
+      if (client.isCached(request)) {
+        fromCache.add(key);
+        continue;
+      }
+      const gk = `${partition.dir}\n${client.id}`;
+      let group = groups.get(gk);
+      if (!group) groups.set(gk, (group = { part, client, lines: [], bytes: 0 }));
+      group.lines.push({ id: key, request });
+      group.bytes += request.messages.reduce((n, m) => n + m.content.length, request.system?.length ?? 0) + 300;
+      if (group.lines.length >= options.maxItems || group.bytes >= MAX_BATCH_BYTES) await flush(group);
+    }
+    seen.clear();
+    for (const group of groups.values()) await flush(group);
+    summary.partitions = [...parts.keys()];
+    const workStarted = performance.now();
+
+    await record(fromCache, []);
+
+    // Poll: each batch that ends is collected and recorded at once; the ledger says what is left.
+    while (!signal.aborted) {
+      const open = [...parts.values()].flatMap((part) => part.ledger.open.map((b) => ({ part, b })));
+      if (open.length === 0) break;
+      const ready: Ready[] = [];
+      for (const { part, b } of open) {
+        if (signal.aborted) break;
+        // Ended, and every key recorded before a stop kept the ledger from saying so: nothing to read again.
+        if (b.ended && b.keys.every((k) => states.get(k)?.ok)) {
+          part.ledger.processed(b.id);
+          continue;
+        }
+        if (b.status === 'staged') await submit(part, b, false);
+        const api = await apiOf(b.model);
+        let state: BatchState;
+        if (b.ended) state = { batchId: b.batchId!, status: b.status as BatchState['status'], outputFileId: b.outputFileId, errorFileId: b.errorFileId };
+        else {
+          state = await control(part, 'status', () => api.status(b.batchId!, signal));
+          if (state.status !== b.status) {
+            part.ledger.status(b.id, state);
+            say(`batch ${state.batchId}: ${state.status}${state.counts ? ` (${state.counts.completed} of ${state.counts.total} done)` : ''}`);
+          }
+          if (!isTerminal(state.status)) continue;
+        }
+        const results = new Map<string, BatchResult>();
+        for (const r of await control(part, 'results', () => api.results(state, signal))) results.set(r.id, r);
+        const answered = b.keys.filter((k) => results.get(k)?.ok).length;
+        if (!b.ended) {
+          part.ledger.ended(b.id, state, answered, b.keys.length - answered);
+          say(`batch ${state.batchId}: ${state.status}, ${answered} of ${b.keys.length} answered`);
+        }
+        ready.push({ part, batch: b, results });
+      }
+      if (ready.length) {
+        await record(new Set(ready.flatMap((r) => r.batch.keys)), ready);
+        if (signal.aborted) break;
+        for (const r of ready) r.part.ledger.processed(r.batch.id);
+        batch.collected += ready.length;
+        continue;
+      }
+      await sleep(options.pollIntervalS * 1000, undefined, { signal }).catch(() => undefined);
+    }
+    summary.work_ms = Math.round(performance.now() - workStarted);
+  } catch (error) {
+    if (!(error instanceof Interrupted)) throw error;
+  } finally {
+    batch.pending = [...parts.values()].reduce((n, p) => n + p.ledger.open.length, 0);
+    for (const p of parts.values()) {
+      p.ledger.close();
+      p.lock.release();
+    }
+  }
+  summary.interrupted = signal.aborted;
+  summary.elapsed_ms = Math.round(performance.now() - started);
+  return summary;
+}
+
+class Interrupted extends Error {}
+
+/** Why a request of a batch has no answer, as a failure to record (fallback none). */
+function unanswered(key: string, r: BatchResult | undefined, b: LedgerBatch): BatchResult {
+  if (r && !r.ok) return r;
+  if (r?.ok) return { id: key, ok: false, kind: 'batch_empty_response', message: 'the batch answered with an empty completion' };
+  return { id: key, ok: false, kind: `batch_${b.status}`, message: `batch ${b.batchId} ended ${b.status} without answering this request` };
+}
+
+/** The stage restricted to some keys. */
+function only<I>(stage: LlmStageDefinition<I>, keys: Set<string>): LlmStageDefinition<I> {
+  return {
+    ...stage,
+    items: async function* (forRun) {
+      for await (const item of stage.items(forRun)) if (keys.has(stage.keyOf(item).key)) yield item;
+    },
+  };
+}
+
+function add(into: StageSummary, s: StageSummary): void {
+  into.ok += s.ok;
+  into.failed += s.failed;
+  for (const [k, v] of Object.entries(s.failure_reasons)) into.failure_reasons[k] = (into.failure_reasons[k] ?? 0) + v;
+  into.calls += s.calls;
+  into.cached_calls += s.cached_calls;
+  into.input_tokens += s.input_tokens;
+  into.output_tokens += s.output_tokens;
+  into.cost_usd += s.cost_usd;
+  if (s.spend) addSpend((into.spend ??= emptySpend()), s.spend);
+}

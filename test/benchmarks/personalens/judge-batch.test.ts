@@ -1,0 +1,473 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readJsonl } from '../../../src/engine/jsonl-log.js';
+import type { MockBatchOptions } from '../../../src/testkit/mock-batch.js';
+import { startMockLlm, type MockLlmServer, type MockRequest } from '../../../src/testkit/mock-server.js';
+import type { PlensError } from '../../../src/core/errors.js';
+import { loadPipeline } from '../../../src/make/pipeline.js';
+import { resolveBatch } from '../../../src/make/run-settings.js';
+import { cliPath, repoRoot, runCli, runCliJson, tempDir } from '../../helpers/cli.js';
+import { sampleWorkspace } from '../../helpers/workspace.js';
+
+let server: MockLlmServer | undefined;
+let child: ChildProcess | undefined;
+afterEach(async () => {
+  child?.kill('SIGKILL');
+  child = undefined;
+  await server?.close();
+  server = undefined;
+});
+
+const ENV = { env: { OPENAI_API_KEY: 'sk-batch-test', ANTHROPIC_API_KEY: 'sk-ant-batch-test' } };
+const PRICE_IN = 2.5;
+const PRICE_OUT = 10;
+
+function judgeReply(r: MockRequest): string {
+  if (/VERDICT/.test(r.messages[0]!.content)) return 'VERDICT: True\nEXPLANATION: Everything the goal asks for was done.';
+  return 'Score: 4\nJustification: reads naturally.';
+}
+
+interface BatchPart {
+  submitted: number;
+  resumed: number;
+  collected: number;
+  pending: number;
+  items_submitted: number;
+  items_answered: number;
+  fallback_online: number;
+  fallback_failed: number;
+  cost_usd: number;
+  estimate_cost_usd?: number;
+}
+interface Summary {
+  planned: number;
+  ok: number;
+  failed: number;
+  already_done: number;
+  failure_reasons: Record<string, number>;
+  calls: number;
+  cached_calls: number;
+  cost_usd: number;
+  interrupted: boolean;
+  dir: string;
+  batch?: BatchPart;
+  estimate?: { costUsd: number };
+}
+
+/** Dialogues of users 0-1 (49, by the sample's README) judged on task completion: 49 requests. */
+async function setup(batch: MockBatchOptions = {}, provider: 'openai' | 'anthropic' = 'openai'): Promise<{ ws: string; args: string[] }> {
+  server = await startMockLlm({ reply: judgeReply, batch, requireAuth: true });
+  const ws = await sampleWorkspace();
+  expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+  const judge = `${provider}:judge?base_url=${server.url}${provider === 'openai' ? '/v1' : ''}&price_in=${PRICE_IN}&price_out=${PRICE_OUT}`;
+  const args = ['judge', '-w', ws, '--judge', judge, '--dimensions', 'task_completion', '--retry-delay-ms', '5', '--batch', '--poll-interval', '0.01'];
+  return { ws, args };
+}
+
+const online = () => server!.requests.filter((r) => r.batch === undefined);
+const batched = () => server!.requests.filter((r) => r.batch !== undefined);
+
+async function events(dir: string): Promise<Array<Record<string, unknown>>> {
+  const out: Array<Record<string, unknown>> = [];
+  for await (const e of readJsonl<Record<string, unknown>>(join(dir, 'events.jsonl'))) out.push(e);
+  return out;
+}
+
+async function ledger(dir: string): Promise<Array<Record<string, unknown>>> {
+  const out: Array<Record<string, unknown>> = [];
+  for await (const e of readJsonl<Record<string, unknown>>(join(dir, 'batches.jsonl'))) out.push(e);
+  return out;
+}
+
+/** Starts the judge as its own process (a user's run, to be killed). */
+function start(args: string[]): Promise<number | null> {
+  const p = spawn(process.execPath, [cliPath, ...args, '--no-progress'], {
+    cwd: repoRoot,
+    env: { ...process.env, PLENS_WORKSPACE: '', ...ENV.env },
+    stdio: 'ignore',
+  });
+  child = p;
+  return new Promise((resolve, reject) => {
+    p.on('error', reject);
+    p.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null)));
+  });
+}
+
+async function waitFor(what: string, ok: () => boolean): Promise<void> {
+  const until = Date.now() + 90_000;
+  while (!ok()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The judge's one partition and how many records it holds. */
+function partitionOf(ws: string): string {
+  const root = join(ws, 'judgments');
+  const dirs = existsSync(root) ? readdirSync(root) : [];
+  return dirs.length ? join(root, dirs[0]!) : '';
+}
+function recordLines(ws: string): number {
+  const file = join(partitionOf(ws) || '/nonexistent', 'records.jsonl');
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
+}
+
+describe('plens judge --batch (the OpenAI Batch API)', () => {
+  it('submits one batch, polls it to completion, records every answer at the batch price; a rerun submits nothing', async () => {
+    const { args } = await setup({ plan: () => ({ polls: 2 }) });
+    const first = await runCliJson<Summary>(args, ENV);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.json).toMatchObject({ planned: 49, ok: 49, failed: 0, calls: 49, cached_calls: 0 });
+    expect(first.json.batch).toMatchObject({ submitted: 1, collected: 1, pending: 0, items_submitted: 49, items_answered: 49, fallback_online: 0 });
+    expect(server!.batch.submissions).toBe(1);
+    expect(server!.batch.uploads).toBe(1);
+    // Every request went through the batch, with the judge's call settings: an empty system prompt sent, temperature 0, 4000 tokens.
+    expect(online()).toHaveLength(0);
+    expect(batched()).toHaveLength(49);
+    expect(batched().every((r) => r.systemSent && r.system === '' && r.temperature === 0 && r.maxTokens === 4000)).toBe(true);
+
+    // Each call is recorded as a call (not a cache hit), at half the online price of its tokens.
+    const calls = await events(first.json.dir);
+    expect(calls).toHaveLength(49);
+    let total = 0;
+    for (const e of calls) {
+      expect(e).toMatchObject({ status: 'ok', cached: false, latency_ms: null });
+      const online = ((e['input_tokens'] as number) * PRICE_IN + (e['output_tokens'] as number) * PRICE_OUT) / 1e6;
+      expect(e['cost_usd'] as number).toBeCloseTo(online * 0.5, 12);
+      total += e['cost_usd'] as number;
+    }
+    expect(first.json.cost_usd).toBeCloseTo(total, 9);
+    expect(first.json.batch!.cost_usd).toBeCloseTo(total, 9);
+    expect(first.stderr).toBe('');
+
+    // The ledger: staged, submitted, status changes, ended, processed.
+    const entries = await ledger(first.json.dir);
+    expect(entries.map((e) => e['type'])).toEqual(['staged', 'submitted', 'status', 'status', 'ended', 'processed']);
+    expect(entries[0]!['keys']).toHaveLength(49);
+    expect(entries[4]).toMatchObject({ status: 'completed', answered: 49, unanswered: 0 });
+
+    // A rerun: nothing left, nothing submitted.
+    const again = await runCliJson<Summary>(args, ENV);
+    expect(again.json).toMatchObject({ planned: 0, already_done: 49, calls: 0 });
+    expect(server!.batch.submissions).toBe(1);
+
+    // Killed after the records but before the ledger said so: the rerun closes the batch without reading it again.
+    const ledgerFile = join(first.json.dir, 'batches.jsonl');
+    writeFileSync(ledgerFile, readFileSync(ledgerFile, 'utf8').replace(/.*"type":"processed".*\n$/, ''));
+    const requestsBefore = server!.stats().requests;
+    const closing = await runCliJson<Summary>(args, ENV);
+    expect(closing.json).toMatchObject({ planned: 0, calls: 0 });
+    expect(closing.json.batch).toMatchObject({ resumed: 1, pending: 0, submitted: 0 });
+    expect(server!.stats().requests).toBe(requestsBefore);
+    expect((await ledger(first.json.dir)).at(-1)).toMatchObject({ type: 'processed' });
+
+    // The human summary has the batch lines.
+    const text = await runCli(['judge', ...args.slice(1), '--retry-failed'], ENV);
+    expect(text.stdout).toContain('batches      0 submitted');
+  });
+
+  it('answers the cache holds are recorded at once, never submitted', async () => {
+    const { args } = await setup();
+    expect((await runCliJson<Summary>(args, ENV)).json.ok).toBe(49);
+    // The judgments gone but the call cache kept: every call is a cache hit, and nothing is submitted.
+    rmSync(join(args[2]!, 'judgments'), { recursive: true });
+    const second = await runCliJson<Summary>(args, ENV);
+    expect(second.json).toMatchObject({ planned: 49, ok: 49, cached_calls: 49 });
+    expect(second.json.batch).toMatchObject({ submitted: 0, items_submitted: 0 });
+    expect(server!.batch.submissions).toBe(1);
+  });
+
+  it('--dry-run --batch shows the batch price beside the online price, with no key', async () => {
+    const ws = await sampleWorkspace();
+    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+    const base = ['judge', '-w', ws, '--dimensions', 'task_completion', '--dry-run', '--batch'];
+    const noKey = { env: { OPENAI_API_KEY: '' } };
+    const plan = await runCliJson<Summary>([...base, '--judge', `openai:gpt-4o?price_in=${PRICE_IN}&price_out=${PRICE_OUT}`], noKey);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.json.planned).toBe(49);
+    expect(plan.json.estimate!.costUsd).toBeGreaterThan(0);
+    expect(plan.json.batch!.estimate_cost_usd).toBeCloseTo(plan.json.estimate!.costUsd * 0.5, 12);
+    const custom = await runCliJson<Summary>([...base, '--judge', `openai:gpt-4o?price_in=${PRICE_IN}&price_out=${PRICE_OUT}&batch_discount=0.25`], noKey);
+    expect(custom.json.batch!.estimate_cost_usd).toBeCloseTo(custom.json.estimate!.costUsd * 0.75, 12);
+    const text = await runCli([...base, '--judge', `openai:gpt-4o?price_in=${PRICE_IN}&price_out=${PRICE_OUT}`], noKey);
+    expect(text.stdout).toMatch(/batch +~\$\d+\.\d\d through the batch API, against ~\$\d+\.\d\d online; answers within 24 h/);
+    // Nothing was written: no judgments folder, no ledger.
+    expect(existsSync(join(ws, 'judgments'))).toBe(false);
+  });
+
+  it('refuses --batch for a provider without a batch API, saying why (exit 2)', async () => {
+    const ws = await sampleWorkspace();
+    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+    const sim = await runCli(['judge', '-w', ws, '--judge', 'sim:default', '--batch']);
+    expect(sim.code).toBe(2);
+    expect(sim.stderr).toContain('--batch is not available for sim:default');
+    expect(sim.stderr).toContain('offline simulator');
+    const bedrock = await runCli(['judge', '-w', ws, '--judge', 'bedrock:claude-3-sonnet-v1', '--batch', '--dry-run']);
+    expect(bedrock.code).toBe(2);
+    expect(bedrock.stderr).toContain('S3');
+    expect(bedrock.stderr).toContain('batch mode works with: openai');
+    const badFallback = await runCli(['judge', '-w', ws, '--judge', 'openai:gpt-4o', '--batch', '--batch-fallback', 'maybe']);
+    expect(badFallback.code).toBe(2);
+    // A batch is paid at submission, so a per-call spend cap cannot hold it: refused, a dry run included.
+    const capped = await runCli(['judge', '-w', ws, '--judge', 'openai:gpt-4o?price_in=2.5&price_out=10', '--batch', '--max-cost', '5', '--dry-run']);
+    expect(capped.code).toBe(2);
+    expect(capped.stderr).toContain('--max-cost cannot be combined with --batch');
+    expect(existsSync(join(ws, 'judgments'))).toBe(false);
+  });
+
+  it('records each batch as soon as it ends, while the others still run (partial results land as they arrive)', async () => {
+    // --batch-size 20: batches of 20, 20 and 9; the third is held in progress until released.
+    const { ws, args } = await setup({ plan: (n) => (n === 2 ? { hold: true } : { polls: n + 1 }) });
+    const exit = start([...args, '--batch-size', '20']);
+    await waitFor('the first two batches recorded', () => recordLines(ws) === 40);
+    expect(server!.batch.list().map((b) => [b.total, b.status])).toEqual([
+      [20, 'completed'],
+      [20, 'completed'],
+      [9, 'in_progress'],
+    ]);
+    server!.batch.release();
+    expect(await exit).toBe(0);
+    child = undefined;
+    const keys = new Set<string>();
+    for await (const r of readJsonl<{ key: string; status: string }>(join(partitionOf(ws), 'records.jsonl'))) {
+      expect(r.status).toBe('ok');
+      keys.add(r.key);
+    }
+    expect(keys.size).toBe(49);
+    expect(server!.batch.submissions).toBe(3);
+    expect(online()).toHaveLength(0);
+  });
+
+  it('an expired batch: its answers are recorded, the requests it never reached are called online (--batch-fallback online)', async () => {
+    const { args } = await setup({ plan: () => ({ end: 'expired', answered: (_id, i) => i % 2 === 0 }) });
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 49, failed: 0, calls: 49 });
+    expect(r.json.batch).toMatchObject({ submitted: 1, collected: 1, items_answered: 25, fallback_online: 24, fallback_failed: 0 });
+    // Two dialogues of the sample ask the judge the same thing: the second of a pair is a cache hit, not a second call.
+    expect(online().length + r.json.cached_calls).toBe(24);
+    // 25 calls at the batch price (no latency of their own), the online ones at the full price (a cache hit at none).
+    const calls = await events(r.json.dir);
+    const price = (e: Record<string, unknown>) => ((e['input_tokens'] as number) * PRICE_IN + (e['output_tokens'] as number) * PRICE_OUT) / 1e6;
+    const viaBatch = calls.filter((e) => e['latency_ms'] === null);
+    expect(viaBatch).toHaveLength(25);
+    for (const e of viaBatch) expect(e['cost_usd'] as number).toBeCloseTo(price(e) * 0.5, 12);
+    for (const e of calls.filter((e) => e['latency_ms'] !== null)) expect(e['cost_usd'] as number).toBeCloseTo(e['cached'] ? 0 : price(e), 12);
+  });
+
+  it('an expired batch with --batch-fallback none: unanswered requests are failures (never scores); --retry-failed submits only them', async () => {
+    const { ws, args } = await setup({ plan: (n) => (n === 0 ? { end: 'expired', answered: (_id, i) => i % 2 === 0 } : {}) });
+    const none = [...args, '--batch-fallback', 'none'];
+    const r = await runCliJson<Summary>(none, ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 25, failed: 24, failure_reasons: { batch_expired: 24 } });
+    expect(r.json.batch).toMatchObject({ items_answered: 25, fallback_online: 0, fallback_failed: 24 });
+    expect(online()).toHaveLength(0);
+    const db = join(ws, '..', 'w.duckdb');
+    expect((await runCli(['warehouse', '-w', ws, '--db', db])).code).toBe(0);
+    const rows = (
+      await runCliJson<Array<Record<string, unknown>>>([
+        'sql',
+        'select status, count(*) as n, count(verdict) as scored from judgments group by 1 order by 1',
+        '--db',
+        db,
+      ])
+    ).json;
+    expect(rows).toEqual([
+      { status: 'failed', n: 24, scored: 0 },
+      { status: 'ok', n: 25, scored: 25 },
+    ]);
+    // A rerun leaves the failures alone; --retry-failed submits just them, in a new batch.
+    expect((await runCliJson<Summary>(none, ENV)).json).toMatchObject({ planned: 0, calls: 0 });
+    const retry = await runCliJson<Summary>([...none, '--retry-failed'], ENV);
+    expect(retry.json).toMatchObject({ planned: 24, ok: 24, failed: 0 });
+    // What the cache already answers (an identical request answered in the first batch) is not submitted.
+    expect(retry.json.batch).toMatchObject({ submitted: 1, items_submitted: 24 - retry.json.cached_calls, items_answered: 24 - retry.json.cached_calls });
+    expect(server!.batch.submissions).toBe(2);
+  });
+
+  it('a cancelled batch with request errors: what it answered is recorded, the rest (cancelled, HTTP 400) called online', async () => {
+    const { args } = await setup({ plan: () => ({ end: 'cancelled', answered: (_id, i) => i < 30, itemStatus: (_id, i) => (i === 3 ? 400 : undefined) }) });
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 49, failed: 0 });
+    expect(r.json.batch).toMatchObject({ items_answered: 29, fallback_online: 20 });
+    expect(online().length + r.json.cached_calls).toBe(20);
+    const entries = await ledger(r.json.dir);
+    expect(entries.find((e) => e['type'] === 'ended')).toMatchObject({ status: 'cancelled', answered: 29, unanswered: 20 });
+  });
+
+  it.each(['SIGKILL', 'SIGINT'] as const)('%s while polling, then a rerun: nothing is submitted again, the batch is collected', async (signal) => {
+    const { ws, args } = await setup({ plan: () => ({ hold: true }) });
+    const exit = start(args);
+    await waitFor('a submitted batch polled twice', () => server!.batch.submissions === 1 && (server!.batch.list()[0]?.polls ?? 0) >= 2);
+    child!.kill(signal);
+    const code = await exit;
+    child = undefined;
+    // Ctrl-C stops cleanly (exit 130); a kill just ends it.
+    expect(code).toBe(signal === 'SIGINT' ? 130 : -1);
+    expect(recordLines(ws)).toBe(0);
+    server!.batch.release();
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 49, failed: 0 });
+    expect(r.json.batch).toMatchObject({ submitted: 0, resumed: 1, collected: 1, items_answered: 49 });
+    expect(server!.batch.submissions).toBe(1);
+    expect(server!.batch.uploads).toBe(1);
+    expect(online()).toHaveLength(0);
+    expect(readdirSync(partitionOf(ws)).filter((f) => f.startsWith('.lock'))).toEqual([]);
+  });
+
+  it('a crash between creating the batch and recording it: the rerun finds the batch by its input file and submits nothing', async () => {
+    const { ws, args } = await setup({ plan: () => ({ hold: true }) });
+    const exit = start(args);
+    await waitFor('a submitted batch polled', () => (server!.batch.list()[0]?.polls ?? 0) >= 1);
+    child!.kill('SIGKILL');
+    await exit;
+    child = undefined;
+    // As if the kill had come right after the batch was created: the ledger has only the upload.
+    const file = join(partitionOf(ws), 'batches.jsonl');
+    const staged = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"type":"staged"'));
+    writeFileSync(file, `${staged.join('\n')}\n`);
+    server!.batch.release();
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.json).toMatchObject({ ok: 49 });
+    expect(r.json.batch).toMatchObject({ submitted: 0, resumed: 1, items_answered: 49 });
+    expect(server!.batch.submissions).toBe(1);
+  });
+
+  it('a pipeline judges through the batch API with judge.batch, resolved by the settings resolver', async () => {
+    server = await startMockLlm({ reply: judgeReply, requireAuth: true });
+    const dir = tempDir('plens-batch-make-');
+    const file = join(dir, 'pipeline.yaml');
+    const body = (batch: string) =>
+      `name: batch\nworkspace: ${dir}/out\nwarehouse: ${dir}/w.duckdb\ndata:\n  from: sample\nscenarios:\n  kind: md\n  users: "0-1"\ndialogues:\n  user: sim:default\n  assistants: [sim:default]\n  settings: [base]\njudge:\n  model: "openai:judge?base_url=${server!.url}/v1"\n  dimensions: [task_completion]\n${batch}`;
+    writeFileSync(file, body('  batch: true\n  batch_fallback: none\n  poll_interval_s: 0.01\n'));
+    expect(loadPipeline(file, {}).judge!.batch).toEqual({ fallback: 'none', pollIntervalS: 0.01, maxItems: 50_000 });
+    const r = await runCliJson<{ ok: boolean }>(['make', 'judge', '-p', file], ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(server!.batch.submissions).toBe(1);
+    expect(online()).toHaveLength(0);
+    // users 0-1 have 6 MD scenarios: one judgment each, all from the batch.
+    expect(batched()).toHaveLength(6);
+    // A bad field is an error at its line; a flag beats the field.
+    writeFileSync(file, body('  batch: true\n  poll_interval_s: 0\n'));
+    let error: unknown;
+    try {
+      loadPipeline(file, {});
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'E_INPUT_SCHEMA' });
+    expect((error as PlensError).location).toMatchObject({ pointer: '/judge/poll_interval_s', line: 17 });
+    expect(resolveBatch({ flags: { 'poll-interval': 5 }, pipeline: { judge: { batch: true, poll_interval_s: 9 }, locate: () => ({ file }) } })).toEqual({
+      fallback: 'online',
+      pollIntervalS: 5,
+      maxItems: 50_000,
+    });
+    expect(resolveBatch({ pipeline: { judge: { batch_fallback: 'none' }, locate: () => ({ file }) } })).toBeUndefined();
+  });
+});
+
+describe('plens judge --batch (Anthropic Message Batches)', () => {
+  it('creates one message batch, polls it until it has ended, records every answer at the batch price; a rerun submits nothing', async () => {
+    const { args } = await setup({ plan: () => ({ polls: 2 }) }, 'anthropic');
+    const first = await runCliJson<Summary>(args, ENV);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.json).toMatchObject({ planned: 49, ok: 49, failed: 0, calls: 49, cached_calls: 0 });
+    expect(first.json.batch).toMatchObject({ submitted: 1, collected: 1, items_submitted: 49, items_answered: 49 });
+    expect(server!.batch.submissions).toBe(1);
+    expect(server!.batch.uploads).toBe(0);
+    expect(online()).toHaveLength(0);
+    expect(batched().every((r) => r.api === 'anthropic' && r.systemSent && r.system === '' && r.temperature === 0 && r.maxTokens === 4000)).toBe(true);
+    for (const e of await events(first.json.dir)) {
+      const price = ((e['input_tokens'] as number) * PRICE_IN + (e['output_tokens'] as number) * PRICE_OUT) / 1e6;
+      expect(e).toMatchObject({ cached: false, latency_ms: null });
+      expect(e['cost_usd'] as number).toBeCloseTo(price * 0.5, 12);
+    }
+    expect((await ledger(first.json.dir)).find((e) => e['type'] === 'ended')).toMatchObject({ status: 'completed', answered: 49 });
+    expect((await runCliJson<Summary>(args, ENV)).json).toMatchObject({ planned: 0, calls: 0 });
+    expect(server!.batch.submissions).toBe(1);
+  });
+
+  it('expired requests are recorded as failures (fallback none), then retried through a new batch whose unanswered part is called online', async () => {
+    const { args } = await setup({ plan: (n) => ({ end: 'expired', answered: (_id, i) => i % 2 === n % 2 }) }, 'anthropic');
+    const r = await runCliJson<Summary>([...args, '--batch-fallback', 'none'], ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 25, failed: 24, failure_reasons: { batch_expired: 24 } });
+    expect(online()).toHaveLength(0);
+    const retry = await runCliJson<Summary>([...args, '--retry-failed'], ENV);
+    expect(retry.json).toMatchObject({ planned: 24, ok: 24, failed: 0 });
+    const b = retry.json.batch!;
+    expect(b.submitted).toBe(1);
+    expect(b.items_answered).toBeGreaterThan(0);
+    expect(b.fallback_online).toBeGreaterThan(0);
+    expect(b.items_answered + b.fallback_online).toBe(b.items_submitted);
+    expect(online().length).toBeGreaterThan(0);
+    expect(online().length).toBeLessThanOrEqual(b.fallback_online);
+    expect(online().every((q) => q.api === 'anthropic')).toBe(true);
+  });
+
+  it('SIGKILL while polling, then a rerun: nothing is submitted again, the batch is collected', async () => {
+    const { ws, args } = await setup({ plan: () => ({ hold: true }) }, 'anthropic');
+    const exit = start(args);
+    await waitFor('a submitted batch polled twice', () => server!.batch.submissions === 1 && (server!.batch.list()[0]?.polls ?? 0) >= 2);
+    child!.kill('SIGKILL');
+    await exit;
+    child = undefined;
+    expect(recordLines(ws)).toBe(0);
+    server!.batch.release();
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 49 });
+    expect(r.json.batch).toMatchObject({ submitted: 0, resumed: 1, collected: 1, items_answered: 49 });
+    expect(server!.batch.submissions).toBe(1);
+    expect(online()).toHaveLength(0);
+  });
+
+  it('a crash between creating the batch and recording it: the rerun finds it (made after the staging, as many requests) and submits nothing', async () => {
+    const { ws, args } = await setup({ plan: () => ({ hold: true }) }, 'anthropic');
+    const exit = start(args);
+    await waitFor('a submitted batch polled', () => (server!.batch.list()[0]?.polls ?? 0) >= 1);
+    child!.kill('SIGKILL');
+    await exit;
+    child = undefined;
+    const file = join(partitionOf(ws), 'batches.jsonl');
+    const staged = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"type":"staged"'));
+    writeFileSync(file, `${staged.join('\n')}\n`);
+    server!.batch.release();
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.json).toMatchObject({ ok: 49 });
+    expect(r.json.batch).toMatchObject({ submitted: 0, resumed: 1, items_answered: 49 });
+    expect(server!.batch.submissions).toBe(1);
+  });
+
+  it('a crash after staging and before any batch was made: the requests are not in any batch, so the fallback calls them online', async () => {
+    const { ws, args } = await setup({ plan: () => ({ hold: true }) }, 'anthropic');
+    const exit = start(args);
+    await waitFor('a submitted batch polled', () => (server!.batch.list()[0]?.polls ?? 0) >= 1);
+    child!.kill('SIGKILL');
+    await exit;
+    child = undefined;
+    // As if no batch had been created: the staging names a request count no batch on the server has.
+    const file = join(partitionOf(ws), 'batches.jsonl');
+    const staged = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"type":"staged"'))
+      .map((l) => l.replace(/"staged":"local:(\d+):49:/, '"staged":"local:$1:48:'));
+    writeFileSync(file, `${staged.join('\n')}\n`);
+    const r = await runCliJson<Summary>(args, ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ planned: 49, ok: 49, failed: 0 });
+    expect(r.json.batch).toMatchObject({ submitted: 0, resumed: 1, collected: 1, items_answered: 0, fallback_online: 49 });
+    expect(server!.batch.submissions).toBe(1);
+    expect(online().length + r.json.cached_calls).toBe(49);
+    expect((await ledger(r.json.dir)).find((e) => e['type'] === 'ended')).toMatchObject({ status: 'failed', answered: 0, unanswered: 49 });
+  });
+});
