@@ -136,9 +136,13 @@ function requireSomethingToLoad(workspace: Workspace): void {
     return;
   }
   if (hasPersonaOutputs(workspace.root)) return;
-  throw new PlensError('E_PREREQUISITE', `no imported dataset in ${workspace.datasetDir} and no PERSONA-bench predictions in ${join(workspace.root, 'persona')}`, {
-    hint: 'run `plens import --from <data dir>` (PersonaLens) or `plens persona predict` (PERSONA-bench) first, or pass --workspace',
-  });
+  throw new PlensError(
+    'E_PREREQUISITE',
+    `no imported dataset in ${workspace.datasetDir} and no PERSONA-bench predictions in ${join(workspace.root, 'persona')}`,
+    {
+      hint: 'run `plens import --from <data dir>` (PersonaLens) or `plens persona predict` (PERSONA-bench) first, or pass --workspace',
+    },
+  );
 }
 
 /**
@@ -192,7 +196,11 @@ export function formatWarehouseSummary(s: WarehouseSummary): string {
   lines.push(`  tables   ${tables.map((t) => `${t.name} (${t.rows})`).join(', ')}`);
   lines.push(`  views    ${views.map((v) => v.name).join(', ')}`);
   lines.push(`  took     ${(s.elapsed_ms / 1000).toFixed(1)} s`);
-  const example = s.relations.some((r) => r.name === 'table1') ? 'table1' : s.relations.some((r) => r.name === 'persona_results') ? 'persona_results' : 'plens_build';
+  const example = s.relations.some((r) => r.name === 'table1')
+    ? 'table1'
+    : s.relations.some((r) => r.name === 'persona_results')
+      ? 'persona_results'
+      : 'plens_build';
   lines.push(`Query it: plens sql "select * from ${example}"`);
   return lines.join('\n');
 }
