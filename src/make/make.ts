@@ -200,7 +200,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
           case 'predictions': {
             const promptRecords = personaPromptsFile(p, personaScratch);
             const plans = await planPersonaPredictions(p, ws, { promptRecords, signal: o.signal, retryFailed: o.retryFailed });
-            finish(o.dryRun ? planPersonaStep(plans) : await runPersonaPredictionStep(p, ws, plans, promptRecords, o));
+            finish(o.dryRun ? planPersonaStep(p, plans) : await runPersonaPredictionStep(p, ws, plans, promptRecords, o));
             break;
           }
           case 'scores': {
@@ -378,7 +378,10 @@ function planStep(step: 'dialogues' | 'judge', cells: CellPlan[], of: (c: CellPl
 }
 
 /** The predictions plan: per model, what is left and what it would cost. */
-function planPersonaStep(plans: PersonaModelPlan[]): StepResult {
+/** What a model's predictions cover, as the plan lists it. */
+const personaGrid = (p: Pipeline) => `${p.persona!.tasks.join('/')} x ${p.persona!.settings.join('/')}`;
+
+function planPersonaStep(p: Pipeline, plans: PersonaModelPlan[]): StepResult {
   const total = sumWork(plans.map((m) => m.work));
   return {
     step: 'predictions',
@@ -388,7 +391,7 @@ function planPersonaStep(plans: PersonaModelPlan[]): StepResult {
     cells: plans.map((m) => ({
       id: m.model,
       assistant: m.model,
-      setting: 'all tasks x settings',
+      setting: personaGrid(p),
       status: m.work.pending > 0 ? 'would-run' : m.work.failed > 0 ? 'failed' : 'up-to-date',
       work: m.work,
     })),
@@ -405,7 +408,7 @@ async function runPersonaPredictionStep(p: Pipeline, ws: Workspace, plans: Perso
   const results: NonNullable<StepResult['cells']> = [];
   let stop = false;
   for (const m of plans) {
-    const entry = { id: m.model, assistant: m.model, setting: 'all tasks x settings', work: m.work };
+    const entry = { id: m.model, assistant: m.model, setting: personaGrid(p), work: m.work };
     if (m.work.pending === 0 && !needsPersonaCompaction(m.dirs)) {
       results.push(
         m.work.failed > 0
