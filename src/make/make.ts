@@ -242,7 +242,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
                 step,
                 status: 'ran',
                 work: 1,
-                detail: `built ${r.db} (${r.relations.filter((x) => x.type === 'view').length} views${r.skipped.length ? `; skipped ${r.skipped.map((s) => s.file).join(', ')}` : ''})`,
+                detail: `built ${r.db} (${r.relations.filter((x) => x.type === 'view').length} views${skippedFiles(p, r.skipped)})`,
               });
             }
             break;
@@ -325,6 +325,13 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
     report: reportFile,
     elapsed_ms: Math.round(performance.now() - started),
   };
+}
+
+/** The SQL files a build skipped; a PERSONA-bench workspace skips every PersonaLens one by design, so they are only counted. */
+function skippedFiles(p: Pipeline, skipped: Array<{ file: string }>): string {
+  if (skipped.length === 0) return '';
+  if (p.benchmark === 'persona-bench') return `; ${skipped.length} PersonaLens SQL file(s) skipped: no PersonaLens data here`;
+  return `; skipped ${skipped.map((s) => s.file).join(', ')}`;
 }
 
 function reportMetadata(p: Pipeline): Record<string, unknown> {

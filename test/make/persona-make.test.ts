@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/db/database.js';
@@ -189,6 +189,36 @@ describe('plens make on PERSONA-bench: the persona demo pipeline', () => {
     const step = two.json.steps.find((s) => s.step === 'predictions')!;
     expect(step.work).toBe(6);
     expect(two.json.steps.map((s) => `${s.step}:${s.status}`)).toEqual(['select:up-to-date', 'predictions:ran', 'scores:ran', 'warehouse:ran', 'tables:ran']);
+  }, 120_000);
+});
+
+describe('PERSONA-bench up-to-date rules', () => {
+  it('a changed input reselects; the same prompts make no new predictions, so nothing after reruns', async () => {
+    const { file, dir } = pipelineFile('');
+    const source = join(dir, 'raw.json');
+    copyFileSync(SAMPLE, source);
+    writeFileSync(file, `${readFileSync(file, 'utf8')}benchmark: persona-bench\npersona:\n  source: ${source}\n  tasks: ["3.1"]\n  models: [sim:default]\n`);
+    const first = await runCliJson<MakeJson>(['make', '-p', file, '--no-progress']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.json.steps.find((s) => s.step === 'predictions')!.work).toBe(18);
+    expect(first.json.steps.find((s) => s.step === 'warehouse')!.status).toBe('ran');
+
+    // A trailing newline: the file changed, its posts did not.
+    appendFileSync(source, '\n');
+    const status = await runCliJson<StatusJson>(['status', '-p', file]);
+    expect(status.json.stages).toMatchObject({ select: 'out-of-date', scores: 'out-of-date', warehouse: 'out-of-date' });
+    expect(status.json.predictions[0]!.work.pending).toBeNull();
+    const again = await runCliJson<MakeJson>(['make', '-p', file, '--no-progress']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.json.steps.map((s) => `${s.step}:${s.status}`)).toEqual([
+      'select:ran',
+      'predictions:up-to-date',
+      'scores:up-to-date',
+      'warehouse:up-to-date',
+      'tables:up-to-date',
+      'report:up-to-date',
+    ]);
+    expect((await runCliJson<StatusJson>(['status', '-p', file])).json.stages).toMatchObject({ select: 'done', scores: 'done', report: 'done' });
   }, 120_000);
 });
 
