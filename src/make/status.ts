@@ -99,7 +99,7 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
       });
     }
   } else if (p.persona) {
-    for (const model of p.persona.models) predictions.push({ model, work: emptyWork() });
+    for (const model of p.persona.models) predictions.push({ model, work: { ...emptyWork(), unparsed: 0 } });
   }
   if (scenariosDone && p.dialogues) {
     const plans = await planCells(p, ws, signal);
