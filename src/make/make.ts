@@ -11,14 +11,16 @@ import { runJudge } from '../benchmarks/personalens/judge-stage.js';
 import { runScenarios } from '../benchmarks/personalens/scenarios/stage.js';
 import { dialogueCell } from '../benchmarks/personalens/records.js';
 import { collectTables } from '../tables/tables.js';
+import { runPersonaSelect } from '../benchmarks/personabench/select-stage.js';
 import { buildWarehouse } from '../warehouse/build.js';
 import { formatEstimatedCost } from '../engine/stage-summary.js';
 import { addSpend, emptySpend, formatSpend, SpendBudget, type SpendBreakdown } from '../engine/spend-budget.js';
 import { parseModelSpec, unpriced } from '../llm/model-spec.js';
 import { planCells, stageOptions, sumWork, type CellPlan, type CellWork } from './cells.js';
+import { needsPersonaCompaction, personaPromptsFile, planPersonaPredictions, runPersonaModel, type PersonaModelPlan } from './persona.js';
 import { buildGraph, type Step } from './graph.js';
 import type { Pipeline } from './pipeline.js';
-import { fileStamp, manifestStamp, needsCompaction, readState, writeState } from './state.js';
+import { fileStamp, manifestStamp, needsCompaction, personaMetricsFile, personaSelectionDir, personaSelectionStamp, readState, writeState } from './state.js';
 import { isCurrent, reportFileOf, stepInputs, tableStateKey } from './steps.js';
 
 export interface MakeOptions {
@@ -95,6 +97,8 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
   let scratch: string | undefined;
   let planWs = ws;
   let cells: CellPlan[] | undefined;
+  // PERSONA-bench: a dry run whose selection is out of date selects into a scratch folder to count.
+  let personaScratch: string | undefined;
   let reportFile = reportFileOf(state);
   // One budget for the whole run: every cell and the judge draw from the same cap.
   const maxCost = p.limits.maxCost;
@@ -134,22 +138,23 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
       try {
         switch (step) {
           case 'import': {
+            const data = p.data!;
             const inputs = stepInputs('import', p);
-            if (isCurrent('import', p, state, { inputs })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.data.from})` });
+            if (isCurrent('import', p, state, { inputs })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${data.from})` });
             else if (o.dryRun) {
               // The plan needs the scenarios to count the dialogues: import into a scratch folder.
               scratch = mkdtempSync(join(tmpdir(), 'plens-plan-'));
               planWs = new Workspace(scratch);
-              const r = await runImport({ from: p.data.from, ...(p.data.schema ? { schema: p.data.schema } : {}), workspace: planWs });
+              const r = await runImport({ from: data.from, ...(data.schema ? { schema: data.schema } : {}), workspace: planWs });
               finish({
                 step,
                 status: 'would-run',
                 work: 1,
-                detail: `would import ${r.users} users, ${r.scenarios.sd + r.scenarios.md} scenarios from ${p.data.from}`,
+                detail: `would import ${r.users} users, ${r.scenarios.sd + r.scenarios.md} scenarios from ${data.from}`,
                 reason: state['import'] ? 'the data changed' : 'not imported yet',
               });
             } else {
-              const r = await runImport({ from: p.data.from, ...(p.data.schema ? { schema: p.data.schema } : {}), workspace: ws, progress: o.progress });
+              const r = await runImport({ from: data.from, ...(data.schema ? { schema: data.schema } : {}), workspace: ws, progress: o.progress });
               await save('import', inputs, manifestStamp(ws.datasetDir)!);
               finish({ step, status: 'ran', work: 1, detail: `imported ${r.users} users, ${r.scenarios.sd + r.scenarios.md} scenarios -> ${ws.datasetDir}` });
             }
@@ -163,7 +168,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
                 symlinkSync(ws.datasetDir, join(scratch, 'dataset'), 'dir');
                 planWs = new Workspace(scratch);
               }
-              const r = await runScenarios(planWs, p.selection);
+              const r = await runScenarios(planWs, p.selection!);
               finish({
                 step,
                 status: 'would-run',
@@ -172,7 +177,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
                 reason: 'the selection or the import changed',
               });
             } else {
-              const r = await runScenarios(ws, p.selection);
+              const r = await runScenarios(ws, p.selection!);
               await save('scenarios', stepInputs('scenarios', p), manifestStamp(ws.scenariosDir)!);
               finish({ step, status: 'ran', work: 1, detail: `selected ${r.scenarios.total} scenarios (${r.scenarios.sd} SD + ${r.scenarios.md} MD)` });
             }
@@ -193,6 +198,65 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
             finish(o.dryRun ? planStep('judge', cells, (c) => c.judge!) : await runJudgeStep(p, ws, cells, o, budget));
             break;
           }
+          case 'select': {
+            const s = p.persona!;
+            const inputs = stepInputs('select', p);
+            if (isCurrent('select', p, state, { inputs })) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${s.source})` });
+            else {
+              if (o.dryRun) {
+                scratch ??= mkdtempSync(join(tmpdir(), 'plens-plan-'));
+                personaScratch = join(scratch, 'selection');
+              }
+              const out = o.dryRun ? personaScratch! : personaSelectionDir(p);
+              const r = await runPersonaSelect({ from: s.source, out, fidelity: s.fidelity, seed: s.seed });
+              const total = Object.values(r.counts).reduce((n, c) => n + c, 0);
+              if (o.dryRun)
+                finish({
+                  step,
+                  status: 'would-run',
+                  work: 1,
+                  detail: `would select ${total} samples (${s.fidelity}, seed ${s.seed}) from ${s.source}`,
+                  reason: state['select'] ? 'the input or the selection settings changed' : 'not selected yet',
+                });
+              else {
+                await save('select', inputs, personaSelectionStamp(p)!);
+                finish({ step, status: 'ran', work: 1, detail: `selected ${total} samples (${s.fidelity}, seed ${s.seed}) -> ${out}` });
+              }
+            }
+            break;
+          }
+          case 'predictions': {
+            const promptRecords = personaPromptsFile(p, personaScratch);
+            const plans = await planPersonaPredictions(p, ws, { promptRecords, signal: o.signal, retryFailed: o.retryFailed });
+            finish(o.dryRun ? planPersonaStep(p, plans) : await runPersonaPredictionStep(p, ws, plans, promptRecords, o, budget));
+            break;
+          }
+          case 'scores': {
+            const s = p.persona!;
+            const inputs = stepInputs('scores', p);
+            if (!upstreamChanged(step) && isCurrent('scores', p, state, { inputs }))
+              finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${personaMetricsFile(p)})` });
+            else if (o.dryRun)
+              finish({
+                step,
+                status: 'would-run',
+                work: 1,
+                detail: `would score the predictions${s.embeddings ? ' (SBERT through the embeddings endpoint)' : ''}`,
+              });
+            else {
+              const { runPersonaScores } = await import('../benchmarks/personabench/predict.js');
+              const r = await runPersonaScores({ workspace: ws, ...(s.embeddings ? { embeddings: s.embeddings } : {}) });
+              // Fingerprinted after scoring: the inputs are the predictions it read.
+              await save('scores', stepInputs('scores', p), fileStamp(r.metrics)!);
+              finish({
+                step,
+                status: 'ran',
+                work: 1,
+                detail: `scored -> ${r.metrics} (${r.rows} metric rows); SBERT ${r.sbert === null ? 'not scored (no persona.embeddings)' : `from ${r.sbert}`}`,
+              });
+            }
+            break;
+          }
           case 'warehouse': {
             const inputs = stepInputs('warehouse', p);
             if (!upstreamChanged(step) && isCurrent('warehouse', p, state, { inputs }))
@@ -206,7 +270,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
                 step,
                 status: 'ran',
                 work: 1,
-                detail: `built ${r.db} (${r.relations.filter((x) => x.type === 'view').length} views${r.skipped.length ? `; skipped ${r.skipped.map((s) => s.file).join(', ')}` : ''})`,
+                detail: `built ${r.db} (${r.relations.filter((x) => x.type === 'view').length} views${skippedFiles(p, r.skipped)})`,
               });
             }
             break;
@@ -299,7 +363,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
 
 /** A cap cannot be kept on a model whose calls cannot be priced: refused before anything runs (also by a dry run). */
 function assertPriced(p: Pipeline): void {
-  const specs = [p.dialogues?.user, ...(p.dialogues?.assistants ?? []), p.judge?.model]
+  const specs = [p.dialogues?.user, ...(p.dialogues?.assistants ?? []), p.judge?.model, ...(p.persona?.models ?? [])]
     .filter((s): s is string => s !== undefined)
     .map((s) => parseModelSpec(s));
   const missing = unpriced(specs);
@@ -310,7 +374,32 @@ function assertPriced(p: Pipeline): void {
     );
 }
 
+/** The SQL files a build skipped; a PERSONA-bench workspace skips every PersonaLens one by design, so they are only counted. */
+function skippedFiles(p: Pipeline, skipped: Array<{ file: string }>): string {
+  if (skipped.length === 0) return '';
+  if (p.benchmark === 'persona-bench') return `; ${skipped.length} PersonaLens SQL file(s) skipped: no PersonaLens data here`;
+  return `; skipped ${skipped.map((s) => s.file).join(', ')}`;
+}
+
 function reportMetadata(p: Pipeline): Record<string, unknown> {
+  if (p.persona) {
+    const s = p.persona;
+    return {
+      pipeline: p.name,
+      pipeline_file: p.file,
+      description: p.description,
+      benchmark: p.benchmark,
+      source: s.source,
+      fidelity: s.fidelity,
+      seed: s.seed,
+      tasks: s.tasks,
+      settings: s.settings,
+      models: s.models,
+      decoding: s.decoding === 'best-of-n' ? `best-of-n (n = ${s.samples})` : 'single-sample',
+      parsers: s.parsers,
+      embeddings: s.embeddings ?? null,
+    };
+  }
   return {
     pipeline: p.name,
     pipeline_file: p.file,
@@ -339,6 +428,99 @@ function planStep(step: 'dialogues' | 'judge', cells: CellPlan[], of: (c: CellPl
     })),
     estimate: total.estimate,
     price_unknown: total.priceUnknown ?? [],
+  };
+}
+
+/** The predictions plan: per model, what is left and what it would cost. */
+/** What a model's predictions cover, as the plan lists it. */
+const personaGrid = (p: Pipeline) => `${p.persona!.tasks.join('/')} x ${p.persona!.settings.join('/')}`;
+
+function planPersonaStep(p: Pipeline, plans: PersonaModelPlan[]): StepResult {
+  const total = sumWork(plans.map((m) => m.work));
+  return {
+    step: 'predictions',
+    status: total.pending > 0 ? 'would-run' : total.failed > 0 ? 'failed' : 'up-to-date',
+    work: total.pending,
+    detail: `${plans.length} model(s): ${fmtWork(total)}; ${plans.reduce((n, m) => n + m.unparsed, 0)} unparsed`,
+    cells: plans.map((m) => ({
+      id: m.model,
+      assistant: m.model,
+      setting: personaGrid(p),
+      status: m.work.pending > 0 ? 'would-run' : m.work.failed > 0 ? 'failed' : 'up-to-date',
+      work: m.work,
+    })),
+    estimate: total.estimate,
+    price_unknown: total.priceUnknown ?? [],
+  };
+}
+
+/**
+ * Each model's predictions that are left, one model at a time (each with the pipeline's
+ * concurrency). An unparsed reply is an outcome, counted and never scored; a failed call fails the step.
+ */
+async function runPersonaPredictionStep(
+  p: Pipeline,
+  ws: Workspace,
+  plans: PersonaModelPlan[],
+  promptRecords: string,
+  o: MakeOptions,
+  budget: SpendBudget | undefined,
+): Promise<StepResult> {
+  const results: NonNullable<StepResult['cells']> = [];
+  let stop = false;
+  for (const m of plans) {
+    const entry = { id: m.model, assistant: m.model, setting: personaGrid(p), work: m.work };
+    if (m.work.pending === 0 && !needsPersonaCompaction(m.dirs)) {
+      results.push(
+        m.work.failed > 0
+          ? { ...entry, status: 'failed', error: `${m.work.failed} call(s) recorded failed (--retry-failed reruns them)` }
+          : { ...entry, status: 'up-to-date' },
+      );
+      stop ||= m.work.failed > 0 && !o.keepGoing;
+      continue;
+    }
+    if (stop || o.signal.aborted || budget?.capped) {
+      results.push({ ...entry, status: 'not-run' });
+      continue;
+    }
+    try {
+      const r = await runPersonaModel(p, ws, m.model, {
+        promptRecords,
+        signal: o.signal,
+        progress: o.progress,
+        retryFailed: o.retryFailed,
+        ...(budget ? { budget } : {}),
+      });
+      const failedNow = r.failed + (o.retryFailed ? 0 : m.work.failed);
+      o.log(`  predictions  ${m.model}: ${r.ok} ok, ${r.unparsed} unparsed, ${r.failed} failed`);
+      const line = {
+        ...entry,
+        new: { ok: r.ok, failed: r.summary.failed, failure_reasons: r.summary.failure_reasons },
+        ...(r.summary.spend_capped ? { spend_capped: true } : {}),
+      };
+      if (failedNow > 0) {
+        stop ||= !o.keepGoing;
+        results.push({ ...line, status: 'failed', error: `${failedNow} call(s) failed${r.failed ? `: ${reasons(r.summary.failure_reasons)}` : ''}` });
+      } else results.push({ ...line, status: 'ran' });
+    } catch (error) {
+      stop ||= !o.keepGoing;
+      results.push({ ...entry, status: 'failed', error: error instanceof PlensError ? `${error.code}: ${error.message}` : (error as Error).message });
+    }
+  }
+  const work = results.reduce((n, r) => n + (r.new ? r.new.ok + r.new.failed : 0), 0);
+  const bad = results.filter((r) => r.status === 'failed');
+  const capped = Boolean(budget?.capped) && results.some((r) => r.spend_capped || r.status === 'not-run');
+  return {
+    step: 'predictions',
+    status: bad.length ? 'failed' : results.some((r) => r.status === 'ran') ? 'ran' : capped ? 'not-run' : 'up-to-date',
+    ...(capped ? { spend_capped: true } : {}),
+    work,
+    detail: bad.length
+      ? `${bad.length} of ${plans.length} model(s) failed: ${bad.map((b) => `${b.assistant}: ${b.error}`).join('; ')}`
+      : work === 0
+        ? `up to date (${plans.length} model(s), ${plans.reduce((n, m) => n + m.work.done, 0)} predictions)`
+        : `${work} new prediction(s) for ${results.filter((r) => r.status === 'ran').length} of ${plans.length} model(s)`,
+    cells: results,
   };
 }
 

@@ -9,7 +9,15 @@ import { DEFAULT_DIMENSIONS, type JudgeDimensionName } from '../benchmarks/perso
 import type { Setting } from '../benchmarks/personalens/settings.js';
 import type { ScenarioSelection } from '../benchmarks/personalens/scenarios/selection.js';
 import type { BatchOptions } from '../engine/llm-stage.js';
-import { resolveBatch, resolveLimits, STAGE_DEFAULTS, type RunLimits } from './run-settings.js';
+import {
+  resolveBatch,
+  resolveLimits,
+  resolvePersonaSettings,
+  STAGE_DEFAULTS,
+  type PersonaSection,
+  type PersonaSettings,
+  type RunLimits,
+} from './run-settings.js';
 import { scenarioSelectionOf } from './scenario-settings.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
 import { PAPER_TABLES } from '../tables/catalog.js';
@@ -22,8 +30,10 @@ interface PipelineFile {
   description?: string;
   workspace?: string;
   warehouse?: string;
-  data: { from: string; schema?: string };
-  scenarios: { kind: 'sd' | 'md' | 'all'; sample?: number | string; users?: string | number[]; domains?: string[]; random?: number; seed?: string };
+  benchmark?: Benchmark;
+  persona?: PersonaSection;
+  data?: { from: string; schema?: string };
+  scenarios?: { kind: 'sd' | 'md' | 'all'; sample?: number | string; users?: string | number[]; domains?: string[]; random?: number; seed?: string };
   dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates?: number; prompts?: string };
   judge?: {
     model: string;
@@ -40,6 +50,11 @@ interface PipelineFile {
   report?: boolean | { title?: string; out?: string };
 }
 
+export type Benchmark = 'personalens' | 'persona-bench';
+
+/** The sections only a PersonaLens pipeline has. */
+const PERSONALENS_ONLY = ['data', 'scenarios', 'dialogues', 'judge', 'statistics'] as const;
+
 /** A pipeline ready to run: paths absolute, environment resolved, defaults filled in. */
 export interface Pipeline {
   file: string;
@@ -47,8 +62,12 @@ export interface Pipeline {
   description: string;
   workspace: string;
   warehouse: string;
-  data: { from: string; schema?: string };
-  selection: ScenarioSelection;
+  benchmark: Benchmark;
+  /** PersonaLens: the upstream data and the scenario selection (absent for PERSONA-bench). */
+  data?: { from: string; schema?: string };
+  selection?: ScenarioSelection;
+  /** PERSONA-bench: what to select, predict and score (absent for PersonaLens). */
+  persona?: PersonaSettings;
   dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates: number; prompts?: string };
   judge?: { model: string; dimensions: JudgeDimensionName[]; reask: boolean; batch?: BatchOptions };
   /** The run limits in force: flags over the file's `limits:` over the defaults (make/run-settings.ts). */
@@ -184,6 +203,21 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
       throw error;
     }
   };
+  const benchmark = p.benchmark ?? 'personalens';
+  if (benchmark === 'persona-bench') {
+    // The schema requires the persona section; what it cannot say is which sections do not belong.
+    for (const field of PERSONALENS_ONLY)
+      if (p[field] !== undefined)
+        throw new PlensError('E_INPUT_SCHEMA', `${field}: a PersonaLens section; a persona-bench pipeline takes a persona section instead`, {
+          location: locate(`/${field}`),
+          hint: 'the format is in schemas/pipeline.schema.json and README.md (PERSONA-bench pipelines)',
+        });
+    p.persona!.models.forEach((m, i) => checkSpec(m, `/persona/models/${i}`));
+  } else if (p.persona !== undefined) {
+    throw new PlensError('E_INPUT_SCHEMA', 'persona: only a pipeline with `benchmark: persona-bench` takes a persona section', {
+      location: locate('/persona'),
+    });
+  }
   p.dialogues?.assistants.forEach((a, i) => checkSpec(a, `/dialogues/assistants/${i}`));
   if (p.dialogues?.user) checkSpec(p.dialogues.user, '/dialogues/user');
   if (p.judge) checkSpec(p.judge.model, '/judge/model');
@@ -195,7 +229,9 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
       throw new PlensError('E_INPUT_SCHEMA', `unknown table "${t}"; known: ${[...known].join(', ')}`, { location: locate(`/tables/only/${i}`) });
   });
 
-  const selection = scenarioSelectionOf(p.scenarios, locate);
+  const selection = p.scenarios ? scenarioSelectionOf(p.scenarios, locate) : undefined;
+  // Each benchmark's tables by default: the PERSONA-bench views, or the PersonaLens paper's.
+  const defaultTables = PAPER_TABLES.map((t) => t.name).filter((t) => t.startsWith('persona_') === (benchmark === 'persona-bench'));
 
   const workspace = resolve(userPath(p.workspace ?? `out/${p.name}`));
   // The report is on unless the pipeline says `report: false`.
@@ -206,8 +242,12 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
     description: p.description ?? '',
     workspace,
     warehouse: userPath(p.warehouse ?? `warehouse/${p.name}.duckdb`),
-    data: { from: p.data.from === 'sample' ? sampleDataDir : userPath(p.data.from), ...(p.data.schema ? { schema: userPath(p.data.schema) } : {}) },
-    selection,
+    benchmark,
+    ...(p.data
+      ? { data: { from: p.data.from === 'sample' ? sampleDataDir : userPath(p.data.from), ...(p.data.schema ? { schema: userPath(p.data.schema) } : {}) } }
+      : {}),
+    ...(selection ? { selection } : {}),
+    ...(p.persona ? { persona: resolvePersonaSettings(p.persona, { source: userPath(p.persona.source), locate }) } : {}),
     ...(p.dialogues
       ? {
           dialogues: {
@@ -223,7 +263,7 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
     limits: resolveLimits({ ...(overrides.limits ? { flags: overrides.limits } : {}), pipeline: { ...(p.limits ? { limits: p.limits } : {}), locate } }),
     lexical: p.statistics?.lexical ?? ['laps', 'full'],
     tables: {
-      only: p.tables?.only ?? PAPER_TABLES.map((t) => t.name),
+      only: p.tables?.only ?? defaultTables,
       formats: p.tables?.formats ?? ['md'],
       outDir: p.tables?.out_dir ? userPath(p.tables.out_dir) : resolve(workspace, 'tables'),
     },

@@ -7,6 +7,9 @@ import { SpendBudget } from '../engine/spend-budget.js';
 import { CACHE_MODES, type CacheMode } from '../llm/call-cache.js';
 import { DEFAULT_RETRY } from '../llm/retry.js';
 import type { LlmStageOptions } from '../benchmarks/personalens/llm-stage-options.js';
+import type { ImpactParser, SignParser } from '../benchmarks/personabench/parse.js';
+import type { Fidelity, Setting as PersonaSetting, Task as PersonaTask } from '../benchmarks/personabench/selection.js';
+import { parseModelSpec } from '../llm/model-spec.js';
 
 /**
  * How LLM stages run, whether asked for by flags (`plens dialogues`, `plens judge`, `plens make`)
@@ -196,6 +199,90 @@ export const STAGE_DEFAULTS = {
   /** Ask the judge once more when its reply does not parse. */
   reask: false,
 } as const;
+
+/** PERSONA-bench in a pipeline (`benchmark: persona-bench`, section `persona:`), every default filled in. */
+export interface PersonaSettings {
+  /** The input file (raw list of posts or {author: [posts]}), absolute. */
+  source: string;
+  fidelity: Fidelity;
+  seed: number;
+  tasks: PersonaTask[];
+  settings: PersonaSetting[];
+  models: string[];
+  decoding: 'best-of-n' | 'single-sample';
+  /** 3.3 samples per prompt: n with best-of-n, 1 with single-sample. */
+  samples: number;
+  parsers: { '3.1': SignParser; '3.2': ImpactParser };
+  /** SBERT's embeddings endpoint spec; SBERT is not scored without it. */
+  embeddings?: string;
+}
+
+/**
+ * PERSONA-bench defaults, the same as `plens persona select|predict`'s flags: the original's
+ * fidelity, seed 0, the paper's grid of 3 tasks x 3 settings, 3.3 best-of-n over the paper's 10
+ * samples, and the API evaluators' parsers (3.1/GPT.py strict, 3.2/GPT.py float then last number).
+ */
+export const PERSONA_DEFAULTS = {
+  fidelity: 'original',
+  seed: 0,
+  tasks: ['3.1', '3.2', '3.3'],
+  settings: ['P-Conv', 'P-NonConv', 'NP-Conv'],
+  decoding: 'best-of-n',
+  samples: 10,
+  parsers: { '3.1': 'strict', '3.2': 'float-then-last-number' },
+} as const satisfies Omit<PersonaSettings, 'source' | 'models' | 'embeddings'>;
+
+/** A pipeline's `persona:` section as written (schema-checked). */
+export interface PersonaSection {
+  source: string;
+  fidelity?: Fidelity;
+  seed?: number;
+  tasks?: PersonaTask[];
+  settings?: PersonaSetting[];
+  models: string[];
+  decoding?: 'best-of-n' | 'single-sample';
+  samples?: number;
+  parsers?: { '3.1'?: SignParser; '3.2'?: ImpactParser };
+  embeddings?: string;
+}
+
+/**
+ * The PERSONA-bench settings in force: the section's values over PERSONA_DEFAULTS. What the schema
+ * cannot say is checked here, as an input error at its line: `samples` with single-sample decoding,
+ * an embeddings spec that is not an OpenAI-compatible endpoint.
+ */
+export function resolvePersonaSettings(section: PersonaSection, o: { source: string; locate: (pointer: string) => InputLocation }): PersonaSettings {
+  const decoding = section.decoding ?? PERSONA_DEFAULTS.decoding;
+  const bad = (pointer: string, message: string) =>
+    new PlensError('E_INPUT_SCHEMA', message, {
+      location: o.locate(pointer),
+      hint: 'the format is in schemas/pipeline.schema.json and README.md (PERSONA-bench pipelines)',
+    });
+  if (decoding === 'single-sample' && section.samples !== undefined)
+    throw bad('/persona/samples', 'persona.samples is the n of best-of-n; single-sample decoding draws one sample');
+  if (section.embeddings !== undefined) {
+    let spec: ReturnType<typeof parseModelSpec>;
+    try {
+      spec = parseModelSpec(section.embeddings, 'persona.embeddings');
+    } catch (error) {
+      throw error instanceof PlensError ? bad('/persona/embeddings', error.message) : error;
+    }
+    if (spec.provider !== 'openai' || spec.baseUrl === undefined)
+      throw bad('/persona/embeddings', 'persona.embeddings must be an OpenAI-compatible endpoint: openai:MODEL?base_url=URL[&key_env=VAR]');
+  }
+  return {
+    source: o.source,
+    fidelity: section.fidelity ?? PERSONA_DEFAULTS.fidelity,
+    seed: section.seed ?? PERSONA_DEFAULTS.seed,
+    tasks: section.tasks ?? [...PERSONA_DEFAULTS.tasks],
+    settings: section.settings ?? [...PERSONA_DEFAULTS.settings],
+    models: section.models,
+    decoding,
+    samples: decoding === 'single-sample' ? 1 : (section.samples ?? PERSONA_DEFAULTS.samples),
+    parsers: { ...PERSONA_DEFAULTS.parsers, ...section.parsers },
+    ...(section.embeddings !== undefined ? { embeddings: section.embeddings } : {}),
+  };
+}
 
 /** What a stage run adds to the limits: where, what for, and how it reports. */
 export interface StageRunContext {

@@ -8,6 +8,7 @@ import { DATASET_FORMAT } from '../benchmarks/personalens/dataset/tables.js';
 import { Partition } from '../engine/partition.js';
 import { DIALOGUES_FORMAT, JUDGMENTS_FORMAT } from '../benchmarks/personalens/records.js';
 import { defaultSqlDir } from '../warehouse/build.js';
+import { predictionsRoot, scoresRoot } from '../benchmarks/personabench/predict.js';
 import type { Pipeline } from './pipeline.js';
 
 /**
@@ -82,20 +83,40 @@ export function manifestStamp(dir: string): string | null {
 }
 
 export function importInputs(p: Pipeline): string {
-  const schema = p.data.schema ?? join(dirname(p.data.from), 'res', 'schema.json');
-  return hash([
-    'import',
-    plensVersion,
-    DATASET_FORMAT,
-    p.data.from,
-    p.data.schema ?? null,
-    fileStats(p.data.from),
-    existsSync(schema) ? fileStamp(schema) : null,
-  ]);
+  const data = p.data!;
+  const schema = data.schema ?? join(dirname(data.from), 'res', 'schema.json');
+  return hash(['import', plensVersion, DATASET_FORMAT, data.from, data.schema ?? null, fileStats(data.from), existsSync(schema) ? fileStamp(schema) : null]);
 }
 
 export function scenariosInputs(p: Pipeline): string {
   return hash(['scenarios', p.selection, manifestStamp(new Workspace(p.workspace).datasetDir)]);
+}
+
+/** PERSONA-bench: the folder `plens persona select` writes for the pipeline's fidelity (the CLI's default too). */
+export function personaSelectionDir(p: Pipeline): string {
+  return join(p.workspace, 'persona', `selection-${p.persona!.fidelity}`);
+}
+
+/** The selection's summary.json, written last into its folder: its stamp says which selection is there. */
+export function personaSelectionStamp(p: Pipeline): string | null {
+  return fileStamp(join(personaSelectionDir(p), 'summary.json'));
+}
+
+/** What the selection reads: the input file and how it selects (tasks, settings and models choose among its prompts later). */
+export function personaSelectInputs(p: Pipeline): string {
+  const s = p.persona!;
+  return hash(['persona-select', plensVersion, s.source, fileStamp(s.source), s.fidelity, s.seed]);
+}
+
+/** The metrics file the scores step writes. */
+export function personaMetricsFile(p: Pipeline): string {
+  return join(scoresRoot(p.workspace), 'metrics.parquet');
+}
+
+/** What scoring reads: every compacted predictions file in the workspace (it scores them all) and the SBERT endpoint. */
+export function personaScoresInputs(p: Pipeline): string {
+  const predictions = fileStats(predictionsRoot(p.workspace), (n) => n === 'predictions.parquet');
+  return hash(['persona-scores', plensVersion, predictions, p.persona!.embeddings ?? null]);
 }
 
 /** Everything the warehouse reads: the workspace's Parquet files, the SQL files, the statistics asked for. */

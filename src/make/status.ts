@@ -4,9 +4,11 @@ import { addCallSpend, emptySpend, formatSpend, type SpendBreakdown } from '../e
 import { dialogueCell, judgeFolder } from '../benchmarks/personalens/records.js';
 import { runJudge } from '../benchmarks/personalens/judge-stage.js';
 import { planCells, stageOptions } from './cells.js';
+import { personaPromptsFile, planPersonaPredictions } from './persona.js';
+import { predictionPartition } from '../benchmarks/personabench/predict.js';
 import type { Pipeline } from './pipeline.js';
 import { readManifest, readState } from './state.js';
-import { doneSteps, outputExists, reportFileOf, type FileStep } from './steps.js';
+import { doneSteps, outputExists, reportFileOf, STEPS, stepAvailable, type FileStep } from './steps.js';
 
 export interface Spent {
   calls: number;
@@ -26,15 +28,23 @@ export interface WorkStatus {
   spent: Spent;
   /** Part of `pending` is estimated: judgments of dialogues not made yet. */
   pending_estimated?: boolean;
+  /** PERSONA-bench predictions: replies that did not parse (kept, counted, never scored; not in `failed`). */
+  unparsed?: number;
 }
+
+type StageState = 'done' | 'out-of-date' | 'pending' | 'off';
 
 export interface StatusResult {
   pipeline: string;
   file: string;
   workspace: string;
   warehouse: string;
-  stages: Record<'import' | 'scenarios' | 'warehouse' | 'tables' | 'report', 'done' | 'out-of-date' | 'pending' | 'off'>;
+  benchmark: string;
+  /** The pipeline's file steps (its benchmark's), in order. */
+  stages: Partial<Record<FileStep, StageState>>;
   scenarios: number | null;
+  /** PERSONA-bench: per model, the predictions done, pending, failed and unparsed, and what they cost. */
+  predictions: Array<{ model: string; work: WorkStatus }>;
   cells: Array<{ id: string; assistant: string; setting: string; dialogues: WorkStatus; judge: WorkStatus | null }>;
   totals: { dialogues: WorkStatus; judge: WorkStatus | null };
   /** What the pipeline's calls have cost so far, by role (user agent, assistant, judge) and by model, from the call events. */
@@ -71,6 +81,33 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
 
   const cells: StatusResult['cells'] = [];
   const spend = emptySpend();
+  const predictions: StatusResult['predictions'] = [];
+  if (p.persona && done.select) {
+    const plans = await planPersonaPredictions(p, ws, { promptRecords: personaPromptsFile(p), signal });
+    for (const m of plans) {
+      const parts = await Promise.all(m.dirs.map((d) => readPartition(predictionPartition(d))));
+      const spent = emptyWork().spent;
+      const reasons = new Map<string, number>();
+      for (const part of parts) {
+        const sp = part.spent(undefined, spend);
+        for (const k of Object.keys(spent) as Array<keyof Spent>) spent[k] += sp[k];
+        for (const r of part.reasons()) reasons.set(r.reason, (reasons.get(r.reason) ?? 0) + r.count);
+      }
+      predictions.push({
+        model: m.model,
+        work: {
+          done: m.work.done,
+          pending: m.work.pending,
+          failed: m.work.failed,
+          unparsed: m.unparsed,
+          failure_reasons: [...reasons].sort((a, b) => b[1] - a[1]).map(([reason, count]) => ({ reason, count })),
+          spent,
+        },
+      });
+    }
+  } else if (p.persona) {
+    for (const model of p.persona.models) predictions.push({ model, work: { ...emptyWork(), unparsed: 0 } });
+  }
   if (scenariosDone && p.dialogues) {
     const plans = await planCells(p, ws, signal);
     const judgeDir = p.judge
@@ -116,20 +153,23 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
   }
 
   const report = reportFileOf(state);
-  const of = (step: FileStep) => stage(outputExists(step, p, state), done[step]);
+  const of = (step: FileStep) => stage(outputExists(step, p, state), done[step] === true);
+  const stages: StatusResult['stages'] = {};
+  for (const step of STEPS) {
+    if (step === 'dialogues' || step === 'judge' || step === 'predictions') continue;
+    // The report is listed as off when the pipeline has none; other steps of another benchmark are absent.
+    if (step === 'report') stages.report = p.report ? of('report') : 'off';
+    else if (stepAvailable(step, p)) stages[step] = of(step);
+  }
   return {
     pipeline: p.name,
     file: p.file,
     workspace: p.workspace,
     warehouse: p.warehouse,
-    stages: {
-      import: of('import'),
-      scenarios: of('scenarios'),
-      warehouse: of('warehouse'),
-      tables: of('tables'),
-      report: p.report ? of('report') : 'off',
-    },
+    benchmark: p.benchmark,
+    stages,
     scenarios: scenariosDone ? scenarioCount(ws) : null,
+    predictions,
     cells,
     totals: { dialogues: sumStatus(cells.map((c) => c.dialogues)), judge: p.judge ? sumStatus(cells.map((c) => c.judge ?? emptyWork())) : null },
     spend,
@@ -218,8 +258,18 @@ export function formatStatus(s: StatusResult): string {
     `${n(w.done)} done, ${w.pending_estimated ? '~' : ''}${n(w.pending)} pending, ${n(w.failed)} failed${w.failure_reasons.length ? ` (${w.failure_reasons.map((r) => `${r.reason} x${r.count}`).join(', ')})` : ''}` +
     ` | ${n(w.spent.calls)} calls (${n(w.spent.cached_calls)} cached), ${n(w.spent.input_tokens)} in + ${n(w.spent.output_tokens)} out tokens, $${w.spent.cost_usd.toFixed(4)}`;
   const lines = [`pipeline ${s.pipeline} (${s.file})`, `  workspace ${s.workspace} | warehouse ${s.warehouse}`];
-  lines.push(`import     ${s.stages.import}`);
-  lines.push(`scenarios  ${s.stages.scenarios}${s.scenarios !== null ? ` (${s.scenarios} selected)` : ''}`);
+  if (s.stages.import) lines.push(`import     ${s.stages.import}`);
+  if (s.stages.scenarios) lines.push(`scenarios  ${s.stages.scenarios}${s.scenarios !== null ? ` (${s.scenarios} selected)` : ''}`);
+  if (s.stages.select) {
+    const unparsed = (w: WorkStatus) => (w.unparsed !== undefined ? `, ${n(w.unparsed)} unparsed` : '');
+    lines.push(`select     ${s.stages.select}`);
+    const total = sumStatus(s.predictions.map((m) => m.work));
+    total.unparsed = s.predictions.reduce((k, m) => k + (m.work.unparsed ?? 0), 0);
+    lines.push(`predictions ${work(total)}`.replace(' failed', ` failed${unparsed(total)}`));
+    for (const m of s.predictions) lines.push(`  ${m.model}: ${work(m.work)}`.replace(' failed', ` failed${unparsed(m.work)}`));
+    if (s.stages.select !== 'done') lines.push('  (pending is known once the samples are selected: plens make select)');
+    lines.push(`scores     ${s.stages.scores}`);
+  }
   if (s.cells.length) {
     lines.push(`dialogues  ${work(s.totals.dialogues)}`);
     for (const c of s.cells) lines.push(`  ${c.setting} | ${c.assistant}: ${work(c.dialogues)}`);

@@ -1,14 +1,30 @@
 import { existsSync } from 'node:fs';
 import { Workspace } from '../core/workspace.js';
 import type { Pipeline } from './pipeline.js';
-import { fileStamp, hash, importInputs, manifestStamp, scenariosInputs, warehouseInputs, type MakeState } from './state.js';
+import {
+  fileStamp,
+  hash,
+  importInputs,
+  manifestStamp,
+  personaMetricsFile,
+  personaScoresInputs,
+  personaSelectInputs,
+  personaSelectionStamp,
+  scenariosInputs,
+  warehouseInputs,
+  type MakeState,
+} from './state.js';
 
-/** The stages `plens make` knows, in the one order that respects every dependency. */
-export const STEPS = ['import', 'scenarios', 'dialogues', 'judge', 'warehouse', 'tables', 'report'] as const;
+/**
+ * The stages `plens make` knows, in the one order that respects every dependency: PersonaLens's
+ * (import ... judge) and PERSONA-bench's (select, predictions, scores), then the shared warehouse,
+ * tables and report. A pipeline has the steps of its benchmark only.
+ */
+export const STEPS = ['import', 'scenarios', 'dialogues', 'judge', 'select', 'predictions', 'scores', 'warehouse', 'tables', 'report'] as const;
 export type Step = (typeof STEPS)[number];
 
 /** The steps whose outputs are files, rebuilt when the fingerprint of their inputs changes. */
-export type FileStep = Exclude<Step, 'dialogues' | 'judge'>;
+export type FileStep = Exclude<Step, 'dialogues' | 'judge' | 'predictions'>;
 
 /**
  * A file step's up-to-date rule. The LLM steps need none: their keys already say what is done,
@@ -25,7 +41,7 @@ interface Fingerprint {
    * The file step this one is current only after, for `status` (which runs nothing); `make`
    * instead reruns a step whose dependencies ran in the same make.
    */
-  after?: FileStep;
+  after?: (p: Pipeline) => FileStep;
 }
 
 interface StepEntry {
@@ -37,6 +53,8 @@ interface StepEntry {
 }
 
 const always = () => true;
+const personalens = (p: Pipeline) => p.benchmark === 'personalens';
+const personaBench = (p: Pipeline) => p.benchmark === 'persona-bench';
 
 /** The state key of one rendered table. */
 export const tableStateKey = (table: string) => `table:${table}`;
@@ -63,7 +81,7 @@ const recorded = (step: FileStep, state: MakeState, inputs: string, stamp: strin
 export const STEP_TABLE: Record<Step, StepEntry> = {
   import: {
     needs: () => [],
-    available: always,
+    available: personalens,
     fingerprint: {
       inputs: importInputs,
       current: (p, state, o) => recorded('import', state, o.inputs, manifestStamp(new Workspace(p.workspace).datasetDir)),
@@ -72,24 +90,47 @@ export const STEP_TABLE: Record<Step, StepEntry> = {
   },
   scenarios: {
     needs: () => ['import'],
-    available: always,
+    available: personalens,
     fingerprint: {
       inputs: scenariosInputs,
       current: (p, state, o) => recorded('scenarios', state, o.inputs, manifestStamp(new Workspace(p.workspace).scenariosDir)),
       exists: (p) => manifestStamp(new Workspace(p.workspace).scenariosDir) !== null,
-      after: 'import',
+      after: () => 'import',
     },
   },
-  dialogues: { needs: () => ['scenarios'], available: (p) => Boolean(p.dialogues) },
-  judge: { needs: () => ['dialogues'], available: (p) => Boolean(p.judge) },
+  dialogues: { needs: () => ['scenarios'], available: (p) => personalens(p) && Boolean(p.dialogues) },
+  judge: { needs: () => ['dialogues'], available: (p) => personalens(p) && Boolean(p.judge) },
+  // PERSONA-bench: the selection writes every task x setting's prompts; predictions are keyed
+  // LLM work (planned by the stage's dry run, as the dialogues are); scores are rebuilt when the
+  // compacted predictions change.
+  select: {
+    needs: () => [],
+    available: personaBench,
+    fingerprint: {
+      inputs: personaSelectInputs,
+      current: (p, state, o) => recorded('select', state, o.inputs, personaSelectionStamp(p)),
+      exists: (p) => personaSelectionStamp(p) !== null,
+    },
+  },
+  predictions: { needs: () => ['select'], available: personaBench },
+  scores: {
+    needs: () => ['predictions'],
+    available: personaBench,
+    fingerprint: {
+      inputs: personaScoresInputs,
+      current: (p, state, o) => recorded('scores', state, o.inputs, fileStamp(personaMetricsFile(p))),
+      exists: (p) => fileStamp(personaMetricsFile(p)) !== null,
+      after: () => 'select',
+    },
+  },
   warehouse: {
-    needs: (p) => (p.judge ? ['scenarios', 'judge'] : p.dialogues ? ['scenarios', 'dialogues'] : ['scenarios']),
+    needs: (p) => (personaBench(p) ? ['scores'] : p.judge ? ['scenarios', 'judge'] : p.dialogues ? ['scenarios', 'dialogues'] : ['scenarios']),
     available: always,
     fingerprint: {
       inputs: warehouseInputs,
       current: (p, state, o) => recorded('warehouse', state, o.inputs, fileStamp(p.warehouse)),
       exists: (p) => fileStamp(p.warehouse) !== null,
-      after: 'scenarios',
+      after: (p) => (personaBench(p) ? 'scores' : 'scenarios'),
     },
   },
   tables: {
@@ -100,7 +141,7 @@ export const STEP_TABLE: Record<Step, StepEntry> = {
       // Each table is recorded on its own: `make table3` renders only table 3.
       current: (_p, state, o) => o.tables.every((t) => state[tableStateKey(t)]?.inputs === o.inputs),
       exists: (p, state) => Boolean(state[tableStateKey(p.tables.only[0]!)]),
-      after: 'warehouse',
+      after: () => 'warehouse',
     },
   },
   report: {
@@ -110,7 +151,7 @@ export const STEP_TABLE: Record<Step, StepEntry> = {
       inputs: reportInputs,
       current: (p, state, o) => p.report !== undefined && state['report']?.inputs === o.inputs && reportFileOf(state) !== null,
       exists: (_p, state) => reportFileOf(state) !== null,
-      after: 'warehouse',
+      after: () => 'warehouse',
     },
   },
 };
@@ -129,16 +170,25 @@ export function isCurrent(step: FileStep, p: Pipeline, state: MakeState, o: { in
   return f.current(p, state, { inputs: o.inputs ?? f.inputs(p), tables: o.tables ?? p.tables.only });
 }
 
-/** Per file step, whether it and every file step before it are current: what `status` calls done. Each fingerprint is taken once. */
-export function doneSteps(p: Pipeline, state: MakeState): Record<FileStep, boolean> {
-  const done = {} as Record<FileStep, boolean>;
+/**
+ * Per file step of the pipeline, whether it and every file step before it are current: what
+ * `status` calls done. Each fingerprint is taken once; steps of the other benchmark are absent.
+ */
+export function doneSteps(p: Pipeline, state: MakeState): Partial<Record<FileStep, boolean>> {
+  const done: Partial<Record<FileStep, boolean>> = {};
   for (const step of STEPS) {
     const f = STEP_TABLE[step].fingerprint;
-    if (!f) continue;
+    if (!f || !STEP_TABLE[step].available(p)) continue;
     const s = step as FileStep;
-    done[s] = (f.after === undefined || done[f.after]) && isCurrent(s, p, state);
+    const after = f.after?.(p);
+    done[s] = (after === undefined || done[after] === true) && isCurrent(s, p, state);
   }
   return done;
+}
+
+/** Whether a step belongs to the pipeline (its benchmark, and the sections it has). */
+export function stepAvailable(step: Step, p: Pipeline): boolean {
+  return STEP_TABLE[step].available(p);
 }
 
 export function outputExists(step: FileStep, p: Pipeline, state: MakeState): boolean {

@@ -146,6 +146,18 @@ const COUNTS: Array<{ label: string; requires: string; sql: string }> = [
   },
   { label: 'Dialogues judged', requires: 'dialogue_scores', sql: 'SELECT count(*) AS v FROM dialogue_scores' },
   { label: 'Runs', requires: 'result_runs', sql: 'SELECT count(*) AS v FROM result_runs' },
+  // PERSONA-bench (its tables exist, empty, in every warehouse: an empty one gives no figure).
+  {
+    label: 'PERSONA-bench models',
+    requires: 'persona_predictions',
+    sql: `SELECT string_agg(m, ', ' ORDER BY m) AS v FROM (SELECT DISTINCT model || CASE WHEN model LIKE 'sim:%'
+      THEN ' (offline simulator, not a model: its numbers show the pipeline working, not any model''s quality)' ELSE '' END AS m FROM persona_predictions)`,
+  },
+  {
+    label: 'PERSONA-bench predictions (scored / unparsed / failed)',
+    requires: 'persona_prediction_status',
+    sql: "SELECT CASE WHEN sum(total) > 0 THEN format('{:,} / {:,} / {:,}', sum(ok)::BIGINT, sum(unparsed)::BIGINT, sum(failed)::BIGINT) END AS v FROM persona_prediction_status",
+  },
   { label: 'LLM calls (cached)', requires: 'llm_calls', sql: "SELECT format('{:,} ({:,})', count(*), count(*) FILTER (cached)) AS v FROM llm_calls" },
   {
     label: 'Tokens (input / output)',

@@ -15,6 +15,7 @@ import {
 } from './charts.js';
 import { renderPage } from './html.js';
 import { liftChart } from './lift-chart.js';
+import { personaResultsChart, personaSettingChart } from './persona-charts.js';
 import { collectMetadata } from './metadata.js';
 
 export interface ReportOptions {
@@ -31,7 +32,7 @@ type Row = Record<string, unknown>;
  * Each chart: the view it reads, the spec builder (null when there is nothing to draw), and its
  * query when the view is not one of the paper tables already read (the bootstrap views are slow).
  */
-const CHARTS: Array<{ view: string; sql?: string; build: (rows: Row[]) => ChartSpec | null; label: string }> = [
+const CHARTS: Array<{ view: string; sql?: string; build: (rows: Row[]) => ChartSpec | null; label: string; persona?: true }> = [
   { label: 'Figure 4', view: 'figure4', build: figure4Chart },
   { label: 'Figure 5', view: 'figure5', build: figure5Chart },
   { label: 'Table 4', view: 'table4', build: table4Chart },
@@ -46,6 +47,8 @@ const CHARTS: Array<{ view: string; sql?: string; build: (rows: Row[]) => ChartS
       GROUP BY ALL ORDER BY ALL`,
     build: scoreDistributionChart,
   },
+  { label: 'PERSONA-bench results', view: 'persona_results', build: personaResultsChart, persona: true },
+  { label: 'PERSONA-bench settings', view: 'persona_setting_comparison', build: personaSettingChart, persona: true },
 ];
 
 /**
@@ -69,7 +72,12 @@ export async function writeReport(options: ReportOptions): Promise<{ file: strin
   try {
     const relations = new Set((await db.all<{ name: string }>('SELECT table_name AS name FROM information_schema.tables')).map((r) => r.name));
     const specs: ChartSpec[] = [];
+    // A warehouse holds PersonaLens results (its dataset is there), PERSONA-bench results, or both:
+    // the other benchmark's charts are passed over without a note.
+    const personaLens = relations.has('domains');
+    const personaBench = collected.tables.some((t) => t.name === 'persona_results' && t.rows.length > 0);
     for (const c of CHARTS) {
+      if (c.persona ? !personaBench : !personaLens) continue;
       if (!relations.has(c.view)) {
         skipped.push(`${c.label} chart: skipped, the warehouse has no ${c.view}`);
         continue;
@@ -86,7 +94,8 @@ export async function writeReport(options: ReportOptions): Promise<{ file: strin
       else skipped.push(`${c.label} chart: skipped, ${c.view} has no ${rows.length ? 'values to plot' : 'rows'}`);
     }
     metadata = await collectMetadata(db, relations, options.metadata ?? {});
-    skipped.push(...metadata.notes);
+    // The PersonaLens run sections are absent from a PERSONA-bench-only warehouse by design.
+    skipped.push(...(personaLens ? metadata.notes : metadata.notes.filter((n) => !/: skipped, the warehouse has no /.test(n))));
     charts = [];
     // One at a time: each view holds its scenegraph until finalized, and order keeps the page stable.
     for (const spec of specs) charts.push(await renderChart(spec, warnings));

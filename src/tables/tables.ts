@@ -48,12 +48,16 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
     const warnings: string[] = [];
     if (options.excludeFlagged) warnings.push(await excludeFlaggedDialogues(db, views));
     const wanted = PAPER_TABLES.filter((t) => !options.only || options.only.includes(t.name));
+    // A warehouse without the PersonaLens dataset was built from PERSONA-bench outputs alone.
+    const personaOnly = !views.has('domains');
     const tables: RenderableTable[] = [];
     const missing: TablesResult['missing'] = [];
     for (const t of wanted) {
       // PERSONA-bench tables stay out of a PersonaLens-only listing unless asked for by name.
       const persona = t.name.startsWith('persona_');
       if (persona && !options.only && !views.has(t.name)) continue;
+      // ... and the PersonaLens tables out of a PERSONA-bench-only one.
+      if (!persona && personaOnly && !options.only) continue;
       if (!views.has(t.name)) {
         missing.push({ name: t.name, reason: MISSING_FIX[t.name] ?? 'not in the warehouse (its inputs are not built yet; see `plens warehouse`)' });
         continue;

@@ -47,8 +47,7 @@ export const defaultSqlDir = join(packageRoot, 'warehouse');
  */
 export async function buildWarehouse(options: WarehouseOptions): Promise<WarehouseSummary> {
   const started = performance.now();
-  options.workspace.requireDataset();
-  assertOneImport(options.workspace, 'plens warehouse');
+  requireSomethingToLoad(options.workspace);
   const files = await readWarehouseSqlFiles(options.sqlDir ?? defaultSqlDir);
   await mkdir(dirname(options.dbPath), { recursive: true });
   const tmp = options.dryRun ? ':memory:' : tempSibling(options.dbPath);
@@ -120,6 +119,32 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
   };
 }
 
+/** A workspace with PERSONA-bench stage outputs: enough for a warehouse without a PersonaLens dataset. */
+export function hasPersonaOutputs(root: string): boolean {
+  return workspaceHas(root, 'persona/predictions/*/predictions.parquet') || workspaceHas(root, 'persona/scores/metrics.parquet');
+}
+
+/**
+ * A warehouse needs a PersonaLens import (checked whole: its format, one import throughout) or
+ * PERSONA-bench outputs; the SQL files whose inputs are absent are skipped, so a PERSONA-bench-only
+ * workspace gets the persona tables and no PersonaLens views.
+ */
+function requireSomethingToLoad(workspace: Workspace): void {
+  if (existsSync(join(workspace.datasetDir, 'manifest.json'))) {
+    workspace.requireDataset();
+    assertOneImport(workspace, 'plens warehouse');
+    return;
+  }
+  if (hasPersonaOutputs(workspace.root)) return;
+  throw new PlensError(
+    'E_PREREQUISITE',
+    `no imported dataset in ${workspace.datasetDir} and no PERSONA-bench predictions in ${join(workspace.root, 'persona')}`,
+    {
+      hint: 'run `plens import --from <data dir>` (PersonaLens) or `plens persona predict` (PERSONA-bench) first, or pass --workspace',
+    },
+  );
+}
+
 /**
  * Success only over a complete file: a WAL left beside it means the last checkpoint did not reach
  * the disk, and every relation listed during the build must be there when it is read back.
@@ -171,7 +196,12 @@ export function formatWarehouseSummary(s: WarehouseSummary): string {
   lines.push(`  tables   ${tables.map((t) => `${t.name} (${t.rows})`).join(', ')}`);
   lines.push(`  views    ${views.map((v) => v.name).join(', ')}`);
   lines.push(`  took     ${(s.elapsed_ms / 1000).toFixed(1)} s`);
-  lines.push(`Query it: plens sql "select * from table1"`);
+  const example = s.relations.some((r) => r.name === 'table1')
+    ? 'table1'
+    : s.relations.some((r) => r.name === 'persona_results')
+      ? 'persona_results'
+      : 'plens_build';
+  lines.push(`Query it: plens sql "select * from ${example}"`);
   return lines.join('\n');
 }
 

@@ -113,7 +113,8 @@ describe('persona_setting_comparison (paired on the same sample, clustered by us
     add('p7', 'ok', 'P-Conv', 's7', 'u1', 'positive', 'positive');
     add('p8', 'ok', 'P-Conv', 's8', 'u1', 'positive', 'positive');
     add('n8', 'parse_error', 'NP-Conv', 's8', 'u1', 'positive', 'positive');
-    await db.run(`COPY (SELECT *, NULL::DOUBLE AS true_number, NULL::DOUBLE AS predicted_number FROM (VALUES ${rows.join(',')})
+    // No target ids here: pairs fall back to sample_id (the real stage's ids are paired in test/make/persona-make.test.ts).
+    await db.run(`COPY (SELECT *, NULL::DOUBLE AS true_number, NULL::DOUBLE AS predicted_number, NULL::VARCHAR AS target_reply_id FROM (VALUES ${rows.join(',')})
       t("key",try,status,task,setting,model,parser,fidelity,sample_id,"user",true_label,predicted))
       TO '${ws}/persona/predictions/m1/predictions.parquet' (FORMAT parquet)`);
     // 3.3 rouge1 with two replicates. best-of-n: g1 0.6 - 0.3 = 0.3, g2 0.5 - 0.5 = 0: mean 0.15.

@@ -22,7 +22,8 @@ export const makeCommand: CommandModule<GlobalArgs, MakeArgs> = {
           type: 'string',
           array: true,
           default: ['all'],
-          describe: 'import, scenarios, dialogues, judge, warehouse, tables, a table (table3, ...), report or all',
+          describe:
+            'PersonaLens: import, scenarios, dialogues, judge; PERSONA-bench: select, predictions, scores; both: warehouse, tables, a table (table3, persona_results, ...), report or all',
         })
         .option('pipeline', { alias: 'p', type: 'string', demandOption: true, describe: 'The pipeline file (YAML); it names the workspace and the warehouse' })
         .option('dry-run', {
@@ -36,8 +37,13 @@ export const makeCommand: CommandModule<GlobalArgs, MakeArgs> = {
           default: false,
           describe: 'Go on past a failing cell or step; exit 1 at the end if anything failed',
         })
-        .option('retry-failed', { type: 'boolean', default: false, describe: 'Run again dialogues and judgments recorded as failed' })
+        .option('retry-failed', {
+          type: 'boolean',
+          default: false,
+          describe: 'Run again dialogues, judgments and PERSONA-bench predictions recorded as failed (or unparsed)',
+        })
         .example('$0 make all -p pipelines/demo.yaml', 'the demo: every stage on the bundled sample, offline')
+        .example('$0 make all -p pipelines/persona-demo.yaml', 'PERSONA-bench on its bundled sample, offline')
         .example('$0 make table3 -p pipelines/paper-table3.yaml --dry-run', 'what Table 3 would still cost')
         .example('$0 make dialogues -p pipelines/paper-ablation.yaml --keep-going', '')
         .example('$0 make -p pipelines/paper-table3.yaml --cache replay --concurrency 4', "the pipeline's run with other limits (keys and results unchanged)"),

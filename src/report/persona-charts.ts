@@ -1,0 +1,171 @@
+import type { TopLevelSpec } from 'vega-lite';
+import type { ChartSpec } from './charts.js';
+
+/**
+ * PERSONA-bench's charts: the results per setting (persona_results) and the paired setting
+ * comparison (persona_setting_comparison). Each metric gets its own panel on a fixed scale, its
+ * natural range where it has one, so settings, models and reports compare at a glance.
+ */
+
+type Row = Record<string, unknown>;
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'bigint' ? Number(v) : null);
+const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
+
+/** The benchmark's order of settings. */
+export const PERSONA_SETTINGS = ['P-Conv', 'P-NonConv', 'NP-Conv'];
+
+/** The metrics charted, in the README's order, with their labels and natural ranges (null: unbounded above, from the data). */
+export const PERSONA_METRICS: Array<{ task: string; metric: string; label: string; domain: [number, number] | null }> = [
+  { task: '3.1', metric: 'accuracy', label: '3.1 accuracy', domain: [0, 1] },
+  { task: '3.1', metric: 'f1', label: '3.1 F1', domain: [0, 1] },
+  { task: '3.1', metric: 'mcc', label: '3.1 MCC', domain: [-1, 1] },
+  { task: '3.2', metric: 'rmse', label: '3.2 RMSE', domain: null },
+  { task: '3.2', metric: 'mae', label: '3.2 MAE', domain: null },
+  { task: '3.3', metric: 'rouge1', label: '3.3 ROUGE-1', domain: [0, 1] },
+  { task: '3.3', metric: 'rougeL', label: '3.3 ROUGE-L', domain: [0, 1] },
+  { task: '3.3', metric: 'meteor', label: '3.3 METEOR', domain: [0, 1] },
+  { task: '3.3', metric: 'bleu', label: '3.3 BLEU', domain: [0, 1] },
+  { task: '3.3', metric: 'sbert', label: '3.3 SBERT', domain: [-1, 1] },
+];
+
+/** An unbounded metric's scale: from 0 to a round number above the largest value. */
+function openScale(max: number): [number, number] {
+  if (!(max > 0)) return [0, 1];
+  const step = 10 ** Math.floor(Math.log10(max));
+  return [0, Math.ceil((max * 1.1) / step) * step];
+}
+
+/** 3.3 is charted in one mode: best-of-n when the run has it (the paper's), else single-sample. */
+function chartedMode(rows: Row[]): string | null {
+  const modes = new Set(rows.filter((r) => r['task'] === '3.3').map((r) => str(r['mode'])));
+  return modes.has('best-of-n') ? 'best-of-n' : modes.has('single-sample') ? 'single-sample' : null;
+}
+
+/**
+ * Panels side by side, one per metric, each on its own fixed scale: `layer` draws one panel's
+ * marks from rows carrying `value`, `lo`, `hi`, `n_text`, `setting`/`x` and `model`.
+ */
+function panels(
+  values: Row[],
+  labels: Array<{ label: string; domain: [number, number] }>,
+  layer: (y: object, domain: [number, number]) => object[],
+): TopLevelSpec {
+  return {
+    data: { values },
+    hconcat: labels.map(({ label, domain }) => {
+      const y = { type: 'quantitative', title: label, scale: { domain, nice: false, zero: false, clamp: true } };
+      return { transform: [{ filter: { field: 'panel', equal: label } }], width: { step: 22 }, height: 200, layer: layer(y, domain) };
+    }),
+  } as unknown as TopLevelSpec;
+}
+
+/** The results table as bars: per metric, one bar per setting and model, n (the replies scored) on each bar. */
+export function personaResultsChart(rows: Row[]): ChartSpec | null {
+  const mode = chartedMode(rows);
+  const values = rows
+    .filter((r) => num(r['value']) !== null && (r['task'] !== '3.3' || str(r['mode']) === mode))
+    .flatMap((r) => {
+      const m = PERSONA_METRICS.find((x) => x.task === r['task'] && x.metric === r['metric']);
+      if (!m) return [];
+      return [{ panel: m.label, setting: str(r['setting']), model: str(r['model']), value: num(r['value'])!, n_text: `n=${num(r['n_scored']) ?? '?'}` }];
+    });
+  if (values.length === 0) return null;
+  const labels = PERSONA_METRICS.filter((m) => values.some((v) => v.panel === m.label)).map((m) => ({
+    label: m.label,
+    domain: m.domain ?? openScale(Math.max(...values.filter((v) => v.panel === m.label).map((v) => v.value))),
+  }));
+  const models = [...new Set(values.map((v) => v.model))].sort();
+  const x = { field: 'setting', type: 'nominal', title: null, sort: PERSONA_SETTINGS, axis: { labelAngle: -40 } };
+  const spec = panels(values, labels, (y, domain) => {
+    // Bars grow from 0 (MCC and SBERT can fall below it), or from the scale's floor when 0 is off it.
+    const base = domain[0] <= 0 && domain[1] >= 0 ? 0 : domain[0];
+    const enc = {
+      x,
+      xOffset: { field: 'model', sort: models },
+      color: { field: 'model', type: 'nominal', sort: models, title: 'Model', legend: { orient: 'top' } },
+    };
+    return [
+      { mark: { type: 'bar' }, encoding: { ...enc, y: { field: 'value', ...y }, y2: { datum: base } } },
+      {
+        mark: { type: 'text', angle: 270, align: 'left', baseline: 'middle', dx: 3, fontSize: 9 },
+        encoding: { ...enc, y: { field: 'value', ...y }, text: { field: 'n_text' }, color: { value: '#333' } },
+      },
+    ];
+  });
+  return {
+    id: 'persona-results',
+    title: 'PERSONA-bench: results per setting',
+    caption: `Each metric per setting (P-Conv, P-NonConv, NP-Conv) and model, from persona_results; n on each bar is the predictions scored (unparsed and failed ones are counted in the table, never scored). Fixed scales: accuracy, F1, ROUGE, METEOR and BLEU on 0-1, MCC and SBERT on -1-1; RMSE and MAE from 0.${mode ? ` 3.3 shows the ${mode} scores.` : ''}`,
+    spec,
+  };
+}
+
+/** The per-sample quantity each comparison metric differs in, with the range of a difference of it. */
+const COMPARED: Record<string, { label: string; domain: [number, number] | null }> = {
+  correct: { label: '3.1 correct', domain: [-1, 1] },
+  abs_error: { label: '3.2 |error|', domain: null },
+  rouge1: { label: '3.3 ROUGE-1', domain: [-1, 1] },
+  rouge_l: { label: '3.3 ROUGE-L', domain: [-1, 1] },
+  meteor: { label: '3.3 METEOR', domain: [-1, 1] },
+  bleu: { label: '3.3 BLEU', domain: [-1, 1] },
+  sbert: { label: '3.3 SBERT', domain: [-2, 2] },
+};
+
+/**
+ * The paired setting comparison: per metric, each pair of settings (A - B on the same targets) as a
+ * point with its 95% interval clustered by user, n (the pairs) beside it, and the zero line.
+ */
+export function personaSettingChart(rows: Row[]): ChartSpec | null {
+  const mode = chartedMode(rows);
+  const values = rows
+    .filter((r) => num(r['mean_difference']) !== null && (r['task'] !== '3.3' || str(r['mode']) === mode))
+    .flatMap((r) => {
+      const c = COMPARED[str(r['metric'])];
+      if (!c) return [];
+      const d = num(r['mean_difference'])!;
+      return [
+        {
+          panel: c.label,
+          pair: `${str(r['setting_a'])} - ${str(r['setting_b'])}`,
+          model: str(r['model']),
+          value: d,
+          lo: num(r['lo']) ?? d,
+          hi: num(r['hi']) ?? d,
+          n_text: `n=${num(r['n_pairs']) ?? '?'}`,
+        },
+      ];
+    });
+  if (values.length === 0) return null;
+  const labels = Object.values(COMPARED)
+    .filter((c) => values.some((v) => v.panel === c.label))
+    .map((c) => {
+      if (c.domain) return { label: c.label, domain: c.domain };
+      // A difference of absolute errors: symmetric around 0, wide enough for every interval.
+      const m = openScale(Math.max(...values.filter((v) => v.panel === c.label).flatMap((v) => [Math.abs(v.lo), Math.abs(v.hi)])))[1];
+      return { label: c.label, domain: [-m, m] as [number, number] };
+    });
+  const pairs = ['P-Conv - P-NonConv', 'P-Conv - NP-Conv', 'P-NonConv - NP-Conv'];
+  const models = [...new Set(values.map((v) => v.model))].sort();
+  const spec = panels(values, labels, (y) => {
+    const enc = {
+      x: { field: 'pair', type: 'nominal', title: null, sort: pairs, axis: { labelAngle: -40, labelLimit: 160 } },
+      xOffset: { field: 'model', sort: models },
+      color: { field: 'model', type: 'nominal', sort: models, title: 'Model', legend: { orient: 'top' } },
+    };
+    return [
+      { mark: { type: 'rule', color: '#888' }, encoding: { y: { datum: 0, ...y } } },
+      { mark: { type: 'rule' }, encoding: { ...enc, y: { field: 'lo', ...y }, y2: { field: 'hi' } } },
+      { mark: { type: 'point', filled: true, size: 40 }, encoding: { ...enc, y: { field: 'value', ...y } } },
+      {
+        mark: { type: 'text', align: 'left', dx: 5, fontSize: 9 },
+        encoding: { ...enc, y: { field: 'value', ...y }, text: { field: 'n_text' }, color: { value: '#333' } },
+      },
+    ];
+  });
+  return {
+    id: 'persona-settings',
+    title: 'PERSONA-bench: P-Conv vs P-NonConv vs NP-Conv on the same targets',
+    caption: `Mean per-sample difference between two settings (A - B) over the targets both scored, with 95% bootstrap intervals clustered by user, from persona_setting_comparison; n is the pairs. 3.1: correctness (a positive difference: A is right more often); 3.2: absolute error (negative: A errs less); 3.3: each generation score${mode ? ` (${mode})` : ''}. Fixed scales: -1-1 for correctness and the 0-1 scores, -2-2 for SBERT; 3.2 symmetric around 0.`,
+    spec,
+  };
+}
