@@ -5,6 +5,7 @@ import { usageError } from '../../core/errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../llm-stage-args.js';
 import { printResult, workspaceOf, type GlobalArgs } from '../options.js';
+import { batchFlags, resolveBatch } from '../../make/run-settings.js';
 
 interface PersonaImportArgs extends GlobalArgs {
   from: string;
@@ -149,6 +150,10 @@ interface PersonaPredictArgs extends LlmStageArgs {
   setting?: string[];
   samples: number;
   parser?: string[];
+  batch?: boolean;
+  'batch-fallback'?: string;
+  'poll-interval'?: number;
+  'batch-size'?: number;
 }
 
 const predictCommand: CommandModule<GlobalArgs, PersonaPredictArgs> = {
@@ -157,7 +162,7 @@ const predictCommand: CommandModule<GlobalArgs, PersonaPredictArgs> = {
     'Send every prompt record to a model with the original decoding per task (3.1 greedy, 10 tokens; 3.2 greedy, 25; 3.3 n samples at T 0.7, 256) and parse each reply (resumable, cached; unparsed replies and failed calls are kept as states, never values)',
   builder: (y) =>
     llmStageOptions(
-      y
+      batchFlags(y)
         .option('model', { type: 'string', demandOption: true, describe: 'Model spec, e.g. openai:gpt-4o or sim:default (offline)' })
         .option('from', { type: 'string', describe: 'Prompt records (JSONL); default <workspace>/persona/selection-<fidelity>/prompts.jsonl' })
         .option('fidelity', { choices: ['original', 'fixed'] as const, default: 'original' as const, describe: 'Which selection the prompts come from' })
@@ -173,7 +178,8 @@ const predictCommand: CommandModule<GlobalArgs, PersonaPredictArgs> = {
       'Predictions',
     )
       .example('$0 persona predict --model sim:default', 'offline')
-      .example('$0 persona predict --model openai:gpt-4o --task 3.1 --parser 3.1=last-match --dry-run', 'plan and cost, no key needed'),
+      .example('$0 persona predict --model openai:gpt-4o --task 3.1 --parser 3.1=last-match --dry-run', 'plan and cost, no key needed')
+      .example('$0 persona predict --model openai:gpt-4.1 --batch', 'through the OpenAI Batch API: half price, answers within 24 h; rerun to resume'),
   handler: async (args) => {
     const { runPersonaPredictions } = await import('../../benchmarks/personabench/predict.js');
     const { formatStageSummary } = await import('../../engine/stage-summary.js');
@@ -187,8 +193,10 @@ const predictCommand: CommandModule<GlobalArgs, PersonaPredictArgs> = {
     const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished predictions are kept (Ctrl-C again to quit now)\n'));
     try {
       const { prompts: _templates, ...stage } = llmStageRunOptions(args, stop.signal);
+      const batch = resolveBatch({ flags: args });
       const summary = await runPersonaPredictions({
         ...stage,
+        ...(batch ? { batch } : {}),
         promptRecords: from,
         model: args.model,
         fidelity: args.fidelity,
