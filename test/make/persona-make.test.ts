@@ -305,3 +305,37 @@ describe('plens warehouse on an empty workspace', () => {
     expect(r.stderr).toMatch(/no imported dataset in .* and no PERSONA-bench predictions/);
   });
 });
+
+describe('PERSONA-bench pipelines under a spend cap', () => {
+  it('predictions draw from the run cap: stop (exit 6), later steps not run, a higher cap resumes without asking twice', async () => {
+    const { startMockLlm } = await import('../../src/testkit/mock-server.js');
+    const server = await startMockLlm({ reply: () => 'positive' });
+    try {
+      // 3.1 only: 12 prompts on the sample (P-Conv, P-NonConv, NP-Conv); $1 a token, so a call
+      // reserves its prompt and 10 output tokens (hundreds of dollars) and a cap of $1,500 stops part-way.
+      const model = `openai:tiny?base_url=${server.url}/v1&price_in=1000000&price_out=1000000`;
+      const { file } = pipelineFile(
+        `benchmark: persona-bench\npersona:\n  source: ${SAMPLE}\n  tasks: ['3.1']\n  models: ['${model}']\nlimits:\n  concurrency: 1\n  max_cost: 1500\n`,
+      );
+      const env = { env: { OPENAI_API_KEY: 'sk-persona-make-cap' } };
+      const first = await runCliJson<MakeJson & { spend_capped: boolean; spent_usd: number }>(['make', 'all', '-p', file, '--no-progress'], env);
+      expect(first.code, first.stderr + first.stdout).toBe(6);
+      expect(first.json.spend_capped).toBe(true);
+      expect(first.json.spent_usd).toBeLessThanOrEqual(1500);
+      const predictions = first.json.steps.find((s) => s.step === 'predictions')!;
+      expect(predictions.work).toBeGreaterThan(0);
+      expect(first.json.steps.find((s) => s.step === 'scores')!.status).toBe('not-run');
+      const asked = server.requests.length;
+      expect(asked).toBe(predictions.work);
+
+      const second = await runCliJson<MakeJson>(['make', 'all', '-p', file, '--max-cost', '1000000', '--no-progress'], env);
+      expect(second.code, second.stderr + second.stdout).toBe(0);
+      const total = asked + second.json.steps.find((s) => s.step === 'predictions')!.work;
+      expect(server.requests).toHaveLength(total);
+      expect(new Set(server.requests.map((r) => r.messages[0]!.content)).size).toBe(total);
+      expect(second.json.steps.find((s) => s.step === 'report')!.status).toBe('ran');
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+});
