@@ -1,3 +1,5 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { BatchState, BatchStatus } from '../llm/batch.js';
 import { JsonlLog, readJsonl } from './jsonl-log.js';
 
@@ -116,6 +118,21 @@ export class BatchLedger {
     apply(this.byId, entry);
     return this.byId.get(entry.id)!;
   }
+}
+
+/**
+ * Every batch in the ledgers of a partition folder (all writers), read without opening them for
+ * writing: what `plens status` shows of batches still open.
+ */
+export async function readLedgers(dir: string): Promise<LedgerBatch[]> {
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.startsWith('batches') && f.endsWith('.jsonl')) : [];
+  const out: LedgerBatch[] = [];
+  for (const f of files.sort()) {
+    const byId = new Map<string, LedgerBatch>();
+    for await (const e of readJsonl<LedgerEntry>(join(dir, f))) apply(byId, e);
+    out.push(...byId.values());
+  }
+  return out;
 }
 
 function apply(byId: Map<string, LedgerBatch>, e: LedgerEntry): void {

@@ -1,5 +1,6 @@
 import { Workspace } from '../core/workspace.js';
 import type { Partition } from '../engine/partition.js';
+import { readLedgers } from '../engine/batch-ledger.js';
 import { addCallSpend, emptySpend, formatSpend, type SpendBreakdown } from '../engine/spend-budget.js';
 import { dialogueCell, judgeFolder } from '../benchmarks/personalens/records.js';
 import { runJudge } from '../benchmarks/personalens/judge-stage.js';
@@ -49,6 +50,8 @@ export interface StatusResult {
   totals: { dialogues: WorkStatus; judge: WorkStatus | null };
   /** What the pipeline's calls have cost so far, by role (user agent, assistant, judge) and by model, from the call events. */
   spend: SpendBreakdown;
+  /** Judge batches submitted and not yet collected (batch mode): rerun the judge with --batch to collect them. */
+  open_batches: { batches: number; requests: number; batch_ids: string[] };
   report: string | null;
 }
 
@@ -81,6 +84,7 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
 
   const cells: StatusResult['cells'] = [];
   const spend = emptySpend();
+  let judgeDirForBatches: string | null = null;
   const predictions: StatusResult['predictions'] = [];
   if (p.persona && done.select) {
     const plans = await planPersonaPredictions(p, ws, { promptRecords: personaPromptsFile(p), signal });
@@ -119,6 +123,7 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
         )
       : null;
     const judgeLogs = judgeDir ? await readPartition(judgeFolder(judgeDir)) : null;
+    judgeDirForBatches = judgeDir;
     for (const c of plans) {
       const d = await readPartition(dialogueCell(c.dir));
       const dialogues: WorkStatus = {
@@ -173,8 +178,15 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
     cells,
     totals: { dialogues: sumStatus(cells.map((c) => c.dialogues)), judge: p.judge ? sumStatus(cells.map((c) => c.judge ?? emptyWork())) : null },
     spend,
+    open_batches: await openBatches(judgeDirForBatches),
     report,
   };
+}
+
+/** The judge's batches not yet collected, from its partition's ledgers. */
+async function openBatches(dir: string | null): Promise<StatusResult['open_batches']> {
+  const open = dir ? (await readLedgers(dir)).filter((b) => !b.processed) : [];
+  return { batches: open.length, requests: open.reduce((n, b) => n + b.keys.length, 0), batch_ids: open.map((b) => b.batchId ?? `${b.id} (not yet created)`) };
 }
 
 async function judgeDirOf(p: Pipeline, ws: Workspace, signal: AbortSignal, dirs: string[]): Promise<string | null> {
@@ -281,6 +293,10 @@ export function formatStatus(s: StatusResult): string {
   }
   const spend = formatSpend(s.spend);
   if (spend) lines.push(`spend      ${spend}`);
+  if (s.open_batches.batches)
+    lines.push(
+      `batches    ${s.open_batches.batches} open (${s.open_batches.requests} requests; ${s.open_batches.batch_ids.join(', ')}): plens make judge (or plens judge --batch) collects them`,
+    );
   for (const k of ['warehouse', 'tables', 'report'] as const) lines.push(`${k.padEnd(10)} ${s.stages[k]}`);
   if (s.report) lines.push(`report: ${s.report}`);
   return lines.join('\n');

@@ -371,6 +371,35 @@ describe('plens judge --batch (the OpenAI Batch API)', () => {
     });
     expect(resolveBatch({ pipeline: { judge: { batch_fallback: 'none' }, locate: () => ({ file }) } })).toBeUndefined();
   });
+
+  it("plens status shows a killed pipeline run's open batches; the next make collects them and status shows none", async () => {
+    server = await startMockLlm({ reply: judgeReply, batch: { plan: () => ({ hold: true }) }, requireAuth: true });
+    const dir = tempDir('plens-batch-status-');
+    const file = join(dir, 'pipeline.yaml');
+    writeFileSync(
+      file,
+      `name: batch\nworkspace: ${dir}/out\nwarehouse: ${dir}/w.duckdb\ndata:\n  from: sample\nscenarios:\n  kind: md\n  users: "0-1"\ndialogues:\n  user: sim:default\n  assistants: [sim:default]\n  settings: [base]\njudge:\n  model: "openai:judge?base_url=${server.url}/v1"\n  dimensions: [task_completion]\n  batch: true\n  poll_interval_s: 0.01\n`,
+    );
+    const exit = start(['make', 'judge', '-p', file]);
+    await waitFor('the batch to be submitted and recorded', () => {
+      const ledgerFile = join(partitionOf(join(dir, 'out')) || '/nonexistent', 'batches.jsonl');
+      return existsSync(ledgerFile) && readFileSync(ledgerFile, 'utf8').includes('"submitted"');
+    });
+    child!.kill('SIGKILL');
+    await exit;
+    const held = await runCliJson<{ open_batches: { batches: number; requests: number; batch_ids: string[] } }>(['status', '-p', file], ENV);
+    expect(held.code, held.stderr).toBe(0);
+    expect(held.json.open_batches).toEqual({ batches: 1, requests: 6, batch_ids: [server.batch.list()[0]!.id] });
+    const text = await runCli(['status', '-p', file], ENV);
+    expect(text.stdout).toMatch(/batches +1 open \(6 requests; /);
+
+    server.batch.release();
+    const r = await runCliJson<{ ok: boolean }>(['make', 'judge', '-p', file], ENV);
+    expect(r.code, r.stderr).toBe(0);
+    expect(server.batch.submissions).toBe(1);
+    const after = await runCliJson<{ open_batches: { batches: number } }>(['status', '-p', file], ENV);
+    expect(after.json.open_batches.batches).toBe(0);
+  });
 });
 
 describe('plens judge --batch (Anthropic Message Batches)', () => {
