@@ -241,9 +241,12 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
 
     await record(fromCache, []);
 
+    // Batches whose answers include work this run does not plan (say, other --dimensions): left open
+    // in the ledger, answers unread, for the run that plans it; a paid answer is never dropped.
+    const deferred = new Set<string>();
     // Poll: each batch that ends is collected and recorded at once; the ledger says what is left.
     while (!signal.aborted) {
-      const open = [...parts.values()].flatMap((part) => part.ledger.open.map((b) => ({ part, b })));
+      const open = [...parts.values()].flatMap((part) => part.ledger.open.filter((b) => !deferred.has(b.id)).map((b) => ({ part, b })));
       if (open.length === 0) break;
       const ready: Ready[] = [];
       for (const { part, b } of open) {
@@ -277,8 +280,19 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
       if (ready.length) {
         await record(new Set(ready.flatMap((r) => r.batch.keys)), ready);
         if (signal.aborted) break;
-        for (const r of ready) r.part.ledger.processed(r.batch.id);
-        batch.collected += ready.length;
+        const recorded = new Map<string, Set<string>>();
+        for (const r of ready) {
+          let keys = recorded.get(r.part.partition.dir);
+          if (!keys) recorded.set(r.part.partition.dir, (keys = new Set((await r.part.partition.keyStates()).keys())));
+          const left = r.batch.keys.filter((k) => !keys.has(k)).length;
+          if (left === 0) {
+            r.part.ledger.processed(r.batch.id);
+            batch.collected++;
+          } else {
+            deferred.add(r.batch.id);
+            say(`batch ${r.batch.batchId ?? r.batch.id}: ${left} answer(s) are for work this run does not plan; kept open for the run that does`);
+          }
+        }
         continue;
       }
       await sleep(options.pollIntervalS * 1000, undefined, { signal }).catch(() => undefined);

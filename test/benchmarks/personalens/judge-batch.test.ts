@@ -372,6 +372,34 @@ describe('plens judge --batch (the OpenAI Batch API)', () => {
     expect(resolveBatch({ pipeline: { judge: { batch_fallback: 'none' }, locate: () => ({ file }) } })).toBeUndefined();
   });
 
+  it('a rerun that plans only part of an open batch records its part and keeps the batch open; the run that plans the rest collects it, nothing resubmitted or called online', async () => {
+    const { ws, args } = await setup({ plan: () => ({ hold: true }) });
+    const bothArgs = args.flatMap((a) => (a === 'task_completion' ? ['task_completion', 'personalization'] : [a]));
+    const exit = start(bothArgs);
+    await waitFor('the batch submitted', () => server!.batch.submissions === 1 && (server!.batch.list()[0]?.polls ?? 0) >= 1);
+    child!.kill('SIGKILL');
+    await exit;
+    child = undefined;
+    const total = server!.batch.list()[0]!.total;
+    expect(total).toBeGreaterThan(49);
+    server!.batch.release();
+    // Only task_completion now: its 49 answers come from the batch; the rest stays open, unread.
+    const part = await runCliJson<Summary>(args, ENV);
+    expect(part.code, part.stderr).toBe(0);
+    expect(part.json).toMatchObject({ ok: 49, failed: 0 });
+    expect(part.json.batch).toMatchObject({ submitted: 0, collected: 0, pending: 1, items_answered: 49 });
+    expect((await ledger(part.json.dir)).some((e) => e['type'] === 'processed')).toBe(false);
+    // Both dimensions: the other answers come from the same batch, which is then closed.
+    const rest = await runCliJson<Summary>(bothArgs, ENV);
+    expect(rest.code, rest.stderr).toBe(0);
+    expect(rest.json).toMatchObject({ ok: total - 49, failed: 0, already_done: 49 });
+    expect(rest.json.batch).toMatchObject({ submitted: 0, collected: 1, pending: 0, items_answered: total - 49 });
+    expect((await ledger(rest.json.dir)).at(-1)).toMatchObject({ type: 'processed' });
+    expect(server!.batch.submissions).toBe(1);
+    expect(online()).toHaveLength(0);
+    expect(recordLines(ws)).toBe(total);
+  });
+
   it("plens status shows a killed pipeline run's open batches; the next make collects them and status shows none", async () => {
     server = await startMockLlm({ reply: judgeReply, batch: { plan: () => ({ hold: true }) }, requireAuth: true });
     const dir = tempDir('plens-batch-status-');
