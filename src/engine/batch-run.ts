@@ -19,7 +19,7 @@ import type { KeyState, Partition } from './partition.js';
 import { inShard } from './shard.js';
 import { addSpend, emptySpend } from './spend-budget.js';
 import { singleCallDefinition, type SingleCallStage } from './single-call.js';
-import type { BatchSummary, StageSummary } from './stage-runner.js';
+import { emptyStageSummary, type BatchSummary, type StageSummary } from './stage-runner.js';
 
 /** OpenAI takes input files up to 200 MB: a batch is cut well below. */
 const MAX_BATCH_BYTES = 100 * 1024 * 1024;
@@ -61,30 +61,8 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
     fallback_failed: 0,
     cost_usd: 0,
   };
-  const summary: StageSummary = {
-    stage: def.stage,
-    dry_run: false,
-    interrupted: false,
-    // Batch mode runs without a spend cap (refused together in the kit).
-    spend_capped: false,
-    max_cost_usd: null,
-    planned: 0,
-    ok: 0,
-    failed: 0,
-    already_done: 0,
-    already_failed: 0,
-    failure_reasons: {},
-    calls: 0,
-    cached_calls: 0,
-    input_tokens: 0,
-    output_tokens: 0,
-    cost_usd: 0,
-    partitions: [],
-    elapsed_ms: 0,
-    work_ms: 0,
-    ...(o.shard ? { shard: o.shard } : {}),
-    batch,
-  };
+  // Batch mode runs without a spend cap (refused together in the kit), so no budget here.
+  const summary: StageSummary = { ...emptyStageSummary(def.stage, { ...(o.shard ? { shard: o.shard } : {}) }), batch };
   const say = (line: string) => {
     if (o.progress) process.stderr.write(`${def.stage}: ${line}\n`);
   };

@@ -133,27 +133,10 @@ export interface BatchSummary {
   estimate_cost_usd?: number;
 }
 
-/**
- * The engine every LLM stage runs on: streams the input, skips keys already done, runs the rest
- * with bounded concurrency, and appends one record per key (a result or a failure) to
- * append-only JSONL, one writer per partition. A stop (Ctrl-C) discards unfinished work, which a
- * rerun picks up; failures are rerun only with retryFailed.
- */
-export async function runStage<I>(def: StageDefinition<I>, options: EngineOptions): Promise<StageSummary> {
-  const started = performance.now();
-  const states = new Map<string, KeyState>();
-  const loaded = new Map<string, Partition>();
-  const locks = new Map<string, WriterLock>();
-  const loadState = async (partition: Partition) => {
-    if (loaded.has(partition.dir)) return;
-    loaded.set(partition.dir, partition);
-    // The writer's lock is taken before the state is read: what is done cannot change under us.
-    if (!options.dryRun && !options.locksHeld) locks.set(partition.dir, partition.lock(options.shard));
-    // Keys are hashes of everything that decides them, the partition included: no two partitions share one.
-    for (const [key, state] of await partition.keyStates()) states.set(key, state);
-  };
-  const summary: StageSummary = {
-    stage: def.stage,
+/** A stage's summary before any work: every count zero. */
+export function emptyStageSummary(stage: string, options: Pick<EngineOptions, 'dryRun' | 'shard' | 'budget'>): StageSummary {
+  return {
+    stage,
     dry_run: Boolean(options.dryRun),
     interrupted: false,
     planned: 0,
@@ -174,6 +157,28 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
     spend_capped: false,
     max_cost_usd: options.budget ? options.budget.maxUsd : null,
   };
+}
+
+/**
+ * The engine every LLM stage runs on: streams the input, skips keys already done, runs the rest
+ * with bounded concurrency, and appends one record per key (a result or a failure) to
+ * append-only JSONL, one writer per partition. A stop (Ctrl-C) discards unfinished work, which a
+ * rerun picks up; failures are rerun only with retryFailed.
+ */
+export async function runStage<I>(def: StageDefinition<I>, options: EngineOptions): Promise<StageSummary> {
+  const started = performance.now();
+  const states = new Map<string, KeyState>();
+  const loaded = new Map<string, Partition>();
+  const locks = new Map<string, WriterLock>();
+  const loadState = async (partition: Partition) => {
+    if (loaded.has(partition.dir)) return;
+    loaded.set(partition.dir, partition);
+    // The writer's lock is taken before the state is read: what is done cannot change under us.
+    if (!options.dryRun && !options.locksHeld) locks.set(partition.dir, partition.lock(options.shard));
+    // Keys are hashes of everything that decides them, the partition included: no two partitions share one.
+    for (const [key, state] of await partition.keyStates()) states.set(key, state);
+  };
+  const summary = emptyStageSummary(def.stage, options);
 
   // Pass 1: what is left to do, counted without holding the items.
   const estimate = zeroCost();

@@ -87,6 +87,29 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
   let released = false;
   let nextFile = 0;
 
+  /** A new batch of either API: a paid submission, counted, with its test plan. */
+  const created = (api: Batch['api'], prefix: string, what: Pick<Batch, 'inputFileId' | 'lines' | 'status'>): Batch => {
+    const index = submissions++;
+    return {
+      api,
+      id: `${prefix}${index}`,
+      index,
+      plan: options.plan?.(index) ?? {},
+      ...what,
+      polls: 0,
+      createdAt: Math.floor(Date.now() / 1000),
+      outputFileId: null,
+      errorFileId: null,
+      completed: 0,
+      failed: 0,
+      canceled: 0,
+      expired: 0,
+      cancelRequested: false,
+      errors: null,
+      endedAt: null,
+    };
+  };
+
   const addFile = (purpose: string, content: string, filename: string): string => {
     const id = `file-mock-${nextFile++}`;
     files.set(id, { purpose, content, filename });
@@ -199,27 +222,7 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
       return { status: 400, body: { error: { message: `No such batch input file: ${String(fileId)}`, type: 'invalid_request_error' } } };
     if (body['endpoint'] !== '/v1/chat/completions' || body['completion_window'] !== '24h')
       return { status: 400, body: { error: { message: 'endpoint must be /v1/chat/completions and completion_window 24h', type: 'invalid_request_error' } } };
-    const index = submissions++;
-    const b: Batch = {
-      api: 'openai',
-      id: `batch_mock_${index}`,
-      index,
-      plan: options.plan?.(index) ?? {},
-      inputFileId: fileId as string,
-      lines: [],
-      status: 'validating',
-      polls: 0,
-      createdAt: Math.floor(Date.now() / 1000),
-      outputFileId: null,
-      errorFileId: null,
-      completed: 0,
-      failed: 0,
-      canceled: 0,
-      expired: 0,
-      cancelRequested: false,
-      errors: null,
-      endedAt: null,
-    };
+    const b = created('openai', 'batch_mock_', { inputFileId: fileId as string, lines: [], status: 'validating' });
     // The input is checked as OpenAI does: every line a POST to the batch's endpoint, custom ids unique.
     const seen = new Set<string>();
     for (const [n, raw] of file.content.split('\n').entries()) {
@@ -252,27 +255,8 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
       if (typeof id !== 'string' || !/^[a-zA-Z0-9_-]{1,64}$/.test(id) || seen.has(id)) return bad(`requests.${i}.custom_id: missing, malformed or repeated`);
       seen.add(id);
     }
-    const index = submissions++;
-    const b: Batch = {
-      api: 'anthropic',
-      id: `msgbatch_mock_${index}`,
-      index,
-      plan: options.plan?.(index) ?? {},
-      inputFileId: '',
-      lines: requests.map((r: { custom_id: string; params: unknown }) => ({ customId: r.custom_id, body: r.params })),
-      status: 'in_progress',
-      polls: 0,
-      createdAt: Math.floor(Date.now() / 1000),
-      outputFileId: null,
-      errorFileId: null,
-      completed: 0,
-      failed: 0,
-      canceled: 0,
-      expired: 0,
-      cancelRequested: false,
-      errors: null,
-      endedAt: null,
-    };
+    const lines = requests.map((r: { custom_id: string; params: unknown }) => ({ customId: r.custom_id, body: r.params }));
+    const b = created('anthropic', 'msgbatch_mock_', { inputFileId: '', lines, status: 'in_progress' });
     batches.set(b.id, b);
     return { status: 200, body: anthropicView(b) };
   };
