@@ -109,14 +109,14 @@ CREATE OR REPLACE MACRO self_bleu_lost_long(sbll_occ, sbll_repeats) AS TABLE
     SELECT grp, utt, lost FROM several WHERE lost > 0
   ) GROUP BY ALL;
 
--- The scores from the hypotheses (grp, utt, hyp_len) and the matches each loses per order (grp, utt, lost;
--- absent: none lost).
+-- The scores from the hypotheses (grp, utt, hyp_len, k: the number of equal copies the row stands for,
+-- 1 for an utterance) and the matches each loses per order (grp, utt, lost; absent: none lost).
 CREATE OR REPLACE MACRO self_bleu_from_lost(sbf_u, sbf_l1, sbf_l2, sbf_l3, sbf_l4) AS TABLE
-  WITH u AS (SELECT grp, utt, hyp_len FROM query_table(sbf_u)),
+  WITH u AS (SELECT grp, utt, hyp_len, k FROM query_table(sbf_u)),
   l1 AS (FROM query_table(sbf_l1)), l2 AS (FROM query_table(sbf_l2)), l3 AS (FROM query_table(sbf_l3)), l4 AS (FROM query_table(sbf_l4)),
   -- Closest other length: the same length when another utterance has it, else the nearer neighbour
   -- among the distinct lengths (the shorter on a tie). NULL when the grp has a single utterance.
-  lens AS (SELECT grp, hyp_len, count(*) AS cnt FROM u GROUP BY ALL),
+  lens AS (SELECT grp, hyp_len, sum(k) AS cnt FROM u GROUP BY ALL),
   nb AS (SELECT grp, hyp_len, cnt, lag(hyp_len) OVER w AS below, lead(hyp_len) OVER w AS above
          FROM lens WINDOW w AS (PARTITION BY grp ORDER BY hyp_len)),
   closest AS (
@@ -128,13 +128,13 @@ CREATE OR REPLACE MACRO self_bleu_from_lost(sbf_u, sbf_l1, sbf_l2, sbf_l3, sbf_l
       ELSE above END AS ref_len
     FROM nb),
   m AS (
-    SELECT u.grp, u.utt, u.hyp_len, c.ref_len,
+    SELECT u.grp, u.utt, u.k, u.hyp_len, c.ref_len,
       greatest(u.hyp_len - 0, 0) - coalesce(l1.lost, 0) AS m1, greatest(u.hyp_len - 1, 0) - coalesce(l2.lost, 0) AS m2,
       greatest(u.hyp_len - 2, 0) - coalesce(l3.lost, 0) AS m3, greatest(u.hyp_len - 3, 0) - coalesce(l4.lost, 0) AS m4
     FROM u JOIN closest c USING (grp, hyp_len)
       LEFT JOIN l1 USING (grp, utt) LEFT JOIN l2 USING (grp, utt) LEFT JOIN l3 USING (grp, utt) LEFT JOIN l4 USING (grp, utt)
   )
-  SELECT grp, utt, hyp_len, ref_len, m1, m2, m3, m4,
+  SELECT grp, utt, k, hyp_len, ref_len, m1, m2, m3, m4,
     CASE
       WHEN ref_len IS NULL THEN NULL
       WHEN m1 = 0 THEN 0.0
@@ -145,7 +145,7 @@ CREATE OR REPLACE MACRO self_bleu_from_lost(sbf_u, sbf_l1, sbf_l2, sbf_l3, sbf_l
   FROM m;
 
 CREATE OR REPLACE MACRO self_bleu_scores(sbs_tbl) AS TABLE
-  WITH u AS (SELECT grp, utt, units, len(units) AS hyp_len FROM query_table(sbs_tbl)),
+  WITH u AS (SELECT grp, utt, units, len(units) AS hyp_len, 1 AS k FROM query_table(sbs_tbl)),
   -- per-utterance counts of unigrams and bigrams (repeats within an utterance are common there)
   c1 AS (SELECT grp, utt, a AS gram, count(*) AS cnt FROM (SELECT grp, utt, unnest(units) AS a FROM u) GROUP BY ALL),
   c2 AS MATERIALIZED (
@@ -180,8 +180,60 @@ CREATE OR REPLACE MACRO self_bleu_shared_scores(sbs_members, sbs_texts) AS TABLE
   c3 AS (SELECT mem.grp, mem.utt, t3.gram, t3.cnt FROM mem JOIN t3 USING (tid)),
   c4 AS (SELECT mem.grp, mem.utt, t4.gram, t4.cnt FROM mem JOIN t4 USING (tid)),
   l1 AS (FROM self_bleu_lost(c1)), l2 AS (FROM self_bleu_lost(c2)), l3 AS (FROM self_bleu_lost(c3)), l4 AS (FROM self_bleu_lost(c4)),
-  u AS (SELECT mem.grp, mem.utt, len(t.units) AS hyp_len FROM mem JOIN t USING (tid))
+  u AS (SELECT mem.grp, mem.utt, len(t.units) AS hyp_len, 1 AS k FROM mem JOIN t USING (tid))
   FROM self_bleu_from_lost(u, l1, l2, l3, l4);
+
+-- The same scores when each member stands for k equal utterances: members (grp, tid, k) hold text tid k
+-- times (k >= 1), texts (tid, units) hold each text once; one row per (grp, tid), to be weighted by k (the
+-- k copies score alike). A text held k >= 2 times finds its own count of every n-gram in another copy and
+-- so loses no match; a text held once loses, as above, only where it alone holds the top count.
+-- Per n-gram, the two largest of (count, held once, utt) packed in one integer (count above bit 32, the
+-- held-once flag at bit 31, utt below; utt < 2^31, counts < 2^31): the top count, whether its text is held
+-- once and where, and the second count; one top-2 aggregate instead of three.
+CREATE OR REPLACE MACRO self_bleu_lost_counted(sblc_counts) AS TABLE
+  SELECT grp, (top[1] & 2147483647)::INTEGER AS utt, sum((top[1] >> 32) - coalesce(top[2] >> 32, 0)) AS lost
+  FROM (SELECT grp, max((cnt::BIGINT << 32) | (CASE WHEN k = 1 THEN 2147483648 ELSE 0 END) | utt, 2) AS top FROM query_table(sblc_counts) GROUP BY grp, gram)
+  WHERE (top[1] & 2147483648) <> 0 AND (len(top) = 1 OR (top[1] >> 32) > (top[2] >> 32))
+  GROUP BY ALL;
+
+-- From each text's n-gram counts per order (t1 ... t4: tid, gram, cnt; any gram type) and lengths
+-- (tid, hyp_len).
+CREATE OR REPLACE MACRO self_bleu_counted_from_counts(sbcc_members, sbcc_lengths, sbcc_t1, sbcc_t2, sbcc_t3, sbcc_t4) AS TABLE
+  WITH mem AS MATERIALIZED (SELECT grp, tid, k FROM query_table(sbcc_members)),
+  c1 AS (SELECT mem.grp, mem.tid AS utt, mem.k, t.gram, t.cnt FROM mem JOIN query_table(sbcc_t1) t USING (tid)),
+  c2 AS (SELECT mem.grp, mem.tid AS utt, mem.k, t.gram, t.cnt FROM mem JOIN query_table(sbcc_t2) t USING (tid)),
+  c3 AS (SELECT mem.grp, mem.tid AS utt, mem.k, t.gram, t.cnt FROM mem JOIN query_table(sbcc_t3) t USING (tid)),
+  c4 AS (SELECT mem.grp, mem.tid AS utt, mem.k, t.gram, t.cnt FROM mem JOIN query_table(sbcc_t4) t USING (tid)),
+  l1 AS (FROM self_bleu_lost_counted(c1)), l2 AS (FROM self_bleu_lost_counted(c2)),
+  l3 AS (FROM self_bleu_lost_counted(c3)), l4 AS (FROM self_bleu_lost_counted(c4)),
+  u AS (SELECT mem.grp, mem.tid AS utt, l.hyp_len, mem.k FROM mem JOIN query_table(sbcc_lengths) l USING (tid))
+  FROM self_bleu_from_lost(u, l1, l2, l3, l4);
+
+CREATE OR REPLACE MACRO self_bleu_counted_scores(sbc_members, sbc_texts) AS TABLE
+  WITH t AS MATERIALIZED (SELECT tid, units FROM query_table(sbc_texts) SEMI JOIN (SELECT DISTINCT tid FROM query_table(sbc_members)) USING (tid)),
+  lengths AS (SELECT tid, len(units) AS hyp_len FROM t),
+  t1 AS MATERIALIZED (SELECT tid, a AS gram, count(*) AS cnt FROM (SELECT tid, unnest(units) AS a FROM t) GROUP BY ALL),
+  t2 AS MATERIALIZED (SELECT tid, {'a': a, 'b': b} AS gram, count(*) AS cnt
+    FROM (SELECT tid, unnest(units[1:-2]) AS a, unnest(units[2:-1]) AS b FROM t) GROUP BY tid, a, b),
+  t3 AS MATERIALIZED (SELECT tid, {'a': a, 'b': b, 'c': c} AS gram, count(*) AS cnt
+    FROM (SELECT tid, unnest(units[1:-3]) AS a, unnest(units[2:-2]) AS b, unnest(units[3:-1]) AS c FROM t) GROUP BY tid, a, b, c),
+  t4 AS MATERIALIZED (SELECT tid, {'a': a, 'b': b, 'c': c, 'd': d} AS gram, count(*) AS cnt
+    FROM (SELECT tid, unnest(units[1:-4]) AS a, unnest(units[2:-3]) AS b, unnest(units[3:-2]) AS c, unnest(units[4:-1]) AS d FROM t) GROUP BY tid, a, b, c, d)
+  FROM self_bleu_counted_from_counts(sbc_members, lengths, t1, t2, t3, t4);
+
+-- The same for laps character units (code points, < 2^21): the n-grams packed exactly into one integer
+-- each (21 bits a character), which groups several times faster than a struct.
+CREATE OR REPLACE MACRO self_bleu_counted_char_scores(sbcc_members, sbcc_texts) AS TABLE
+  WITH t AS MATERIALIZED (SELECT tid, units FROM query_table(sbcc_texts) SEMI JOIN (SELECT DISTINCT tid FROM query_table(sbcc_members)) USING (tid)),
+  lengths AS (SELECT tid, len(units) AS hyp_len FROM t),
+  t1 AS MATERIALIZED (SELECT tid, a AS gram, count(*) AS cnt FROM (SELECT tid, unnest(units) AS a FROM t) GROUP BY ALL),
+  t2 AS MATERIALIZED (SELECT tid, (a::BIGINT << 21) | b AS gram, count(*) AS cnt
+    FROM (SELECT tid, unnest(units[1:-2]) AS a, unnest(units[2:-1]) AS b FROM t) GROUP BY ALL),
+  t3 AS MATERIALIZED (SELECT tid, (a::BIGINT << 42) | (b::BIGINT << 21) | c AS gram, count(*) AS cnt
+    FROM (SELECT tid, unnest(units[1:-3]) AS a, unnest(units[2:-2]) AS b, unnest(units[3:-1]) AS c FROM t) GROUP BY ALL),
+  t4 AS MATERIALIZED (SELECT tid, (a::HUGEINT << 63) | (b::HUGEINT << 42) | (c::HUGEINT << 21) | d AS gram, count(*) AS cnt
+    FROM (SELECT tid, unnest(units[1:-4]) AS a, unnest(units[2:-3]) AS b, unnest(units[3:-2]) AS c, unnest(units[4:-1]) AS d FROM t) GROUP BY ALL)
+  FROM self_bleu_counted_from_counts(sbcc_members, lengths, t1, t2, t3, t4);
 
 -- Self-BLEU per grp: the mean over its utterances (NULL for a grp of one utterance: no references).
 CREATE OR REPLACE MACRO self_bleu(sb_tbl) AS TABLE
@@ -230,6 +282,43 @@ CREATE OR REPLACE MACRO lexical_laps_iterations(lli_tbl) AS TABLE
   FROM subsets i
     LEFT JOIN dist_n(dt, 1) d1 ON d1.grp = i.gi LEFT JOIN dist_n(dt, 2) d2 ON d2.grp = i.gi
     LEFT JOIN ent_n(et, 4, 1e-10) e4 ON e4.grp = i.gi LEFT JOIN sb ON sb.grp = i.gi;
+
+-- "laps", counted: the same per-iteration rows from multisets of texts. A subset's metrics do not depend
+-- on the order of its messages (n-grams never cross messages; each Self-BLEU hypothesis is scored against
+-- all the others), and the subsets redraw the same few texts many times over: members (grp, stream,
+-- iteration, tid, k) say that the subset holds text tid k times, texts (tid, text) hold each text once.
+-- Each distinct text is tokenised and its n-grams counted once; a subset's counts are the sums of its
+-- texts' counts times k.
+CREATE OR REPLACE MACRO lexical_laps_counted_iterations(llc_members, llc_texts) AS TABLE
+  WITH m AS MATERIALIZED (
+    SELECT *, dense_rank() OVER (ORDER BY grp, iteration)::INTEGER AS gi FROM query_table(llc_members)),
+  subsets AS (SELECT DISTINCT gi, grp, iteration FROM m),
+  tk AS MATERIALIZED (
+    SELECT tid, laps_dist_tokens(text) AS dist_units, laps_ent_tokens(text) AS ent_units, laps_chars(text) AS units
+    FROM query_table(llc_texts) SEMI JOIN (SELECT DISTINCT tid FROM m) USING (tid)),
+  dm AS MATERIALIZED (SELECT gi, tid, k FROM m WHERE stream = 'dist'),
+  -- per-text n-gram counts of the Dist-n and Ent-n tokens
+  d1 AS (SELECT tid, a, count(*) AS cnt FROM (SELECT tid, unnest(dist_units) AS a FROM tk) GROUP BY ALL),
+  d2 AS (SELECT tid, a, b, count(*) AS cnt FROM (SELECT tid, unnest(dist_units[1:-2]) AS a, unnest(dist_units[2:-1]) AS b FROM tk) GROUP BY ALL),
+  e4 AS (SELECT tid, a, b, c, d, count(*) AS cnt FROM (
+    SELECT tid, unnest(ent_units[1:-4]) AS a, unnest(ent_units[2:-3]) AS b, unnest(ent_units[3:-2]) AS c, unnest(ent_units[4:-1]) AS d FROM tk)
+    GROUP BY ALL),
+  -- each n-gram's count in each subset
+  s1 AS (SELECT dm.gi AS grp, sum(dm.k * d1.cnt)::BIGINT AS c FROM dm JOIN d1 USING (tid) GROUP BY dm.gi, d1.a),
+  s2 AS (SELECT dm.gi AS grp, sum(dm.k * d2.cnt)::BIGINT AS c FROM dm JOIN d2 USING (tid) GROUP BY dm.gi, d2.a, d2.b),
+  s4 AS (SELECT dm.gi AS grp, sum(dm.k * e4.cnt)::BIGINT AS c FROM dm JOIN e4 USING (tid) GROUP BY dm.gi, e4.a, e4.b, e4.c, e4.d),
+  dist1 AS (SELECT grp, count(*) / sum(c) AS dist FROM s1 GROUP BY grp),
+  dist2 AS (SELECT grp, count(*) / sum(c) AS dist FROM s2 GROUP BY grp),
+  ent4 AS (
+    SELECT grp, -sum((c / (total + 1e-10)) * (ln(c) - ln(total + 1e-10))) AS ent
+    FROM (SELECT grp, c, sum(c) OVER (PARTITION BY grp) AS total FROM s4) GROUP BY grp),
+  cm AS MATERIALIZED (SELECT gi AS grp, tid, k FROM m WHERE stream = 'self_bleu'),
+  ct AS (SELECT tid, units FROM tk),
+  sb AS (SELECT grp, sum(k * bleu) / sum(k) FILTER (bleu IS NOT NULL) AS self_bleu FROM self_bleu_counted_char_scores(cm, ct) GROUP BY grp)
+  SELECT i.grp, i.iteration, d1.dist AS dist_1, d2.dist AS dist_2, e4.ent AS ent_4, sb.self_bleu
+  FROM subsets i
+    LEFT JOIN dist1 d1 ON d1.grp = i.gi LEFT JOIN dist2 d2 ON d2.grp = i.gi
+    LEFT JOIN ent4 e4 ON e4.grp = i.gi LEFT JOIN sb ON sb.grp = i.gi;
 
 -- The laps values of per-iteration rows (grp, iteration, dist_1, dist_2, ent_4, self_bleu): means.
 CREATE OR REPLACE MACRO lexical_laps_means(llm_tbl) AS TABLE

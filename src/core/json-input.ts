@@ -41,8 +41,9 @@ export function parseJsonText(text: string, file: string, lineOffset = 0): unkno
       cause: error,
     });
   }
-  // JSON.parse keeps the last of two equal keys and accepts lone surrogates: both are refused.
-  const duplicate = findDuplicateKey(text);
+  // JSON.parse keeps the last of two equal keys and accepts lone surrogates: both are refused. The
+  // exact scan (which names the key and where) runs only when the quick count says something is wrong.
+  const duplicate = mayHaveDuplicateKey(text, value) ? findDuplicateKey(text) : undefined;
   if (duplicate?.key === undefined && duplicate) {
     const { line, column } = lineColumnOf(text, duplicate.offset);
     throw new PlensError('E_INPUT_JSON', `nested deeper than ${MAX_DEPTH} levels: no plens input is, and deeper values overflow the stack`, {
@@ -97,6 +98,52 @@ function findIllFormedString(value: unknown, pointer: string): string | undefine
  */
 /** Deeper than this, JSON is refused: plens inputs are a few levels deep, and validators recurse. */
 export const MAX_DEPTH = 1000;
+
+/**
+ * Whether the text may hold a duplicate key or nest deeper than MAX_DEPTH: the keys written in the
+ * text (strings followed by a colon) outnumber the keys of the parsed objects exactly when some object
+ * repeats a key. Counting costs a fraction of findDuplicateKey, which keeps every key of every object.
+ */
+function mayHaveDuplicateKey(text: string, value: unknown): boolean {
+  let written = 0;
+  let depth = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34) {
+      let end = text.indexOf('"', i + 1);
+      for (;;) {
+        let slashes = 0;
+        while (text.charCodeAt(end - 1 - slashes) === 92) slashes++;
+        if (slashes % 2 === 0) break;
+        end = text.indexOf('"', end + 1);
+      }
+      let k = end + 1;
+      while (k < n && (text.charCodeAt(k) === 32 || text.charCodeAt(k) === 10 || text.charCodeAt(k) === 13 || text.charCodeAt(k) === 9)) k++;
+      if (text.charCodeAt(k) === 58) written++;
+      i = end;
+    } else if (c === 123 || c === 91) {
+      if (++depth > MAX_DEPTH) return true;
+    } else if (c === 125 || c === 93) {
+      depth--;
+    }
+  }
+  return written !== parsedKeys(value);
+}
+
+function parsedKeys(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  let n = 0;
+  if (Array.isArray(value)) {
+    for (const v of value) n += parsedKeys(v);
+    return n;
+  }
+  for (const key in value) {
+    n++;
+    n += parsedKeys((value as Record<string, unknown>)[key]);
+  }
+  return n;
+}
 
 /** Also reports (with no key) the offset where nesting first goes deeper than MAX_DEPTH. */
 export function findDuplicateKey(text: string): { key?: string; offset: number; pointer?: string } | undefined {

@@ -65,11 +65,14 @@ const SANDBOX_REFUSED = new Map<StatementType, string>([
  * A DuckDB database and one connection: the only way plens code talks to DuckDB.
  * Every operation in flight is tracked, so close() never pulls the connection from under a query
  * (that query would reject with "connection disconnected" after its caller stopped listening).
+ * connect() adds a connection to the same database, for work that runs beside this one's.
  */
 export class Database {
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
   private closing: Promise<void> | undefined;
+  /** The connections connect() made (none on a connection that is itself one of them). */
+  private readonly others = new Set<Database>();
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -77,7 +80,27 @@ export class Database {
     readonly path: string,
     /** Refuses SANDBOX_REFUSED statements (see OpenOptions.sandbox). */
     private readonly sandboxed = false,
+    /** Set on a connection made by connect(): closing it closes the connection only. */
+    private readonly owner: Database | null = null,
   ) {}
+
+  /**
+   * Another connection to the same database: its own transactions and temp objects, and its queries
+   * run beside this connection's (DuckDB's threads are shared). Closing it leaves the database open;
+   * closing the database closes it too, once its operations have settled.
+   */
+  async connect(): Promise<Database> {
+    if (this.owner) return this.owner.connect();
+    const connection = await this.track(() => this.instance.connect());
+    const other = new Database(this.instance, connection, this.path, this.sandboxed, this);
+    this.others.add(other);
+    return other;
+  }
+
+  /** Stops the query running on this connection (it rejects with DuckDB's interrupt error); the connection stays usable. */
+  interrupt(): void {
+    if (!this.closed) this.connection.interrupt();
+  }
 
   static async open(path: string, options: OpenOptions = {}): Promise<Database> {
     const config: Record<string, string> = {};
@@ -255,13 +278,15 @@ export class Database {
     const now = () => {
       this.closed = true;
       this.connection.closeSync();
-      this.instance.closeSync();
+      if (this.owner) this.owner.others.delete(this);
+      else this.instance.closeSync();
     };
-    if (this.inFlight.size === 0) {
+    const others = [...this.others].map((o) => o.close());
+    if (this.inFlight.size === 0 && this.others.size === 0) {
       now();
       this.closing = Promise.resolve();
     } else {
-      this.closing = Promise.allSettled([...this.inFlight]).then(now);
+      this.closing = Promise.allSettled([...this.inFlight, ...others]).then(now);
     }
     return this.closing;
   }

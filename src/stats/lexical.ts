@@ -2,9 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../core/paths.js';
 import { appendRow } from '../db/append-row.js';
-import type { DuckDBAppender } from '@duckdb/node-api';
-import type { Database } from '../db/database.js';
-import { LAPS_DEFAULTS, lapsSubsetIterator, type LapsOptions } from './laps-subsets.js';
+import { sqlList, type Database } from '../db/database.js';
+import { LAPS_DEFAULTS, lapsSubsetIterator, pythonSplitCount, type LapsOptions, type LapsStream } from './laps-subsets.js';
 
 export const LEXICAL_PROTOCOLS = ['laps', 'full'] as const;
 export type LexicalProtocol = (typeof LEXICAL_PROTOCOLS)[number];
@@ -28,6 +27,8 @@ export interface LexicalRow {
 export interface LexicalRunOptions {
   protocols: readonly LexicalProtocol[];
   laps?: LapsOptions;
+  /** Characters of distinct texts measured per laps batch (default LAPS_BATCH_CHARS). */
+  lapsBatchChars?: number;
   /** Called after each laps group, for progress. */
   onGroup?: (done: number, total: number) => void;
 }
@@ -90,56 +91,103 @@ export async function internWords(db: Database, corpus: string, out: string, typ
 }
 
 /**
- * Characters of laps subsets measured per batch: the subsets of all groups at once held about 4 GB
- * (each is a 7,012-token sample, 100 per group and stream, Self-BLEU over its characters); batches of
- * about 2 million characters stay within a few hundred MB, and small groups share one batch.
+ * Characters of distinct texts per batch of laps subsets (a text counts once per subset that holds it).
+ * The subsets of all groups at once held about 4 GB (each is a 7,012-token sample, 100 per group and
+ * stream, Self-BLEU over its characters); batches of 6 million characters keep the demo's Table 10 under
+ * 350 MB RSS, and small groups share one batch.
  */
-export const LAPS_BATCH_CHARS = 2_000_000;
+export const LAPS_BATCH_CHARS = 6_000_000;
 
 /**
  * The laps metrics of every subset of every group into `table` (grp, iteration, dist_1, dist_2, ent_4,
- * self_bleu): the subsets are drawn (both streams of an iteration together) and measured a batch at a
- * time, so memory stays bounded whatever the number of groups.
+ * self_bleu). The subsets are drawn here (both streams of an iteration together) and measured in SQL a
+ * batch at a time, so memory stays bounded whatever the number of groups. A subset goes to SQL as counts
+ * of its distinct texts (lexical_laps_counted_iterations): the metrics do not depend on the order of the
+ * messages, and the subsets redraw the same texts again and again. A group whose messages all fit in the
+ * token budget is the same whole set in every iteration: it is measured once and its row repeated.
  */
 async function lapsPerIteration(db: Database, corpus: string, table: string, options: LexicalRunOptions): Promise<void> {
   const laps = { ...LAPS_DEFAULTS, ...options.laps };
-  const subsets = 'lexical_subsets_tmp';
+  const batchLimit = options.lapsBatchChars ?? LAPS_BATCH_CHARS;
+  const members = 'lexical_laps_members_tmp';
+  const texts = 'lexical_laps_texts_tmp';
+  const batchView = 'lexical_laps_batch_tmp';
   await db.run(`CREATE OR REPLACE TEMP TABLE ${table} (grp VARCHAR, iteration INTEGER, dist_1 DOUBLE, dist_2 DOUBLE, ent_4 DOUBLE, self_bleu DOUBLE);
-    CREATE OR REPLACE TEMP TABLE ${subsets} (grp VARCHAR, stream VARCHAR, iteration INTEGER, pos INTEGER, text VARCHAR)`);
+    CREATE OR REPLACE TEMP TABLE ${members} (batch INTEGER, grp VARCHAR, stream VARCHAR, iteration INTEGER, tid INTEGER, k INTEGER);
+    CREATE OR REPLACE TEMP TABLE ${texts} (tid INTEGER, text VARCHAR)`);
   const groups = (await db.all<{ grp: string }>(`SELECT DISTINCT grp FROM ${corpus} ORDER BY grp`)).map((r) => r.grp);
-  let appender: DuckDBAppender | null = await db.appender(subsets);
-  let buffered = 0;
-  const flush = async () => {
-    appender!.closeSync();
-    appender = null;
-    if (buffered > 0) await db.run(`INSERT INTO ${table} SELECT * FROM lexical_laps_iterations(${subsets}); DELETE FROM ${subsets};`);
-    buffered = 0;
-    appender = await db.appender(subsets);
-  };
+  const whole: string[] = [];
+  let batches = 0;
+  const memberRows = await db.appender(members);
+  const textRows = await db.appender(texts);
   try {
+    let nextTid = 0;
+    let batchChars = 0;
     let done = 0;
     for (const grp of groups) {
-      // One group's texts at a time, in corpus order: the random stream depends on the order.
-      const texts = (await db.all<{ text: string }>(`SELECT text FROM ${corpus} WHERE grp = $1 ORDER BY utt`, undefined, [grp])).map((r) => r.text);
-      const dist = lapsSubsetIterator(texts, 'dist', laps);
-      const selfBleu = lapsSubsetIterator(texts, 'self_bleu', laps);
-      for (let d = dist.next(), b = selfBleu.next(); !d.done && !b.done; d = dist.next(), b = selfBleu.next()) {
-        for (const [stream, subset] of [
-          ['dist', d.value],
-          ['self_bleu', b.value],
-        ] as const) {
-          subset.texts.forEach((text, pos) => {
-            appendRow(appender!, [grp, stream, subset.iteration, pos, text]);
-            buffered += text.length + 1;
-          });
+      // One group's texts at a time, in corpus order: the random stream depends on the order. Text ids
+      // are per group, so only the group's drawn texts are held.
+      const messages = (await db.all<{ text: string }>(`SELECT text FROM ${corpus} WHERE grp = $1 ORDER BY utt`, undefined, [grp])).map((r) => r.text);
+      const tids = new Map<string, number>();
+      const tidOf = (text: string): number => {
+        let tid = tids.get(text);
+        if (tid === undefined) {
+          tid = nextTid++;
+          tids.set(text, tid);
+          appendRow(textRows, [tid, text]);
         }
-        if (buffered >= LAPS_BATCH_CHARS) await flush();
+        return tid;
+      };
+      const add = (stream: LapsStream, iteration: number, subset: readonly string[]) => {
+        const counts = new Map<number, number>();
+        for (const text of subset) {
+          const tid = tidOf(text);
+          const k = counts.get(tid);
+          if (k === undefined) batchChars += text.length + 1;
+          counts.set(tid, (k ?? 0) + 1);
+        }
+        for (const [tid, k] of counts) appendRow(memberRows, [batches, grp, stream, iteration, tid, k]);
+      };
+      const withinBudget = messages.reduce((sum, text) => sum + pythonSplitCount(text), 0) <= laps.tokenBudget;
+      if (withinBudget && laps.iterations > 0) {
+        // Every subset keeps every message: the metrics are those of the whole group, in every iteration.
+        add('dist', 0, messages);
+        add('self_bleu', 0, messages);
+        whole.push(grp);
+      } else {
+        const dist = lapsSubsetIterator(messages, 'dist', laps);
+        const selfBleu = lapsSubsetIterator(messages, 'self_bleu', laps);
+        for (let d = dist.next(), b = selfBleu.next(); !d.done && !b.done; d = dist.next(), b = selfBleu.next()) {
+          add('dist', d.value.iteration, d.value.texts);
+          add('self_bleu', b.value.iteration, b.value.texts);
+          if (batchChars >= batchLimit) {
+            batches++;
+            batchChars = 0;
+          }
+        }
+      }
+      if (batchChars >= batchLimit) {
+        batches++;
+        batchChars = 0;
       }
       options.onGroup?.(++done, groups.length);
     }
-    await flush();
+    if (batchChars > 0) batches++;
   } finally {
-    appender?.closeSync();
+    memberRows.closeSync();
+    textRows.closeSync();
   }
-  await db.run(`DROP TABLE ${subsets}`);
+  for (let batch = 0; batch < batches; batch++) {
+    await db.run(`CREATE OR REPLACE TEMP VIEW ${batchView} AS SELECT grp, stream, iteration, tid, k FROM ${members} WHERE batch = ${batch};
+      INSERT INTO ${table} SELECT * FROM lexical_laps_counted_iterations(${batchView}, ${texts});`);
+  }
+  if (whole.length > 0) {
+    await db.run(
+      `INSERT INTO ${table} SELECT t.grp, r.range::INTEGER, t.dist_1, t.dist_2, t.ent_4, t.self_bleu
+       FROM ${table} t, range(1, ${laps.iterations}) r WHERE t.iteration = 0 AND list_contains($1, t.grp)`,
+      undefined,
+      [sqlList(whole)],
+    );
+  }
+  await db.run(`DROP VIEW IF EXISTS ${batchView}; DROP TABLE ${members}; DROP TABLE ${texts};`);
 }

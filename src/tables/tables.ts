@@ -46,10 +46,36 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
   try {
     const views = new Set((await db.all<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map((r) => r.name));
     const warnings: string[] = [];
-    if (options.excludeFlagged) warnings.push(await excludeFlaggedDialogues(db, views));
+    // Two connections query the views side by side (a result view's bootstrap keeps one core busy for
+    // seconds); each is set up alike, since temp views belong to their connection.
+    const connections = [db, await db.connect()];
+    if (options.excludeFlagged) {
+      const said = await Promise.all(connections.map((c) => excludeFlaggedDialogues(c, views)));
+      warnings.push(said[0]!);
+    }
     const wanted = PAPER_TABLES.filter((t) => !options.only || options.only.includes(t.name));
     // A warehouse without the PersonaLens dataset was built from PERSONA-bench outputs alone.
     const personaOnly = !views.has('domains');
+    // ... whose PersonaLens tables are left out unless named (below); only what is listed is queried.
+    const listed = (t: { name: string }) => t.name.startsWith('persona_') || !personaOnly || Boolean(options.only);
+    const present = wanted.filter((t) => views.has(t.name) && listed(t));
+    const results = new Map<string, { rows: Record<string, unknown>[]; notes: string[] }>();
+    let next = 0;
+    await Promise.all(
+      connections.map(async (c) => {
+        while (next < present.length) {
+          const t = present[next++]!;
+          const rows = await c.all(`SELECT * FROM ${t.name}`);
+          const notes: string[] = [];
+          if (t.name === 'table6_7' && views.has('unmapped_birth_countries')) {
+            const unmapped = await c.all<{ birth_country: string; users: number }>('SELECT * FROM unmapped_birth_countries');
+            for (const u of unmapped)
+              notes.push(`birth country "${u.birth_country}" (${u.users} users) has no region; shown as "Unmapped: ${u.birth_country}"`);
+          }
+          results.set(t.name, { rows, notes });
+        }
+      }),
+    );
     const tables: RenderableTable[] = [];
     const missing: TablesResult['missing'] = [];
     for (const t of wanted) {
@@ -58,23 +84,18 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
       if (persona && !options.only && !views.has(t.name)) continue;
       // ... and the PersonaLens tables out of a PERSONA-bench-only one.
       if (!persona && personaOnly && !options.only) continue;
-      if (!views.has(t.name)) {
+      const result = results.get(t.name);
+      if (!result) {
         missing.push({ name: t.name, reason: MISSING_FIX[t.name] ?? 'not in the warehouse (its inputs are not built yet; see `plens warehouse`)' });
         continue;
       }
-      const rows = await db.all(`SELECT * FROM ${t.name}`);
       // The PERSONA-bench views exist (empty) in every warehouse.
-      if (persona && rows.length === 0) {
+      if (persona && result.rows.length === 0) {
         if (options.only) missing.push({ name: t.name, reason: 'no PERSONA-bench predictions or scores in the workspace yet' });
         continue;
       }
-      const notes: string[] = [];
-      if (t.name === 'table6_7' && views.has('unmapped_birth_countries')) {
-        const unmapped = await db.all<{ birth_country: string; users: number }>('SELECT * FROM unmapped_birth_countries');
-        for (const u of unmapped) notes.push(`birth country "${u.birth_country}" (${u.users} users) has no region; shown as "Unmapped: ${u.birth_country}"`);
-      }
-      warnings.push(...notes);
-      tables.push({ name: t.name, title: t.title, caption: t.caption, columns: t.columns, rows, notes });
+      warnings.push(...result.notes);
+      tables.push({ name: t.name, title: t.title, caption: t.caption, columns: t.columns, rows: result.rows, notes: result.notes });
     }
     if (options.only && missing.length > 0 && tables.length === 0) {
       throw new PlensError('E_PREREQUISITE', `${missing.map((m) => m.name).join(', ')}: ${missing[0]!.reason}`);
@@ -91,7 +112,7 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
     }
     return { tables, missing, files, warnings };
   } finally {
-    db.close();
+    await db.close();
   }
 }
 

@@ -11,7 +11,7 @@ import { Database, sqlIdentifier } from '../db/database.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
 import { readWarehouseSqlFiles } from './sql-files.js';
 import { stepCacheDir, type StepRun } from './step-cache.js';
-import { runStep } from './steps.js';
+import { EarlySteps, runStep } from './steps.js';
 
 export interface WarehouseOptions {
   workspace: Workspace;
@@ -25,6 +25,11 @@ export interface WarehouseOptions {
   stepCache?: boolean;
   /** DuckDB's memory limit for the build (default: PLENS_MEMORY_LIMIT or 1GB). */
   memoryLimit?: string;
+  /**
+   * Start each computed step on a second connection as soon as the relations its file requires exist,
+   * beside the files before it (default true); false runs it in place, just before its file.
+   */
+  earlySteps?: boolean;
 }
 
 export interface WarehouseSummary {
@@ -57,11 +62,14 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
   const cacheDir = options.dryRun || options.stepCache === false ? null : stepCacheDir(options.dbPath);
   let relations: WarehouseSummary['relations'] = [];
   const db = await Database.open(tmp, { threads: 2, ...(options.memoryLimit ? { memoryLimit: options.memoryLimit } : {}) });
+  const lexical = options.dryRun ? [] : (options.lexical ?? ['laps', 'full']);
+  const early = new EarlySteps(db, { lexical, cacheDir });
   try {
     await db.run('SET VARIABLE workspace = $1', undefined, [options.workspace.root]);
-    for (const file of files) {
+    for (const [index, file] of files.entries()) {
       const missingFile = file.requiresFiles.find((f) => !workspaceHas(options.workspace.root, f));
       const existing = new Set((await db.all<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map((r) => r.name));
+      if (options.earlySteps !== false) await early.startReady(files.slice(index), existing, (f) => workspaceHas(options.workspace.root, f));
       const missingRelation = file.requiresRelations.find((r) => !existing.has(r));
       if (missingFile || missingRelation) {
         skipped.push({ file: file.name, reason: missingFile ? `needs ${missingFile} in the workspace` : `needs ${missingRelation}` });
@@ -79,8 +87,7 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
         );
         continue;
       }
-      for (const step of file.steps)
-        steps.push(await runStep(step, { db, lexical: options.dryRun ? [] : (options.lexical ?? ['laps', 'full']), cacheDir }, file.path));
+      for (const step of file.steps) steps.push(await early.result(file, step, () => runStep(step, { db, lexical, cacheDir }, file.path)));
       await db.run(file.sql, { file: file.path });
       ran.push(file.name);
     }
@@ -88,15 +95,18 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
       plensVersion,
       options.workspace.root,
     ]);
+    await early.finish();
     relations = await listRelations(db);
     // Closing checkpoints too, but swallows a failed write (a full disk): checkpoint here, where it throws.
     if (!options.dryRun) await db.run('CHECKPOINT');
   } catch (error) {
-    db.close();
+    // Work started on the second connection is stopped and settled before the database closes.
+    await early.cancel();
+    await db.close();
     if (!options.dryRun) await removeTemp(tmp);
     throw storageError(error, options.dbPath) ?? error;
   }
-  db.close();
+  await db.close();
   if (!options.dryRun) {
     try {
       await verifyBuilt(tmp, relations);
@@ -190,7 +200,9 @@ export function formatWarehouseSummary(s: WarehouseSummary): string {
   lines.push(`  ran      ${s.ran.join(', ')}`);
   for (const k of s.skipped) lines.push(`  skipped  ${k.file}: ${k.reason}`);
   for (const k of s.steps)
-    lines.push(`  step     ${k.step}: ${k.status === 'reused' ? 'reused (inputs unchanged)' : k.status} in ${(k.elapsed_ms / 1000).toFixed(1)} s`);
+    lines.push(
+      `  step     ${k.step}: ${k.status === 'reused' ? 'reused (inputs unchanged)' : k.status} in ${(k.elapsed_ms / 1000).toFixed(1)} s${k.early ? ' (beside the build)' : ''}`,
+    );
   const tables = s.relations.filter((r) => r.type === 'table');
   const views = s.relations.filter((r) => r.type === 'view');
   lines.push(`  tables   ${tables.map((t) => `${t.name} (${t.rows})`).join(', ')}`);

@@ -34,6 +34,8 @@ export interface StepRun {
   status: 'computed' | 'reused' | 'uncached';
   fingerprint: string | null;
   elapsed_ms: number;
+  /** Ran on a second connection beside the files before its own (see EarlySteps in steps.ts). */
+  early?: boolean;
 }
 
 /** The cache folder of a warehouse file. */

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { PlensError } from '../core/errors.js';
 import type { Database } from '../db/database.js';
 import { computeLexical, LEXICAL_SQL, type LexicalProtocol } from '../stats/lexical.js';
+import type { WarehouseSqlFile } from './sql-files.js';
 import { runWithStepCache, stepFingerprint, type CacheableStep, type StepRun } from './step-cache.js';
 
 /** What a build step may use: the database being built and the build's settings. */
@@ -80,4 +81,73 @@ async function buildLexicalDiversity({ db, lexical }: StepContext): Promise<void
       DROP TABLE lexical_diversity_raw;`);
   }
   await db.run(`DROP TABLE lexical_groups; DROP TABLE lexical_dialogue_corpus;`);
+}
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/**
+ * Computed steps started early, on a second connection to the database being built: Table 10 needs
+ * only turns and dialogues, which exist long before its file runs, so it runs beside the files in
+ * between. A step starts as soon as its file could run (the files it requires exist, the relations it
+ * requires are there); the files in between must not change those relations (they only add tables and
+ * views). Its outcome is taken where its file runs, so a failure fails the build there like any other.
+ * On any failure the second connection is interrupted and closed, and every started step settled,
+ * before the database closes: nothing runs on, or rejects from, a closed connection.
+ */
+export class EarlySteps {
+  private side: Database | null = null;
+  /** One statement at a time on a connection: steps on the second one run one after another. */
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly started = new Map<string, Promise<Settled<StepRun>>>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly settings: Omit<StepContext, 'db'>,
+  ) {}
+
+  /** Starts the steps of `files` whose requirements are met and that have not started yet. */
+  async startReady(files: readonly WarehouseSqlFile[], existing: ReadonlySet<string>, hasFile: (pattern: string) => boolean): Promise<void> {
+    for (const file of files) {
+      if (file.steps.length === 0 || !file.requiresRelations.every((r) => existing.has(r)) || !file.requiresFiles.every(hasFile)) continue;
+      for (const step of file.steps) {
+        const key = `${file.name}:${step}`;
+        if (this.started.has(key)) continue;
+        this.side ??= await this.db.connect();
+        const ctx: StepContext = { ...this.settings, db: this.side };
+        const run = this.chain.then(() => runStep(step, ctx, file.path));
+        this.chain = run.catch(() => undefined);
+        this.started.set(
+          key,
+          run.then(
+            (value) => ({ ok: true, value }),
+            (error: unknown) => ({ ok: false, error }),
+          ),
+        );
+      }
+    }
+  }
+
+  /** The step's run: awaited if it started early (its failure thrown here), else run now by `inPlace`. */
+  async result(file: WarehouseSqlFile, step: string, inPlace: () => Promise<StepRun>): Promise<StepRun> {
+    const started = this.started.get(`${file.name}:${step}`);
+    if (!started) return inPlace();
+    const settled = await started;
+    if (!settled.ok) throw settled.error;
+    return { ...settled.value, early: true };
+  }
+
+  /** After the last file: every started step has settled; the second connection closes. */
+  async finish(): Promise<void> {
+    await Promise.all(this.started.values());
+    await this.side?.close();
+  }
+
+  /** On a failed build: stops the running statement, refuses the next ones, and waits for every step to settle. */
+  async cancel(): Promise<void> {
+    if (!this.side) return;
+    this.side.interrupt();
+    const closing = this.side.close();
+    await Promise.all(this.started.values());
+    await closing;
+  }
 }

@@ -32,6 +32,21 @@ describe('JSON input that must be refused', () => {
     expect(errorOf(() => parseJsonText('{"a": 1, "\\u0061": 2}', 'f.json')).message).toMatch(/duplicate key "a"/);
   });
 
+  it('the quick key count (which decides whether to scan for the duplicate) misses none', () => {
+    // Strings ending in escaped quotes or holding colons, keys after whitespace and newlines, __proto__
+    // (an own property once parsed), empty keys, deep arrays of objects.
+    for (const text of [
+      '{"a\\\\": 1, "a\\\\" : 2}',
+      '{"s": "x\\":", "s"\n:\t3}',
+      '{"__proto__": 1, "__proto__": 2}',
+      '{"": 1, "": 2}',
+      '[[[{"a": [{"b": 1}]}, {"c": {"d": {"e": 1, "f": 2, "e": 3}}}]]]',
+    ]) {
+      expect(() => parseJsonText(text, 'f.json'), text).toThrow(/duplicate key/);
+    }
+    expect(parseJsonText('{"a\\\\": 1, "a": "\\":", "b": {"__proto__": {"": [":", {"a": 1}]}}}', 'f.json')).toBeTruthy();
+  });
+
   it('equal keys in different objects, and keys inside strings, are fine', () => {
     expect(parseJsonText('[{"a": 1}, {"a": 2}, {"b": {"a": 3}, "a": "\\"a\\": 4"}]', 'f.json')).toHaveLength(3);
     expect(findDuplicateKey('{"s": "{\\"a\\":1,\\"a\\":2}"}')).toBeUndefined();

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendRow } from '../../src/db/append-row.js';
 import { Database } from '../../src/db/database.js';
+import { computeLexical } from '../../src/stats/lexical.js';
 import { lapsSubsets, type LapsStream } from '../../src/stats/laps-subsets.js';
 import { repoRoot } from '../helpers/cli.js';
 
@@ -159,6 +160,61 @@ describe('Self-BLEU (exact, linear in the corpus)', () => {
     }
   });
 
+  it('from counted texts (self_bleu_counted_scores: a text held k times, as the laps subsets give them) equals the brute force', async () => {
+    // 12 grps draw texts from a pool of 20 with multiplicities 1-4 (a text held k >= 2 times finds itself in
+    // another copy); tiny vocabularies give ties, clipping by a second holder and empty texts.
+    let seed = 4242;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const pool = Array.from({ length: 20 }, () => Array.from({ length: Math.floor(rand() * 9) }, () => `t${Math.floor(rand() * 3)}`));
+    const held: Record<string, Map<number, number>> = {};
+    for (let g = 0; g < 12; g++) {
+      const m = new Map<number, number>();
+      const distinct = 1 + Math.floor(rand() * 6);
+      while (m.size < distinct) m.set(Math.floor(rand() * pool.length), 1 + Math.floor(rand() * (g % 3 === 0 ? 1 : 4)));
+      held[`g${g}`] = m;
+    }
+    await db.run(
+      `CREATE OR REPLACE TABLE counted_texts AS SELECT * FROM (VALUES ${pool.map((u, tid) => `(${tid}, [${u.map(sqlString).join(', ')}]::VARCHAR[])`).join(', ')}) t(tid, units)`,
+    );
+    await db.run(
+      `CREATE OR REPLACE TABLE counted_members AS SELECT * FROM (VALUES ${Object.entries(held)
+        .flatMap(([g, m]) => [...m].map(([tid, k]) => `(${sqlString(g)}, ${tid}, ${k})`))
+        .join(', ')}) t(grp, tid, k)`,
+    );
+    const got = await db.all<{ grp: string; utt: number; k: number; bleu: number | null }>(
+      `SELECT grp, utt, k, bleu FROM self_bleu_counted_scores(counted_members, counted_texts) ORDER BY grp, utt`,
+    );
+    expect(got.length).toBe(Object.values(held).reduce((a, m) => a + m.size, 0));
+    let compared = 0;
+    for (const r of got) {
+      const utterances = [...held[r.grp]!].flatMap(([tid, k]) => Array.from({ length: k }, () => tid));
+      expect(held[r.grp]!.get(r.utt)).toBe(r.k);
+      const self = utterances.indexOf(r.utt);
+      const refs = utterances.filter((_, j) => j !== self).map((tid) => pool[tid]!);
+      if (refs.length === 0) {
+        expect(r.bleu).toBeNull();
+      } else {
+        close(r.bleu, bruteForceBleu(pool[r.utt]!, refs));
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(20);
+  });
+
+  it('the code-point form (self_bleu_counted_char_scores, n-grams packed into integers) equals the struct-keyed one', async () => {
+    const texts = ['abcab', 'héllo wörld', 'ab', '', 'abcabcabc', '\u{1F600}a\u{1F600}a', 'zzzz'];
+    await db.run(
+      `CREATE OR REPLACE TABLE char_texts AS SELECT tid, laps_chars(text) AS units FROM (VALUES ${texts.map((t, i) => `(${i}, ${sqlString(t)})`).join(', ')}) t(tid, text)`,
+    );
+    await db.run(`CREATE OR REPLACE TABLE char_members AS SELECT * FROM (VALUES ('a', 0, 1), ('a', 1, 2), ('a', 2, 1), ('a', 4, 1), ('a', 5, 1),
+      ('b', 3, 1), ('b', 4, 3), ('b', 6, 1), ('c', 5, 1)) t(grp, tid, k)`);
+    const q = (macro: string) =>
+      db.all<Row>(`SELECT grp, utt, k, hyp_len, ref_len, m1, m2, m3, m4, bleu FROM ${macro}(char_members, char_texts) ORDER BY grp, utt`);
+    const packed = await q('self_bleu_counted_char_scores');
+    expect(packed).toHaveLength(9);
+    expect(packed).toEqual(await q('self_bleu_counted_scores'));
+  });
+
   it('edge cases: one utterance has no references (NULL); an empty hypothesis scores 0; the closest length ties to the shorter', async () => {
     await loadUnits('edges', {
       alone: [['x', 'y']],
@@ -289,6 +345,47 @@ describe('protocols against the Python reference (test/expected/lexical.json)', 
     );
     const [r] = await db.all<Row>(`SELECT * FROM lexical_laps(laps_real)`);
     close(r!.self_bleu as number, want.value);
+  });
+
+  it('laps from counted subsets (lexical_laps_counted_iterations) gives the per-iteration rows of lexical_laps_iterations', async () => {
+    // Every group of the medium corpus with a 300-token budget: many cut subsets, texts drawn many times.
+    const byGroup = groups(corpus('medium'));
+    const params = { iterations: 6, token_budget: 300 };
+    await loadSubsets('laps_plain', byGroup, { dist: params, self_bleu: params });
+    await db.run(`CREATE OR REPLACE TABLE laps_text_ids AS SELECT text, row_number() OVER (ORDER BY text)::INTEGER AS tid FROM (SELECT DISTINCT text FROM laps_plain);
+      CREATE OR REPLACE TABLE laps_counted AS SELECT grp, stream, iteration, tid, count(*)::INTEGER AS k FROM laps_plain JOIN laps_text_ids USING (text) GROUP BY ALL;`);
+    const plain = await db.all<Row>(`SELECT * FROM lexical_laps_iterations(laps_plain) ORDER BY grp, iteration`);
+    const counted = await db.all<Row>(`SELECT * FROM lexical_laps_counted_iterations(laps_counted, laps_text_ids) ORDER BY grp, iteration`);
+    expect(counted).toHaveLength(18);
+    expect(counted.map((r) => [r.grp, r.iteration])).toEqual(plain.map((r) => [r.grp, r.iteration]));
+    counted.forEach((r, i) => {
+      for (const m of ['dist_1', 'dist_2', 'ent_4', 'self_bleu']) close(r[m] as number, plain[i]![m] as number);
+    });
+  });
+
+  it('computeLexical (subsets counted, in batches; a group within the budget measured once) equals the per-message macros', async () => {
+    // The budget is the smaller one-speaker group's size: that group fits (every iteration is the whole
+    // group), the other two are cut.
+    const byGroup = groups(corpus('medium'));
+    const sizes = Object.fromEntries(Object.entries(byGroup).map(([g, ls]) => [g, ls.reduce((n, l) => n + l.text.split(/\s+/).filter(Boolean).length, 0)]));
+    const budget = Math.min(sizes['user']!, sizes['assistant']!);
+    expect(Math.max(sizes['user']!, sizes['assistant']!)).toBeGreaterThan(budget);
+    await loadUtterances('laps_corpus_medium', byGroup);
+    const params = { iterations: 4, token_budget: budget };
+    await loadSubsets('laps_medium_plain', byGroup, { dist: params, self_bleu: params });
+    const want = await db.all<Row>(`SELECT * FROM lexical_laps(laps_medium_plain) ORDER BY grp`);
+    for (const lapsBatchChars of [1_000, 10_000_000]) {
+      const rows = await computeLexical(db, 'laps_corpus_medium', 'laps_medium_out', {
+        protocols: ['laps'],
+        laps: { iterations: params.iterations, tokenBudget: budget },
+        lapsBatchChars,
+      });
+      expect(rows.map((r) => r.grp)).toEqual(['assistant', 'both', 'user']);
+      rows.forEach((r, i) => {
+        expect(r.iterations).toBe(4);
+        for (const m of ['dist_1', 'dist_2', 'ent_4', 'self_bleu'] as const) close(r[m], want[i]![m] as number);
+      });
+    }
   });
 
   it('laps on the small corpus with a 60-token budget (every subset is cut)', async () => {

@@ -8,7 +8,7 @@ import type { Workspace } from '../../../core/workspace.js';
 import { appendRow } from '../../../db/append-row.js';
 import { Database, sqlString } from '../../../db/database.js';
 import type { Normalisation } from './domains.js';
-import { DATASET_FORMAT, DATASET_TABLES, DATASET_TABLE_NAMES, ROW_GROUP_SIZE } from './tables.js';
+import { DATASET_FORMAT, DATASET_TABLES, DATASET_TABLE_NAMES, ROW_GROUP_SIZE, type DatasetTable } from './tables.js';
 import { locateUpstream } from './upstream/layout.js';
 import { PreferenceSchema } from './upstream/preference-schema.js';
 import { readTaskDefinitions } from './upstream/task-definitions.js';
@@ -79,12 +79,24 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       progress.stop();
     }
     await rows.flush();
-    for (const name of PER_USER_TABLES) {
-      // In file order (DuckDB keeps insertion order), so the tables come out in user order as before.
-      await db.run(`INSERT INTO ${name} BY NAME SELECT * FROM read_json($file, format = 'newline_delimited', columns = ${jsonColumns(name)})`, undefined, {
-        file: rows.file(name),
-      });
-    }
+    // The loads, the fingerprint and the Parquet writes run on two connections, half the tables each:
+    // each statement alone leaves the second core mostly idle.
+    const side = await db.connect();
+    const [first, second] = splitTables();
+    await allSettled(
+      [first, second].map((names, i) =>
+        inOrder(
+          names.filter((n): n is PerUserTable => (PER_USER_TABLES as readonly string[]).includes(n)),
+          (name) =>
+            // In file order (DuckDB keeps insertion order), so the tables come out in user order as before.
+            (i === 0 ? db : side).run(
+              `INSERT INTO ${name} BY NAME SELECT * FROM read_json($file, format = 'newline_delimited', columns = ${jsonColumns(name)})`,
+              undefined,
+              { file: rows.file(name) },
+            ),
+        ),
+      ),
+    );
 
     const tables: ImportSummary['tables'] = {};
     for (const name of DATASET_TABLE_NAMES) {
@@ -92,30 +104,47 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       tables[name] = { file: `${name}.parquet`, rows: row!.n };
     }
     // Row texts hashed in a fixed order: the same data gives the same fingerprint, wherever it is read from.
-    const [{ fingerprint }] = (await db.all<{ fingerprint: string }>(
-      `SELECT md5(string_agg(h, '' ORDER BY h)) AS fingerprint FROM (
+    const fingerprinted = side
+      .all<{ fingerprint: string }>(
+        `SELECT md5(string_agg(h, '' ORDER BY h)) AS fingerprint FROM (
          SELECT md5(u::VARCHAR) AS h FROM users u UNION ALL SELECT md5(t::VARCHAR) FROM tasks t UNION ALL SELECT md5(s::VARCHAR) FROM scenario_pool s)`,
-    )) as [{ fingerprint: string }];
-    if (!options.dryRun)
-      await replaceDirectoryAtomic(options.workspace.datasetDir, async (staging) => {
-        for (const name of DATASET_TABLE_NAMES) {
-          const file = join(staging, `${name}.parquet`);
-          const rowGroup = ROW_GROUP_SIZE[name] ? `, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[name]}` : '';
-          await db.run(`COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd${rowGroup})`, undefined, [file]);
-        }
-        const manifest = {
-          stage: 'import',
-          dataset_format: DATASET_FORMAT,
-          plens_version: plensVersion,
-          created_at: new Date().toISOString(),
-          source: { data_dir: layout.dataDir, schema_file: layout.schemaFile },
-          tables,
-          fingerprint,
-          normalisations,
-          warnings,
-        };
-        await writeFile(join(staging, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+      )
+      .then((r) => r[0]!.fingerprint);
+    // Settled before anything can fail and close the database under it.
+    const settledFingerprint = fingerprinted.then(
+      () => undefined,
+      () => undefined,
+    );
+    const copy = (on: Database, staging: string, names: readonly DatasetTable[]) =>
+      inOrder(names, (name) => {
+        const rowGroup = ROW_GROUP_SIZE[name] ? `, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[name]}` : '';
+        return on.run(`COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd${rowGroup})`, undefined, [join(staging, `${name}.parquet`)]);
       });
+    let fingerprint = '';
+    try {
+      if (options.dryRun) fingerprint = await fingerprinted;
+      else
+        await replaceDirectoryAtomic(options.workspace.datasetDir, async (staging) => {
+          // The fingerprint first on the second connection, then that connection's half of the files.
+          await allSettled([copy(db, staging, first), fingerprinted.then(() => copy(side, staging, second))]);
+          fingerprint = await fingerprinted;
+          const manifest = {
+            stage: 'import',
+            dataset_format: DATASET_FORMAT,
+            plens_version: plensVersion,
+            created_at: new Date().toISOString(),
+            source: { data_dir: layout.dataDir, schema_file: layout.schemaFile },
+            tables,
+            fingerprint,
+            normalisations,
+            warnings,
+          };
+          await writeFile(join(staging, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+        });
+    } finally {
+      await settledFingerprint;
+      await side.close();
+    }
 
     return {
       dry_run: Boolean(options.dryRun),
@@ -134,6 +163,26 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     db.close();
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/**
+ * The dataset tables in two halves of about equal work (interactions' texts are most of the bytes;
+ * scenario_pool and affinities most of the rows), each in DATASET_TABLE_NAMES order.
+ */
+function splitTables(): [DatasetTable[], DatasetTable[]] {
+  const second = new Set<DatasetTable>(['scenario_pool', 'affinities']);
+  return [DATASET_TABLE_NAMES.filter((n) => !second.has(n)), DATASET_TABLE_NAMES.filter((n) => second.has(n))];
+}
+
+/** Waits for every promise, then throws the first failure: nothing is left running on a failure. */
+async function allSettled(work: Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(work)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/** Runs `task` over `items` one after another. */
+async function inOrder<T>(items: readonly T[], task: (item: T) => Promise<unknown>): Promise<void> {
+  for (const item of items) await task(item);
 }
 
 /** Per-user table rows buffered in memory a few MB at a time and appended to one NDJSON file per table. */

@@ -83,35 +83,38 @@ export async function readUser(user: { userId: string; index: number; dir: strin
     normalisations: [],
     warnings: [],
   };
-  const domainOf = (raw: string, file: string, pointer: string): string => {
+  // Pointers are built only when needed (an error or a normalised key): a user has hundreds of domain keys.
+  const domainOf = (raw: string, file: string, pointer: () => string): string => {
     const domain = normaliseDomainKey(raw);
     if (!ctx.schema.hasDomain(domain)) {
       throw new PlensError('E_INPUT_DOMAIN', `unknown domain "${raw}"; the schema has: ${ctx.schema.domainNames.join(', ')}`, {
-        location: { file, pointer },
+        location: { file, pointer: pointer() },
       });
     }
-    if (domain !== raw) record.normalisations.push({ file, pointer, from: raw, to: domain });
+    if (domain !== raw) record.normalisations.push({ file, pointer: pointer(), from: raw, to: domain });
     return domain;
   };
-  const once = (seen: Set<string>, domain: string, file: string, pointer: string) => {
+  const once = (seen: Set<string>, domain: string, file: string, pointer: () => string) => {
     if (seen.has(domain))
-      throw new PlensError('E_INPUT_DUPLICATE', `domain "${domain}" appears twice (after normalising keys)`, { location: { file, pointer } });
+      throw new PlensError('E_INPUT_DUPLICATE', `domain "${domain}" appears twice (after normalising keys)`, { location: { file, pointer: pointer() } });
     seen.add(domain);
   };
 
   const interested = new Set<string>();
   const seenInterest = new Set<string>();
   for (const [raw, flag] of Object.entries(profile.interests)) {
-    const domain = domainOf(raw, profileFile, `/interests/${escapePointer(raw)}`);
-    once(seenInterest, domain, profileFile, `/interests/${escapePointer(raw)}`);
+    const pointer = () => `/interests/${escapePointer(raw)}`;
+    const domain = domainOf(raw, profileFile, pointer);
+    once(seenInterest, domain, profileFile, pointer);
     if (flag === 1) interested.add(domain);
     record.interests.push({ domain, interested: flag === 1 });
   }
 
   const seenAffinity = new Set<string>();
   for (const [raw, prefs] of Object.entries(profile.affinities)) {
-    const domain = domainOf(raw, profileFile, `/affinities/${escapePointer(raw)}`);
-    once(seenAffinity, domain, profileFile, `/affinities/${escapePointer(raw)}`);
+    const pointer = () => `/affinities/${escapePointer(raw)}`;
+    const domain = domainOf(raw, profileFile, pointer);
+    once(seenAffinity, domain, profileFile, pointer);
     for (const [type, value] of Object.entries(prefs)) {
       if (!ctx.schema.hasPreferenceType(domain, type)) {
         throw new PlensError('E_INPUT_REFERENCE', `preference type "${type}" is not in the schema for domain ${domain}`, {
@@ -129,8 +132,9 @@ export async function readUser(user: { userId: string; index: number; dir: strin
 
   const seenInteraction = new Set<string>();
   for (const [raw, summary] of Object.entries(profile.interactions)) {
-    const domain = domainOf(raw, profileFile, `/interactions/${escapePointer(raw)}`);
-    once(seenInteraction, domain, profileFile, `/interactions/${escapePointer(raw)}`);
+    const pointer = () => `/interactions/${escapePointer(raw)}`;
+    const domain = domainOf(raw, profileFile, pointer);
+    once(seenInteraction, domain, profileFile, pointer);
     record.interactions.push({ domain, summary });
   }
 
@@ -156,7 +160,7 @@ export async function readUser(user: { userId: string; index: number; dir: strin
         });
       }
       seenTasks.add(task.task_id);
-      const domains = task['Relevant Domains'].map((d, i) => domainOf(d, file, `${base}/Relevant Domains/${i}`));
+      const domains = task['Relevant Domains'].map((d, i) => domainOf(d, file, () => `${base}/Relevant Domains/${i}`));
       const masked = domains.filter((d) => !interested.has(d));
       if (masked.length > 0) record.warnings.push(`${file}#${base}: scenario ${task.task_id} includes masked domain(s) ${masked.join(', ')}`);
       if (task['Relevant Affinity Types'].join('\u0000') !== definition.relevant_preference_types.join('\u0000')) {
