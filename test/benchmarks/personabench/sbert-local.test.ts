@@ -5,14 +5,16 @@
  * mean over the tokens the attention mask keeps, [CLS] and [SEP] included (the tokenizer adds
  * them), then the cosine. Real ONNX Runtime, real tokenizer, real LMDB cache; no network.
  */
-import { cpSync, existsSync, readdirSync, writeFileSync, appendFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Workspace } from '../../../src/core/workspace.js';
 import { Database } from '../../../src/db/database.js';
 import type { PromptRecord } from '../../../src/benchmarks/personabench/build-prompts.js';
 import { runPersonaPredictions, runPersonaScores } from '../../../src/benchmarks/personabench/predict.js';
+import { embeddingsStateOf } from '../../../src/llm/embedders.js';
 import { LocalEmbedder } from '../../../src/llm/local-embeddings.js';
+import { loadPipeline } from '../../../src/make/pipeline.js';
 import { startMockLlm, type MockLlmServer } from '../../../src/testkit/mock-server.js';
 import { repoRoot, runCli, tempDir } from '../../helpers/cli.js';
 
@@ -220,5 +222,31 @@ describe('SBERT from a local model folder (transformers.js, offline)', () => {
     });
     expect(existsSync(join(ws, 'cache'))).toBe(false);
     expect(existsSync(join(ws, 'persona'))).toBe(false);
+  });
+
+  it('a pipeline takes persona.embeddings: local:FOLDER (relative to the working directory); a changed model file makes scores out of date', () => {
+    const dir = tempDir('plens-sbert-local-pipeline-');
+    const sample = join(repoRoot, 'data', 'personabench-sample', 'raw.json');
+    const pipeline = (embeddings: string) => {
+      const file = join(dir, 'p.yaml');
+      writeFileSync(
+        file,
+        `name: pl\nworkspace: ${dir}/out\nbenchmark: persona-bench\npersona:\n  source: ${sample}\n  models: [sim:default]\n  embeddings: ${embeddings}\n`,
+      );
+      return file;
+    };
+    // Only the spec is checked when the pipeline loads: status works where the folder is not.
+    const relative = loadPipeline(pipeline('local:models/minilm'), {});
+    expect(relative.persona!.embeddings).toBe(`local:${join(process.cwd(), 'models', 'minilm')}`);
+    expect(() => loadPipeline(pipeline('anthropic:x'), {})).toThrow(
+      expect.objectContaining({ code: 'E_INPUT_SCHEMA', message: expect.stringContaining('local:FOLDER') }),
+    );
+
+    const copy = join(dir, 'model');
+    cpSync(MODEL, copy, { recursive: true });
+    const before = JSON.stringify(embeddingsStateOf(`local:${copy}`));
+    expect(JSON.stringify(embeddingsStateOf(`local:${copy}`))).toBe(before);
+    utimesSync(join(copy, 'onnx', 'model.onnx'), new Date(1_000_000), new Date(1_000_000));
+    expect(JSON.stringify(embeddingsStateOf(`local:${copy}`))).not.toBe(before);
   });
 });
