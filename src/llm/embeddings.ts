@@ -5,6 +5,8 @@
  * and retry layer; each vector is cached by (model, endpoint, SHA-256 of the text) in its own
  * LMDB environment, and only vectors that came back whole are ever cached. The key comes from
  * an environment variable, is registered with the redactor and goes nowhere but the header.
+ * The `Embedder` interface and the vector cache are shared with local-embeddings.ts (a model
+ * folder run in-process).
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';

@@ -174,11 +174,17 @@ export class LocalEmbedder implements Embedder {
       }),
     );
     const shape = [rows.length, tokens];
-    const outputs = await model({
-      input_ids: new t.Tensor('int64', ids, shape),
-      attention_mask: new t.Tensor('int64', mask, shape),
-      token_type_ids: new t.Tensor('int64', new BigInt64Array(rows.length * tokens), shape),
-    });
+    let outputs: Record<string, Tensor | undefined>;
+    try {
+      // transformers.js feeds the session only the inputs the graph declares.
+      outputs = await model({
+        input_ids: new t.Tensor('int64', ids, shape),
+        attention_mask: new t.Tensor('int64', mask, shape),
+        token_type_ids: new t.Tensor('int64', new BigInt64Array(rows.length * tokens), shape),
+      });
+    } catch (error) {
+      throw new PlensError('E_INPUT_LAYOUT', `${this.folder}: the model failed to run: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    }
     const hidden = outputs.last_hidden_state ?? outputs.token_embeddings;
     if (hidden === undefined || hidden.dims.length !== 3 || hidden.dims[0] !== rows.length || hidden.dims[1] !== tokens)
       throw new PlensError('E_INPUT_LAYOUT', `${this.folder}: the model does not output last_hidden_state [batch, tokens, dim]`);
