@@ -5,6 +5,8 @@
  * and retry layer; each vector is cached by (model, endpoint, SHA-256 of the text) in its own
  * LMDB environment, and only vectors that came back whole are ever cached. The key comes from
  * an environment variable, is registered with the redactor and goes nowhere but the header.
+ * The `Embedder` interface and the vector cache are shared with local-embeddings.ts (a model
+ * folder run in-process).
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -60,6 +62,42 @@ export function embeddingKey(model: string, endpoint: string, text: string): str
   return h.digest('hex');
 }
 
+/** The LMDB cache of vectors every embedder shares: float64 vectors by `embeddingKey`. */
+export class VectorCache {
+  private readonly db: RootDatabase<Buffer, string>;
+
+  constructor(readonly dir: string) {
+    mkdirSync(dir, { recursive: true });
+    this.db = open<Buffer, string>({ path: dir, encoding: 'binary' });
+  }
+
+  get(key: string): Float64Array | undefined {
+    const hit = this.db.get(key);
+    // Copied out: LMDB may reuse the buffer it returned.
+    return hit === undefined ? undefined : new Float64Array(new Uint8Array(hit).buffer);
+  }
+
+  put(key: string, vector: Float64Array): Promise<unknown> {
+    return this.db.put(key, Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+  }
+
+  /** Waits for the writes `put` started; a failed one is a storage error naming the cache. */
+  async settle(writes: ReadonlyArray<Promise<unknown>>): Promise<void> {
+    try {
+      await Promise.all(writes);
+    } catch (error) {
+      throw (
+        storageError(error, this.dir) ??
+        new PlensError('E_STORAGE', 'the embeddings cache could not be written', { location: { file: this.dir }, cause: error })
+      );
+    }
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}
+
 export class EmbeddingsClient implements Embedder {
   readonly id: string;
   /** Calls made and vectors served from the cache, for progress and summaries. */
@@ -71,7 +109,7 @@ export class EmbeddingsClient implements Embedder {
   private readonly retry: RetryPolicy;
   private readonly transport: HttpTransport;
   private readonly ownsTransport: boolean;
-  private readonly cache: RootDatabase<Buffer, string> | undefined;
+  private readonly cache: VectorCache | undefined;
   /** The endpoint as it enters cache keys: no credentials, no query string. */
   private readonly endpointIdentity: string;
 
@@ -93,10 +131,7 @@ export class EmbeddingsClient implements Embedder {
     this.retry = options.retry ?? DEFAULT_RETRY;
     this.ownsTransport = options.transport === undefined;
     this.transport = options.transport ?? new InlineTransport(options.timeouts ?? DEFAULT_TIMEOUTS, this.concurrency);
-    if (options.cacheDir !== undefined) {
-      mkdirSync(options.cacheDir, { recursive: true });
-      this.cache = open<Buffer, string>({ path: options.cacheDir, encoding: 'binary' });
-    }
+    if (options.cacheDir !== undefined) this.cache = new VectorCache(options.cacheDir);
   }
 
   /** One vector per text, in order; equal texts are sent once. */
@@ -107,8 +142,7 @@ export class EmbeddingsClient implements Embedder {
     for (const text of unique) {
       const hit = this.cache?.get(embeddingKey(this.options.model, this.endpointIdentity, text));
       if (hit !== undefined) {
-        // Copied out: LMDB may reuse the buffer it returned.
-        vectors.set(text, new Float64Array(new Uint8Array(hit).buffer));
+        vectors.set(text, hit);
         this.stats.cached++;
       } else missing.push(text);
     }
@@ -127,7 +161,7 @@ export class EmbeddingsClient implements Embedder {
         for (let k = 0; k < batch.length; k++) {
           vectors.set(batch[k]!, value[k]!);
           // Only whole, checked answers reach this point: a failure is never cached.
-          if (this.cache) writes.push(this.cache.put(embeddingKey(this.options.model, this.endpointIdentity, batch[k]!), Buffer.from(value[k]!.buffer)));
+          if (this.cache) writes.push(this.cache.put(embeddingKey(this.options.model, this.endpointIdentity, batch[k]!), value[k]!));
         }
         this.stats.embedded += batch.length;
       }
@@ -144,14 +178,7 @@ export class EmbeddingsClient implements Embedder {
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
-    try {
-      await Promise.all(writes);
-    } catch (error) {
-      throw (
-        storageError(error, this.options.cacheDir) ??
-        new PlensError('E_STORAGE', 'the embeddings cache could not be written', { location: { file: this.options.cacheDir ?? '' }, cause: error })
-      );
-    }
+    await this.cache?.settle(writes);
     return texts.map((text) => vectors.get(text)!);
   }
 

@@ -241,7 +241,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
                 step,
                 status: 'would-run',
                 work: 1,
-                detail: `would score the predictions${s.embeddings ? ' (SBERT through the embeddings endpoint)' : ''}`,
+                detail: `would score the predictions${s.embeddings ? ` (SBERT through ${s.embeddings.startsWith('local:') ? 'the local model folder' : 'the embeddings endpoint'})` : ''}`,
               });
             else {
               const { runPersonaScores } = await import('../benchmarks/personabench/predict.js');

@@ -9,7 +9,7 @@ import { DEFAULT_RETRY } from '../llm/retry.js';
 import type { LlmStageOptions } from '../benchmarks/personalens/llm-stage-options.js';
 import type { ImpactParser, SignParser } from '../benchmarks/personabench/parse.js';
 import type { Fidelity, Setting as PersonaSetting, Task as PersonaTask } from '../benchmarks/personabench/selection.js';
-import { parseModelSpec } from '../llm/model-spec.js';
+import { parseEmbeddingsSpec } from '../llm/embedders.js';
 
 /**
  * How LLM stages run, whether asked for by flags (`plens dialogues`, `plens judge`, `plens make`)
@@ -213,7 +213,7 @@ export interface PersonaSettings {
   /** 3.3 samples per prompt: n with best-of-n, 1 with single-sample. */
   samples: number;
   parsers: { '3.1': SignParser; '3.2': ImpactParser };
-  /** SBERT's embeddings endpoint spec; SBERT is not scored without it. */
+  /** SBERT's embeddings spec (an endpoint or `local:FOLDER`); SBERT is not scored without it. */
   embeddings?: string;
 }
 
@@ -249,7 +249,8 @@ export interface PersonaSection {
 /**
  * The PERSONA-bench settings in force: the section's values over PERSONA_DEFAULTS. What the schema
  * cannot say is checked here, as an input error at its line: `samples` with single-sample decoding,
- * an embeddings spec that is not an OpenAI-compatible endpoint.
+ * an embeddings spec that is neither an OpenAI-compatible endpoint nor a local model folder
+ * (whose files are checked when scores run, so `status` works where the folder is not).
  */
 export function resolvePersonaSettings(section: PersonaSection, o: { source: string; locate: (pointer: string) => InputLocation }): PersonaSettings {
   const decoding = section.decoding ?? PERSONA_DEFAULTS.decoding;
@@ -260,15 +261,15 @@ export function resolvePersonaSettings(section: PersonaSection, o: { source: str
     });
   if (decoding === 'single-sample' && section.samples !== undefined)
     throw bad('/persona/samples', 'persona.samples is the n of best-of-n; single-sample decoding draws one sample');
-  if (section.embeddings !== undefined) {
-    let spec: ReturnType<typeof parseModelSpec>;
+  let embeddings = section.embeddings;
+  if (embeddings !== undefined) {
     try {
-      spec = parseModelSpec(section.embeddings, 'persona.embeddings');
+      const spec = parseEmbeddingsSpec(embeddings, 'persona.embeddings');
+      // A relative folder is read from the working directory, as every path in a pipeline.
+      if (spec.kind === 'local') embeddings = `local:${spec.folder}`;
     } catch (error) {
       throw error instanceof PlensError ? bad('/persona/embeddings', error.message) : error;
     }
-    if (spec.provider !== 'openai' || spec.baseUrl === undefined)
-      throw bad('/persona/embeddings', 'persona.embeddings must be an OpenAI-compatible endpoint: openai:MODEL?base_url=URL[&key_env=VAR]');
   }
   return {
     source: o.source,
@@ -280,7 +281,7 @@ export function resolvePersonaSettings(section: PersonaSection, o: { source: str
     decoding,
     samples: decoding === 'single-sample' ? 1 : (section.samples ?? PERSONA_DEFAULTS.samples),
     parsers: { ...PERSONA_DEFAULTS.parsers, ...section.parsers },
-    ...(section.embeddings !== undefined ? { embeddings: section.embeddings } : {}),
+    ...(embeddings !== undefined ? { embeddings } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import { Partition } from '../engine/partition.js';
 import { DIALOGUES_FORMAT, JUDGMENTS_FORMAT } from '../benchmarks/personalens/records.js';
 import { defaultSqlDir } from '../warehouse/build.js';
 import { predictionsRoot, scoresRoot } from '../benchmarks/personabench/predict.js';
+import { embeddingsStateOf } from '../llm/embedders.js';
 import type { Pipeline } from './pipeline.js';
 
 /**
@@ -113,10 +114,10 @@ export function personaMetricsFile(p: Pipeline): string {
   return join(scoresRoot(p.workspace), 'metrics.parquet');
 }
 
-/** What scoring reads: every compacted predictions file in the workspace (it scores them all) and the SBERT endpoint. */
+/** What scoring reads: every compacted predictions file in the workspace (it scores them all) and the SBERT endpoint or model folder. */
 export function personaScoresInputs(p: Pipeline): string {
   const predictions = fileStats(predictionsRoot(p.workspace), (n) => n === 'predictions.parquet');
-  return hash(['persona-scores', plensVersion, predictions, p.persona!.embeddings ?? null]);
+  return hash(['persona-scores', plensVersion, predictions, p.persona!.embeddings === undefined ? null : embeddingsStateOf(p.persona!.embeddings)]);
 }
 
 /** Everything the warehouse reads: the workspace's Parquet files, the SQL files, the statistics asked for. */

@@ -17,7 +17,8 @@ import { runSingleCall, type Answer } from '../../engine/single-call.js';
 import type { StageOutput, StageSummary, WorkCost } from '../../engine/stage-runner.js';
 import { isSimulator, parseModelSpec } from '../../llm/model-spec.js';
 import type { PersonaSimulationFacts } from '../../llm/sim-persona.js';
-import { EmbeddingsClient } from '../../llm/embeddings.js';
+import { openEmbedder } from '../../llm/embedders.js';
+import type { Embedder } from '../../llm/embeddings.js';
 import type { SamplingParams } from '../../llm/types.js';
 import type { PromptRecord } from './build-prompts.js';
 import { regressionScores, signScoresApi, signScoresLogEval } from './metrics/classification.js';
@@ -181,7 +182,8 @@ export interface PersonaScoreOptions {
   workspace: Workspace;
   /**
    * The SBERT embeddings model as `openai:MODEL?base_url=URL[&key_env=VAR]` (any OpenAI-compatible
-   * /embeddings endpoint serving all-MiniLM-L6-v2); SBERT is scored only when given.
+   * /embeddings endpoint serving all-MiniLM-L6-v2) or `local:FOLDER` (a model folder run through
+   * transformers.js, never downloaded); SBERT is scored only when given.
    */
   embeddings?: string;
   env?: NodeJS.ProcessEnv;
@@ -191,7 +193,7 @@ export interface PersonaScoreSummary {
   sample_scores: string;
   metrics: string;
   rows: number;
-  /** The embeddings model SBERT came from (model@endpoint), or null when SBERT was not scored. */
+  /** The embeddings model SBERT came from (model@endpoint, or local:FOLDER#content-hash), or null when SBERT was not scored. */
   sbert: string | null;
 }
 
@@ -474,7 +476,14 @@ function groupMetrics(
  */
 export async function runPersonaScores(options: PersonaScoreOptions): Promise<PersonaScoreSummary> {
   const root = predictionsRoot(options.workspace.root);
-  const embedder = options.embeddings === undefined ? undefined : embeddingsClient(options.embeddings, options.workspace.root, options.env);
+  // Opened (and a local folder checked) before anything is read or written.
+  const embedder =
+    options.embeddings === undefined
+      ? undefined
+      : openEmbedder(options.embeddings, {
+          cacheDir: join(options.workspace.root, 'cache', 'embeddings'),
+          ...(options.env === undefined ? {} : { env: options.env }),
+        });
   if (Partition.list(root, PREDICTIONS_FORMAT, true).length === 0)
     throw new PlensError('E_PREREQUISITE', `no compacted predictions in ${root}`, { hint: 'run `plens persona predict` first' });
   const db = await Database.open(':memory:');
@@ -549,24 +558,8 @@ export async function runPersonaScores(options: PersonaScoreOptions): Promise<Pe
   }
 }
 
-/** The embeddings client of an `openai:MODEL?base_url=URL[&key_env=VAR]` spec, its vectors cached in the workspace. */
-function embeddingsClient(spec: string, workspaceRoot: string, env?: NodeJS.ProcessEnv): EmbeddingsClient {
-  const parsed = parseModelSpec(spec, '--embeddings');
-  if (parsed.provider !== 'openai' || parsed.baseUrl === undefined)
-    throw usageError(
-      `--embeddings "${spec}": give an OpenAI-compatible embeddings endpoint, e.g. openai:sentence-transformers/all-MiniLM-L6-v2?base_url=http://127.0.0.1:8080/v1`,
-    );
-  return new EmbeddingsClient({
-    model: parsed.model,
-    baseUrl: parsed.baseUrl,
-    ...(parsed.keyEnv === undefined ? {} : { keyEnv: parsed.keyEnv }),
-    ...(env === undefined ? {} : { env }),
-    cacheDir: join(workspaceRoot, 'cache', 'embeddings'),
-  });
-}
-
 /** Each scored 3.3 reply's SBERT similarity to its reference, by prediction key (each distinct text embedded once). */
-async function replySimilarities(embedder: EmbeddingsClient, rows: readonly Row[]): Promise<Map<string, number | null>> {
+async function replySimilarities(embedder: Embedder, rows: readonly Row[]): Promise<Map<string, number | null>> {
   const replies = rows.filter((r) => r.task === '3.3' && r.status === 'ok');
   const similarities = await sbertSimilarities(
     embedder,

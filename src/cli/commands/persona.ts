@@ -226,12 +226,16 @@ const scoreCommand: CommandModule<GlobalArgs, PersonaScoreArgs> = {
       .option('embeddings', {
         type: 'string',
         describe:
-          'SBERT (3.3): an OpenAI-compatible embeddings endpoint serving all-MiniLM-L6-v2, as openai:MODEL?base_url=URL[&key_env=VAR] (text-embeddings-inference, vLLM, Ollama, LiteLLM); vectors are cached in <workspace>/cache/embeddings. Without it SBERT is not scored',
+          'SBERT (3.3): an OpenAI-compatible embeddings endpoint serving all-MiniLM-L6-v2, as openai:MODEL?base_url=URL[&key_env=VAR] (text-embeddings-inference, vLLM, Ollama, LiteLLM), or a model folder on disk run through transformers.js, as local:FOLDER (config.json, tokenizer.json, tokenizer_config.json, onnx/model.onnx; never downloaded); vectors are cached in <workspace>/cache/embeddings. Without it SBERT is not scored',
       })
       .example('$0 persona score --json', 'write <workspace>/persona/scores/')
       .example(
         '$0 persona score --embeddings "openai:sentence-transformers/all-MiniLM-L6-v2?base_url=http://127.0.0.1:8080/v1"',
         'also score SBERT through a local text-embeddings-inference server',
+      )
+      .example(
+        '$0 persona score --embeddings local:models/all-MiniLM-L6-v2',
+        'also score SBERT with a model folder (a clone of Xenova/all-MiniLM-L6-v2), offline',
       ),
   handler: async (args) => {
     const { runPersonaScores } = await import('../../benchmarks/personabench/predict.js');
