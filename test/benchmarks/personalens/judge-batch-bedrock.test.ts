@@ -215,8 +215,12 @@ describe('plens judge --batch with a Bedrock model (batch inference through S3)'
     expect(mock!.submissions).toBe(0);
     expect(mock!.uploads).toBe(0);
     expect(converse!.requests.length + r.json.cached_calls).toBe(49);
-    const text = await runCli([...args, '--retry-failed'], { env: ENV });
-    expect(text.code).toBe(0);
+    // Online calls: their own latency, the full price.
+    for (const e of await events(r.json.dir)) {
+      expect(e['latency_ms']).not.toBeNull();
+      const online = ((e['input_tokens'] as number) * PRICE_IN + (e['output_tokens'] as number) * PRICE_OUT) / 1e6;
+      expect(e['cost_usd'] as number).toBeCloseTo(e['cached'] ? 0 : online, 12);
+    }
   });
 
   it('without batch_bucket and batch_role_arn, --batch is refused naming both parameters (exit 2), a dry run included', async () => {
@@ -229,17 +233,17 @@ describe('plens judge --batch with a Bedrock model (batch inference through S3)'
     expect(none.stderr).toContain('S3');
     expect(none.stderr).toContain('batch_bucket=s3://BUCKET/PREFIX');
     expect(none.stderr).toContain('batch_role_arn=arn:aws:iam::ACCOUNT:role/ROLE');
-    const noRole = await runCli([...base, '--judge', 'bedrock:claude-3-sonnet-v1?batch_bucket=s3://b/p'], { env: ENV });
+    const noRole = await runCli([...base, '--judge', 'bedrock:claude-3-sonnet-v1?batch_bucket=s3://my-bucket/p'], { env: ENV });
     expect(noRole.code).toBe(2);
     expect(noRole.stderr).toContain('batch_role_arn=');
     expect(noRole.stderr).not.toContain('batch_bucket=s3://BUCKET');
     // A model whose native body plens does not build: refused, saying so.
-    const llama = await runCli([...base, '--judge', `bedrock:llama-3-1-70b-instruct-v1?batch_bucket=s3://b/p&batch_role_arn=${ROLE}`, '--dry-run'], { env: ENV });
+    const llama = await runCli([...base, '--judge', `bedrock:llama-3-1-70b-instruct-v1?batch_bucket=s3://my-bucket/p&batch_role_arn=${ROLE}`, '--dry-run'], { env: ENV });
     expect(llama.code).toBe(2);
     expect(llama.stderr).toContain('Anthropic Claude models only');
     // Malformed settings, and Bedrock's parameters on another provider.
     expect((await runCli([...base, '--judge', 'bedrock:claude-3-sonnet-v1?batch_bucket=my-bucket', '--dry-run'])).stderr).toContain('batch_bucket must be an S3 location');
-    expect((await runCli([...base, '--judge', 'openai:gpt-4o?batch_bucket=s3://b/p', '--dry-run'])).stderr).toContain('batch_bucket is a bedrock parameter');
+    expect((await runCli([...base, '--judge', 'openai:gpt-4o?batch_bucket=s3://my-bucket/p', '--dry-run'])).stderr).toContain('batch_bucket is a bedrock parameter');
     expect(existsSync(join(ws, 'judgments'))).toBe(false);
   });
 
