@@ -80,7 +80,11 @@ export class BedrockBatchApi implements BatchApi {
     const key = `${this.prefix}input/${name}.jsonl`;
     const body = lines.map((l) => JSON.stringify({ recordId: l.id, modelInput: bedrockClaudeBody(l.request) })).join('\n');
     const { s3, s3sdk } = await this.connect();
-    await this.call(() => s3.send(new s3sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: `${body}\n`, ContentType: 'application/jsonl' }), { abortSignal: signal }), signal);
+    await this.call(
+      () =>
+        s3.send(new s3sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: `${body}\n`, ContentType: 'application/jsonl' }), { abortSignal: signal }),
+      signal,
+    );
     return `s3://${this.bucket}/${key}`;
   }
 
@@ -114,10 +118,9 @@ export class BedrockBatchApi implements BatchApi {
     for (let page = 0; page < 20; page++) {
       const out = await this.call(
         () =>
-          bedrock.send(
-            new bsdk.ListModelInvocationJobsCommand({ nameContains: jobNameOf(staged), maxResults: 100, ...(nextToken ? { nextToken } : {}) }),
-            { abortSignal: signal },
-          ),
+          bedrock.send(new bsdk.ListModelInvocationJobsCommand({ nameContains: jobNameOf(staged), maxResults: 100, ...(nextToken ? { nextToken } : {}) }), {
+            abortSignal: signal,
+          }),
         signal,
       );
       for (const j of out.invocationJobSummaries ?? [])

@@ -85,9 +85,10 @@ export function isBedrockClaude(model: string): boolean {
  * model is not one whose native body plens builds (Claude). Undefined when it can.
  */
 export function bedrockBatchRefusal(spec: { model: string; batchBucket?: string; batchRoleArn?: string }): { reason: string; hint: string } | undefined {
-  const missing = [spec.batchBucket ? undefined : 'batch_bucket=s3://BUCKET/PREFIX', spec.batchRoleArn ? undefined : 'batch_role_arn=arn:aws:iam::ACCOUNT:role/ROLE'].filter(
-    (x): x is string => x !== undefined,
-  );
+  const missing = [
+    spec.batchBucket ? undefined : 'batch_bucket=s3://BUCKET/PREFIX',
+    spec.batchRoleArn ? undefined : 'batch_role_arn=arn:aws:iam::ACCOUNT:role/ROLE',
+  ].filter((x): x is string => x !== undefined);
   if (missing.length)
     return {
       reason: `Bedrock batch inference reads its input from and writes its output to S3, as an IAM service role; the model spec names no ${missing.length === 2 ? 'bucket and no role' : spec.batchBucket ? 'role' : 'bucket'}`,

@@ -161,14 +161,15 @@ export async function startMockBedrockBatch(options: MockBedrockBatchOptions = {
   const advance = (job: Job): void => {
     if (TERMINAL.has(job.status)) return;
     job.polls++;
-    if (job.stopRequested) return finish(job, 'Stopped');
-    if (job.status === 'Submitted') {
-      if (job.records < minRecords) {
-        job.status = 'Failed';
-        job.message = `The number of records in the input file is less than the minimum of ${minRecords}.`;
-        job.endTime = new Date().toISOString();
-        return;
-      }
+    if (job.stopRequested) {
+      finish(job, 'Stopped');
+      return;
+    }
+    if (job.status === 'Submitted' && job.records < minRecords) {
+      job.status = 'Failed';
+      job.message = `The number of records in the input file is less than the minimum of ${minRecords}.`;
+      job.endTime = new Date().toISOString();
+      return;
     }
     if (job.plan.hold && !released) {
       job.status = 'InProgress';
@@ -194,7 +195,9 @@ export async function startMockBedrockBatch(options: MockBedrockBatchOptions = {
     ...(j.endTime ? { endTime: j.endTime } : {}),
     inputDataConfig: { s3InputDataConfig: { s3Uri: j.inputUri, s3InputFormat: 'JSONL' } },
     outputDataConfig: { s3OutputDataConfig: { s3Uri: j.outputUri } },
-    ...(j.total !== undefined ? { totalRecordCount: j.total, processedRecordCount: j.success! + j.errors!, successRecordCount: j.success, errorRecordCount: j.errors } : {}),
+    ...(j.total !== undefined
+      ? { totalRecordCount: j.total, processedRecordCount: j.success! + j.errors!, successRecordCount: j.success, errorRecordCount: j.errors }
+      : {}),
   });
 
   const signedFor = (req: IncomingMessage, service: string): boolean => {
@@ -246,7 +249,11 @@ export async function startMockBedrockBatch(options: MockBedrockBatchOptions = {
     body(req, (data) => {
       const send = (status: number, json: unknown, errorType?: string) => {
         const text = JSON.stringify(json);
-        res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...(errorType ? { 'x-amzn-errortype': errorType } : {}) });
+        res.writeHead(status, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(text),
+          ...(errorType ? { 'x-amzn-errortype': errorType } : {}),
+        });
         res.end(text);
       };
       if (!signedFor(req, 'bedrock')) return send(403, { message: 'Missing Authentication Token' }, 'AccessDeniedException');
@@ -385,4 +392,3 @@ function body(req: IncomingMessage, then: (data: Buffer) => void): void {
 function escapeXml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
-

@@ -37,7 +37,6 @@ const lines = (n: number): BatchLine[] =>
     request: { system: i === 0 ? 'Be brief.' : '', messages: [{ role: 'user' as const, content: `q${i}` }], params: { temperature: 0, maxTokens: 50 } },
   }));
 
-
 describe('BedrockBatchApi', () => {
   it('stage writes the records to S3; submit is idempotent for one input; a completed job reads back every answer with its usage', async () => {
     const b = await api(() => ({ polls: 1, itemError: (_id, i) => i === 2 }));
@@ -51,7 +50,13 @@ describe('BedrockBatchApi', () => {
     expect(second.batchId).toBe(first.batchId);
     expect(mock!.submissions).toBe(1);
     expect(mock!.jobs()[0]).toMatchObject({ modelId: 'us.anthropic.claude-3-5-haiku-20241022-v1:0', roleArn: ROLE });
-    expect(mock!.records[0]!.body).toEqual({ anthropic_version: 'bedrock-2023-05-31', system: 'Be brief.', messages: [{ role: 'user', content: 'q0' }], temperature: 0, max_tokens: 50 });
+    expect(mock!.records[0]!.body).toEqual({
+      anthropic_version: 'bedrock-2023-05-31',
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'q0' }],
+      temperature: 0,
+      max_tokens: 50,
+    });
     expect(mock!.records[1]!.body.system).toBeUndefined();
 
     expect((await b.status(first.batchId, AbortSignal.timeout(10_000))).status).toBe('in_progress');
@@ -105,7 +110,13 @@ describe('BedrockBatchApi', () => {
       baseUrl: '',
       apiKey: undefined,
       timeoutMs: 10_000,
-      sdk: { env: { ...ENV, AWS_REGION: '', AWS_DEFAULT_REGION: '' }, bucket: 's3://plens-b', roleArn: ROLE, s3Endpoint: mock.s3Url, controlEndpoint: mock.bedrockUrl },
+      sdk: {
+        env: { ...ENV, AWS_REGION: '', AWS_DEFAULT_REGION: '' },
+        bucket: 's3://plens-b',
+        roleArn: ROLE,
+        s3Endpoint: mock.s3Url,
+        controlEndpoint: mock.bedrockUrl,
+      },
     });
     await expect(b.stage(lines(1), AbortSignal.timeout(10_000))).rejects.toMatchObject({ kind: 'config', message: expect.stringContaining('AWS_REGION') });
     expect(mock.uploads).toBe(0);

@@ -54,14 +54,27 @@ interface Summary {
   cached_calls: number;
   cost_usd: number;
   dir: string;
-  batch?: { submitted: number; resumed: number; collected: number; pending: number; items_submitted: number; items_answered: number; fallback_online: number; cost_usd: number; estimate_cost_usd?: number };
+  batch?: {
+    submitted: number;
+    resumed: number;
+    collected: number;
+    pending: number;
+    items_submitted: number;
+    items_answered: number;
+    fallback_online: number;
+    cost_usd: number;
+    estimate_cost_usd?: number;
+  };
   estimate?: { costUsd: number };
 }
 
 /** Dialogues of users 0-1 (49) judged on task completion: 49 requests, against the mocks (a minimum of 10 records a job unless told). */
 async function setup(plan: (n: number) => MockBedrockJobPlan = () => ({}), minRecords = 10): Promise<{ ws: string; args: string[] }> {
   mock = await startMockBedrockBatch({ plan, minRecords, reply: (b: MockClaudeBody) => judgeReply(b) });
-  converse = await startMockBedrock({ credentials: CREDS, reply: (r) => judgeReply({ messages: r.body.messages.map((m) => ({ content: m.content[0]!.text })) }) });
+  converse = await startMockBedrock({
+    credentials: CREDS,
+    reply: (r) => judgeReply({ messages: r.body.messages.map((m) => ({ content: m.content[0]!.text })) }),
+  });
   const ws = await sampleWorkspace();
   expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
   const params = new URLSearchParams({
@@ -93,7 +106,11 @@ function recordLines(ws: string): number {
 }
 
 function start(args: string[]): Promise<number | null> {
-  const p = spawn(process.execPath, [cliPath, ...args, '--no-progress'], { cwd: repoRoot, env: { ...process.env, PLENS_WORKSPACE: '', ...ENV }, stdio: 'ignore' });
+  const p = spawn(process.execPath, [cliPath, ...args, '--no-progress'], {
+    cwd: repoRoot,
+    env: { ...process.env, PLENS_WORKSPACE: '', ...ENV },
+    stdio: 'ignore',
+  });
   child = p;
   return new Promise((resolve, reject) => {
     p.on('error', reject);
@@ -238,12 +255,18 @@ describe('plens judge --batch with a Bedrock model (batch inference through S3)'
     expect(noRole.stderr).toContain('batch_role_arn=');
     expect(noRole.stderr).not.toContain('batch_bucket=s3://BUCKET');
     // A model whose native body plens does not build: refused, saying so.
-    const llama = await runCli([...base, '--judge', `bedrock:llama-3-1-70b-instruct-v1?batch_bucket=s3://my-bucket/p&batch_role_arn=${ROLE}`, '--dry-run'], { env: ENV });
+    const llama = await runCli([...base, '--judge', `bedrock:llama-3-1-70b-instruct-v1?batch_bucket=s3://my-bucket/p&batch_role_arn=${ROLE}`, '--dry-run'], {
+      env: ENV,
+    });
     expect(llama.code).toBe(2);
     expect(llama.stderr).toContain('Anthropic Claude models only');
     // Malformed settings, and Bedrock's parameters on another provider.
-    expect((await runCli([...base, '--judge', 'bedrock:claude-3-sonnet-v1?batch_bucket=my-bucket', '--dry-run'])).stderr).toContain('batch_bucket must be an S3 location');
-    expect((await runCli([...base, '--judge', 'openai:gpt-4o?batch_bucket=s3://my-bucket/p', '--dry-run'])).stderr).toContain('batch_bucket is a bedrock parameter');
+    expect((await runCli([...base, '--judge', 'bedrock:claude-3-sonnet-v1?batch_bucket=my-bucket', '--dry-run'])).stderr).toContain(
+      'batch_bucket must be an S3 location',
+    );
+    expect((await runCli([...base, '--judge', 'openai:gpt-4o?batch_bucket=s3://my-bucket/p', '--dry-run'])).stderr).toContain(
+      'batch_bucket is a bedrock parameter',
+    );
     expect(existsSync(join(ws, 'judgments'))).toBe(false);
   });
 
