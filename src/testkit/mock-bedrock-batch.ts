@@ -64,6 +64,8 @@ export interface MockBedrockBatchServer {
   readonly uploads: number;
   /** Requests refused for want of a SigV4 Authorization header. */
   readonly unsigned: number;
+  /** ListModelInvocationJobs calls (how a crash between create and its record is recovered). */
+  readonly lists: number;
   /** The Claude bodies of every record of every job, in order. */
   readonly records: Array<{ recordId: string; body: MockClaudeBody }>;
   jobs(): MockBedrockJobInfo[];
@@ -96,7 +98,7 @@ export async function startMockBedrockBatch(options: MockBedrockBatchOptions = {
   const objects = new Map<string, string>();
   const jobs: Job[] = [];
   const records: Array<{ recordId: string; body: MockClaudeBody }> = [];
-  const counts = { submissions: 0, uploads: 0, unsigned: 0 };
+  const counts = { submissions: 0, uploads: 0, unsigned: 0, lists: 0 };
   let released = false;
 
   const parseS3 = (uri: string): { bucket: string; key: string } | undefined => {
@@ -313,6 +315,7 @@ export async function startMockBedrockBatch(options: MockBedrockBatchOptions = {
         return send(200, { jobArn: job.jobArn });
       }
       if (req.method === 'GET' && path === '/model-invocation-jobs') {
+        counts.lists++;
         const name = url.searchParams.get('nameContains');
         const status = url.searchParams.get('statusEquals');
         const fits = jobs.filter((j) => (!name || j.jobName.includes(name)) && (!status || j.status === status));
@@ -360,6 +363,9 @@ export async function startMockBedrockBatch(options: MockBedrockBatchOptions = {
     },
     get unsigned() {
       return counts.unsigned;
+    },
+    get lists() {
+      return counts.lists;
     },
     records,
     objects,

@@ -209,7 +209,16 @@ describe('plens judge --batch with a Bedrock model (batch inference through S3)'
     const r = await runCliJson<Summary>(args, { env: ENV });
     expect(r.code, r.stderr).toBe(0);
     expect(r.json).toMatchObject({ planned: 49, ok: 49 });
+    expect(r.json.batch).toMatchObject({ submitted: 0, resumed: 1, items_answered: 49 });
+    // Found by listing the jobs (its input URI), the job the first run made; nothing created again.
+    expect(mock!.lists).toBe(1);
     expect(mock!.submissions).toBe(1);
+    expect(mock!.jobs()).toHaveLength(1);
+    const submitted = readFileSync(ledgerFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"type":"submitted"'));
+    expect(submitted).toHaveLength(1);
+    expect(submitted[0]).toContain(mock!.jobs()[0]!.jobArn);
     expect(converse!.requests).toHaveLength(0);
   });
 
