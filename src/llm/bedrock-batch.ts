@@ -17,15 +17,12 @@ import { readAnthropicReply } from './anthropic.js';
 import type { BatchApi, BatchInit, BatchLine, BatchResult, BatchState, BatchStatus } from './batch.js';
 import { summariseText } from './batch-http.js';
 import { awsClientSettings, bedrockError } from './bedrock.js';
-import { bedrockModelId } from './bedrock-models.js';
+import { BEDROCK_MIN_RECORDS, bedrockModelId } from './bedrock-models.js';
 import { LlmCallError } from './errors.js';
 import type { ChatRequest } from './types.js';
 
 /** The Messages API version Bedrock's Claude models take in an InvokeModel body. */
 export const BEDROCK_ANTHROPIC_VERSION = 'bedrock-2023-05-31';
-
-/** Bedrock's minimum records per batch job (its service quota); fewer are called online. */
-export const BEDROCK_MIN_RECORDS = 100;
 
 /** The native InvokeModel body of a Claude model on Bedrock: the Messages API without `model`, with Bedrock's version. */
 export function bedrockClaudeBody(request: ChatRequest): Record<string, unknown> {

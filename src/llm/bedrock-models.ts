@@ -75,6 +75,9 @@ export function bedrockArnRegion(model: string): string | undefined {
   return /^arn:aws[\w-]*:bedrock:([a-z0-9-]+):/.exec(bedrockModelId(model))?.[1];
 }
 
+/** Bedrock's minimum records per batch job (a service quota); fewer are called online (`batch_min_records=` changes it). */
+export const BEDROCK_MIN_RECORDS = 100;
+
 /** Whether batch inference can serve this model: plens builds the native (InvokeModel) body for Anthropic Claude models only. */
 export function isBedrockClaude(model: string): boolean {
   return /^anthropic\.claude/.test(bedrockBaseModel(model));

@@ -180,6 +180,11 @@ export function batchPriceFactor(spec: ModelSpec): number | undefined {
   return 1 - (spec.batchDiscount ?? batch.discount);
 }
 
+/** The fewest requests a batch of this model may hold (Bedrock: 100), or undefined without a minimum. */
+export function batchMinItems(spec: ModelSpec): number | undefined {
+  return (PROVIDER_REGISTRY[spec.provider] as ProviderEntry).batch?.minItems?.(spec);
+}
+
 /** Refuses batch mode for a provider without a batch API, or a spec its batch API cannot serve, saying why. */
 export function checkBatchSupport(spec: ModelSpec, what: string): void {
   const entry = PROVIDER_REGISTRY[spec.provider] as ProviderEntry;

@@ -1,5 +1,5 @@
 import { PlensError, usageError } from '../core/errors.js';
-import { bedrockBatchRefusal, bedrockPrice } from './bedrock-models.js';
+import { BEDROCK_MIN_RECORDS, bedrockBatchRefusal, bedrockPrice } from './bedrock-models.js';
 import type { BatchApi, BatchInit } from './batch.js';
 import type { HttpTimeouts, HttpTransport } from './http-transport.js';
 import type { Provider } from './types.js';
@@ -66,6 +66,8 @@ export interface ProviderEntry {
     load: () => Promise<(init: BatchInit) => BatchApi>;
     /** Why this spec cannot be batched (settings missing, a model the batch API cannot serve), or undefined. */
     check?: (spec: BatchSpec) => { reason: string; hint?: string } | undefined;
+    /** The fewest requests a batch may hold, when the provider has a minimum (known without loading the code, for a plan). */
+    minItems?: (spec: BatchSpec) => number;
   };
   /** Why --batch is refused for a provider without a batch API. */
   noBatch?: string;
@@ -76,6 +78,7 @@ export interface BatchSpec {
   model: string;
   batchBucket?: string;
   batchRoleArn?: string;
+  batchMinRecords?: number;
 }
 
 /** Every provider plens knows. Adding one (Bedrock, Gemini, ...) is adding an entry here. */
@@ -129,6 +132,7 @@ export const PROVIDER_REGISTRY = {
     batch: {
       discount: 0.5,
       check: bedrockBatchRefusal,
+      minItems: (spec) => spec.batchMinRecords ?? BEDROCK_MIN_RECORDS,
       load: async () => {
         const { BedrockBatchApi } = await import('./bedrock-batch.js');
         return (i) => new BedrockBatchApi(i);

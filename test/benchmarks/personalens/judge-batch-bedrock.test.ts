@@ -279,16 +279,23 @@ describe('plens judge --batch with a Bedrock model (batch inference through S3)'
     expect(existsSync(join(ws, 'judgments'))).toBe(false);
   });
 
-  it('--dry-run --batch with no credentials shows the batch price: half the online one', async () => {
+  it('--dry-run --batch with no credentials shows the batch price: half the online one, or the online one below the minimum', async () => {
     const ws = await sampleWorkspace();
     expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
     const noCreds = { ...ENV, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_REGION: '' };
     const judge = `bedrock:claude-3-sonnet-v1?batch_bucket=s3://plens-batches/judge&batch_role_arn=${ROLE}`;
-    const plan = await runCliJson<Summary>(['judge', '-w', ws, '--judge', judge, '--dimensions', 'task_completion', '--dry-run', '--batch'], { env: noCreds });
+    const base = ['judge', '-w', ws, '--dimensions', 'task_completion', '--dry-run', '--batch'];
+    const plan = await runCliJson<Summary>([...base, '--judge', `${judge}&batch_min_records=10`], { env: noCreds });
     expect(plan.code, plan.stderr).toBe(0);
     expect(plan.json.planned).toBe(49);
     expect(plan.json.estimate!.costUsd).toBeGreaterThan(0);
     expect(plan.json.batch!.estimate_cost_usd).toBeCloseTo(plan.json.estimate!.costUsd * 0.5, 12);
+    // 49 requests, fewer than Bedrock's 100 a job: the plan says they go online, at the online price.
+    const few = await runCliJson<Summary & { batch: { min_items?: number } }>([...base, '--judge', judge], { env: noCreds });
+    expect(few.json.batch.min_items).toBe(100);
+    expect(few.json.batch.estimate_cost_usd).toBeCloseTo(few.json.estimate!.costUsd, 12);
+    const text = await runCli([...base, '--judge', judge], { env: noCreds });
+    expect(text.stdout).toMatch(/batch +49 requests, fewer than the 100 a batch needs: called online at ~\$\d+\.\d\d/);
     expect(existsSync(join(ws, 'judgments'))).toBe(false);
   });
 });
