@@ -75,6 +75,31 @@ describe('BedrockBatchApi', () => {
     expect(r0.ok && r0.response.usage.outputTokens).toBeGreaterThan(0);
     expect(results[2]).toMatchObject({ ok: false, kind: 'batch_errored' });
     expect(mock!.unsigned).toBe(0);
+
+    // The store lists what is under a prefix (ListObjectsV2, path-style), as S3 does: the input, the output and its manifest.
+    const { S3Client, ListObjectsV2Command } = await import('@aws-sdk/client-s3');
+    const s3 = new S3Client({
+      endpoint: mock!.s3Url,
+      forcePathStyle: true,
+      region: 'us-west-2',
+      credentials: { accessKeyId: ENV.AWS_ACCESS_KEY_ID, secretAccessKey: ENV.AWS_SECRET_ACCESS_KEY },
+      maxAttempts: 1,
+    });
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'plens-b', Prefix: 'runs/' }));
+    expect((listed.Contents ?? []).map((c) => c.Key).sort()).toEqual(
+      [staged, done.outputFileId!, done.outputFileId!.replace(/[^/]+$/, 'manifest.json.out')].map((u) => u.replace('s3://plens-b/', '')).sort(),
+    );
+    s3.destroy();
+  });
+
+  it('the mock refuses a request without a SigV4 Authorization header', async () => {
+    mock = await startMockBedrockBatch();
+    const res = await fetch(`${mock.s3Url}/plens-b/x`, { method: 'PUT', body: 'x' });
+    expect(res.status).toBe(403);
+    expect(await res.text()).toContain('AccessDenied');
+    expect((await fetch(`${mock.bedrockUrl}/model-invocation-jobs`)).status).toBe(403);
+    expect(mock.unsigned).toBe(2);
+    expect(mock.uploads).toBe(0);
   });
 
   it('recover finds the job made from a staged input unless a ledger holds it; cancel stops a job (StopModelInvocationJob)', async () => {
