@@ -96,7 +96,7 @@ export class BedrockBatchApi implements BatchApi {
             modelId: this.modelId,
             inputDataConfig: { s3InputDataConfig: { s3Uri: staged, s3InputFormat: 'JSONL' } },
             outputDataConfig: { s3OutputDataConfig: { s3Uri: this.outputUri() } },
-            // The same input gives the same token: Bedrock answers a repeated create with the job it already made.
+            // The same input gives the same token: Bedrock makes no second job for a repeated create (idempotency).
             clientRequestToken: createHash('sha256').update(staged).digest('hex').slice(0, 64),
           }),
           { abortSignal: signal },
