@@ -129,11 +129,21 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
     say(`batch ${state.batchId}: ${b.keys.length} requests, ${state.status} (answers within 24 h; a rerun resumes it)`);
   };
 
+  /** Requests too few for a batch of their model (a provider's minimum): called online. */
+  const belowMinimum = new Set<string>();
   const flush = async (group: Group): Promise<void> => {
     if (group.lines.length === 0) return;
     const lines = group.lines.splice(0);
     group.bytes = 0;
     const api = await apiOf(group.client.id);
+    // Below the provider's minimum (Bedrock: 100 records a job) a batch cannot be made, and padding
+    // it would be paid filler: these are called online, at the full price.
+    if (api.minItems !== undefined && lines.length < api.minItems) {
+      for (const l of lines) belowMinimum.add(l.id);
+      batch.fallback_online += lines.length;
+      say(`${lines.length} request(s) for ${group.client.id}: fewer than the ${api.minItems} a batch needs; called online at the full price`);
+      return;
+    }
     const staged = await control(group.part, 'upload', () => api.stage(lines, signal));
     const id = `b-${Date.now().toString(36)}-${batch.submitted}`;
     const b = group.part.ledger.staged(
@@ -217,7 +227,8 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
     summary.partitions = [...parts.keys()];
     const workStarted = performance.now();
 
-    await record(fromCache, []);
+    // Answers the cache holds, and what is too few for a batch, go through the stage online (no batch answers).
+    await record(new Set([...fromCache, ...belowMinimum]), []);
 
     // Batches whose answers include work this run does not plan (say, other --dimensions): left open
     // in the ledger, answers unread, for the run that plans it; a paid answer is never dropped.

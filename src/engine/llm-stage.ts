@@ -9,7 +9,7 @@ import { CallCache, type CacheMode } from '../llm/call-cache.js';
 import { LlmClient, type CallOutcome } from '../llm/client.js';
 import { LlmCallError } from '../llm/errors.js';
 import type { HttpTimeouts } from '../llm/http-transport.js';
-import { batchPriceFactor, checkBatchSupport, hasPrice, isSimulator, modelId, unpriced, type ModelSpec } from '../llm/model-spec.js';
+import { batchMinItems, batchPriceFactor, checkBatchSupport, hasPrice, isSimulator, modelId, unpriced, type ModelSpec } from '../llm/model-spec.js';
 import type { RetryPolicy } from '../llm/retry.js';
 import type { ChatRequest } from '../llm/types.js';
 import type { ColumnsOf, Partition, PartitionFormat } from './partition.js';
@@ -285,6 +285,12 @@ export class LlmStageKit {
   /** The share of the online price the stage's models cost through their batch API (the highest, when they differ). */
   get batchPriceFactor(): number {
     return Math.max(0, ...this.specs.map((s) => batchPriceFactor(s) ?? 1));
+  }
+
+  /** The largest of the stage's models' minimum batch sizes (Bedrock: 100), or undefined when none has one. */
+  get batchMinItems(): number | undefined {
+    const mins = this.specs.flatMap((s) => batchMinItems(s) ?? []);
+    return mins.length ? Math.max(...mins) : undefined;
   }
 
   /** Models whose spec gives no price: an estimate leaves them out. */

@@ -85,8 +85,17 @@ export async function runSingleCall<I, V>(kit: LlmStageKit, def: SingleCallStage
     return runBatched(kit, def);
   }
   const summary = await kit.run(singleCallDefinition(def));
-  // A batch plan shows the batch price beside the online one (the estimate).
-  if (kit.options.batch && summary.estimate) summary.batch = { ...emptyBatchSummary(), estimate_cost_usd: summary.estimate.costUsd * kit.batchPriceFactor };
+  // A batch plan shows the batch price beside the online one (the estimate); work below the
+  // provider's minimum batch size (Bedrock: 100) is called online, so it is priced online.
+  if (kit.options.batch && summary.estimate) {
+    const min = kit.batchMinItems;
+    const tooFew = min !== undefined && summary.planned > 0 && summary.planned < min;
+    summary.batch = {
+      ...emptyBatchSummary(),
+      estimate_cost_usd: tooFew ? summary.estimate.costUsd : summary.estimate.costUsd * kit.batchPriceFactor,
+      ...(tooFew ? { min_items: min } : {}),
+    };
+  }
   return summary;
 }
 

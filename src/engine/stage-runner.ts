@@ -131,6 +131,8 @@ export interface BatchSummary {
   cost_usd: number;
   /** --dry-run: the planned work's price through the batch API (beside estimate.costUsd, the online price). */
   estimate_cost_usd?: number;
+  /** --dry-run: the provider's minimum batch size, when the plan is below it (its work is then called online). */
+  min_items?: number;
 }
 
 /** A stage's summary before any work: every count zero. */

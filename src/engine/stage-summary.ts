@@ -66,6 +66,8 @@ export function formatStageSummary(s: WithCells): string {
 /** Batch mode's lines: the batch price of a plan, or what went to the batch API and came back. */
 function formatBatch(s: StageSummary): string[] {
   const b = s.batch!;
+  if (s.dry_run && b.min_items !== undefined)
+    return [`  batch        ${s.planned} requests, fewer than the ${b.min_items} a batch needs: called online at ~$${(s.estimate?.costUsd ?? 0).toFixed(2)}`];
   if (s.dry_run)
     return [
       `  batch        ~$${(b.estimate_cost_usd ?? 0).toFixed(2)} through the batch API, against ~$${(s.estimate?.costUsd ?? 0).toFixed(2)} online; answers within 24 h`,

@@ -44,6 +44,11 @@ export interface BatchApi {
   /** Every result of a terminal batch: answers and errors; requests it never reached are absent. */
   results(state: BatchState, signal: AbortSignal): Promise<BatchResult[]>;
   cancel(batchId: string, signal: AbortSignal): Promise<BatchState>;
+  /**
+   * The fewest requests a batch may hold (Bedrock: 100 records per job), when the provider has a
+   * minimum: fewer left over are called online instead (never padded with paid filler).
+   */
+  readonly minItems?: number;
 }
 
 /** What a batch API is made from: the model and the endpoint and key the client resolved. */
@@ -52,6 +57,19 @@ export interface BatchInit {
   baseUrl: string;
   apiKey: string | undefined;
   timeoutMs: number;
+  /** For a provider whose SDK signs and sends (Bedrock): where, as whom, and the spec's batch settings. */
+  sdk?: {
+    region?: string;
+    env: NodeJS.ProcessEnv;
+    /** s3://bucket/prefix: inputs under prefix/input/, outputs under prefix/output/. */
+    bucket: string;
+    roleArn: string;
+    /** An S3-compatible endpoint (addressed path-style), else AWS S3. */
+    s3Endpoint?: string;
+    /** The Bedrock control-plane endpoint, else the regional one. */
+    controlEndpoint?: string;
+    minRecords?: number;
+  };
 }
 
 export function isTerminal(status: BatchStatus): boolean {

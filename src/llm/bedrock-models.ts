@@ -74,3 +74,33 @@ export function bedrockPrice(model: string): { in: number; out: number } | undef
 export function bedrockArnRegion(model: string): string | undefined {
   return /^arn:aws[\w-]*:bedrock:([a-z0-9-]+):/.exec(bedrockModelId(model))?.[1];
 }
+
+/** Bedrock's minimum records per batch job (a service quota); fewer are called online (`batch_min_records=` changes it). */
+export const BEDROCK_MIN_RECORDS = 100;
+
+/** Whether batch inference can serve this model: plens builds the native (InvokeModel) body for Anthropic Claude models only. */
+export function isBedrockClaude(model: string): boolean {
+  return /^anthropic\.claude/.test(bedrockBaseModel(model));
+}
+
+/**
+ * Why --batch cannot run for a Bedrock spec: its S3 location and service role are missing, or the
+ * model is not one whose native body plens builds (Claude). Undefined when it can.
+ */
+export function bedrockBatchRefusal(spec: { model: string; batchBucket?: string; batchRoleArn?: string }): { reason: string; hint: string } | undefined {
+  const missing = [
+    spec.batchBucket ? undefined : 'batch_bucket=s3://BUCKET/PREFIX',
+    spec.batchRoleArn ? undefined : 'batch_role_arn=arn:aws:iam::ACCOUNT:role/ROLE',
+  ].filter((x): x is string => x !== undefined);
+  if (missing.length)
+    return {
+      reason: `Bedrock batch inference reads its input from and writes its output to S3, as an IAM service role; the model spec names no ${missing.length === 2 ? 'bucket and no role' : spec.batchBucket ? 'role' : 'bucket'}`,
+      hint: `add ${missing.join(' and ')} to the model spec (and s3_endpoint=http://HOST:PORT for an S3-compatible store), or judge online without --batch`,
+    };
+  if (!isBedrockClaude(spec.model))
+    return {
+      reason: `plens builds Bedrock batch records (the model's native InvokeModel body) for Anthropic Claude models only, and ${bedrockModelId(spec.model)} is not one`,
+      hint: 'judge this model online (without --batch), or batch with a Claude model',
+    };
+  return undefined;
+}

@@ -92,33 +92,9 @@ export class BedrockProvider implements Provider {
   private async connect(): Promise<BedrockRuntimeClient> {
     const sdk = await import('@aws-sdk/client-bedrock-runtime');
     this.ConverseCommand = sdk.ConverseCommand;
-    const timeouts = this.options.timeouts ?? DEFAULT_TIMEOUTS;
-    const connections = this.options.connections ?? 64;
-    const env = this.options.env ?? process.env;
-    const region = this.options.region ?? bedrockArnRegion(this.options.model) ?? (env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || undefined);
-    const { NodeHttpHandler } = await import('@smithy/node-http-handler');
-    const chain = this.options.credentials ?? envCredentials(env) ?? (await import('@aws-sdk/credential-provider-node')).defaultProvider();
     return new sdk.BedrockRuntimeClient({
-      ...(region ? { region } : {}),
+      ...(await awsClientSettings(this.options)),
       ...(this.options.baseUrl ? { endpoint: this.options.baseUrl } : {}),
-      // One retry layer: ours (it sees every attempt, takes from the RPM/TPM buckets, and feeds the concurrency controller).
-      maxAttempts: 1,
-      // HTTP/1.1 keep-alive (the SDK's default for this client is HTTP/2 with one stream per
-      // session, which buys nothing for Converse and cannot reach a plain-http endpoint override).
-      requestHandler: new NodeHttpHandler({
-        connectionTimeout: timeouts.connectMs,
-        requestTimeout: timeouts.deadlineMs,
-        httpAgent: { keepAlive: true, maxSockets: connections },
-        httpsAgent: { keepAlive: true, maxSockets: connections },
-      }),
-      // The standard chain (env keys, AWS_PROFILE, SSO, web identity, container and instance roles);
-      // whatever it resolves is registered with the redactor before any request is signed with it.
-      credentials: async () => {
-        const c = await chain();
-        registerSecret(c.secretAccessKey);
-        registerSecret(c.sessionToken);
-        return c;
-      },
     });
   }
 
@@ -127,6 +103,46 @@ export class BedrockProvider implements Provider {
     this.client = undefined;
     if (client) (await client.catch(() => undefined))?.destroy();
   }
+}
+
+/**
+ * What every AWS SDK client plens makes shares (Converse, and the S3 and Bedrock control-plane
+ * clients of batch mode): region, no SDK retries, plain keep-alive HTTP/1.1, the credential chain
+ * with whatever it resolves registered with the redactor.
+ */
+export async function awsClientSettings(options: Omit<BedrockOptions, 'baseUrl'>): Promise<{
+  region?: string;
+  maxAttempts: number;
+  requestHandler: import('@smithy/node-http-handler').NodeHttpHandler;
+  credentials: () => Promise<AwsCredentials>;
+}> {
+  const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
+  const connections = options.connections ?? 64;
+  const env = options.env ?? process.env;
+  const region = options.region ?? bedrockArnRegion(options.model) ?? (env['AWS_REGION'] || env['AWS_DEFAULT_REGION'] || undefined);
+  const { NodeHttpHandler } = await import('@smithy/node-http-handler');
+  const chain = options.credentials ?? envCredentials(env) ?? (await import('@aws-sdk/credential-provider-node')).defaultProvider();
+  return {
+    ...(region ? { region } : {}),
+    // One retry layer: ours (it sees every attempt, takes from the RPM/TPM buckets, and feeds the concurrency controller).
+    maxAttempts: 1,
+    // HTTP/1.1 keep-alive (the SDK's default for the runtime client is HTTP/2 with one stream per
+    // session, which buys nothing here and cannot reach a plain-http endpoint override).
+    requestHandler: new NodeHttpHandler({
+      connectionTimeout: timeouts.connectMs,
+      requestTimeout: timeouts.deadlineMs,
+      httpAgent: { keepAlive: true, maxSockets: connections },
+      httpsAgent: { keepAlive: true, maxSockets: connections },
+    }),
+    // The standard chain (env keys, AWS_PROFILE, SSO, web identity, container and instance roles);
+    // whatever it resolves is registered with the redactor before any request is signed with it.
+    credentials: async () => {
+      const c = await chain();
+      registerSecret(c.secretAccessKey);
+      registerSecret(c.sessionToken);
+      return c;
+    },
+  };
 }
 
 /** Static keys from the run's environment, the first link of the standard chain. */

@@ -93,7 +93,25 @@ export class LlmClient {
       if (options.planOnly) return new LlmClient(spec, new PlanOnlyProvider(modelId(spec)), undefined, options, endpoint);
       registerSecretsFromEnv(env, entry.sdk.secretEnv);
       const sdk = { ...(spec.region ? { region: spec.region } : {}), ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}), timeouts, connections, env };
-      return new LlmClient(spec, new LazyProvider(entry, { model: spec.model, sdk }), undefined, options, endpoint);
+      const client = new LlmClient(spec, new LazyProvider(entry, { model: spec.model, sdk }), undefined, options, endpoint);
+      if (spec.batchBucket && spec.batchRoleArn) {
+        client.batchInit = {
+          model: spec.model,
+          baseUrl: spec.bedrockEndpoint ?? '',
+          apiKey: undefined,
+          timeoutMs: timeouts.deadlineMs,
+          sdk: {
+            ...(spec.region ? { region: spec.region } : {}),
+            env,
+            bucket: spec.batchBucket,
+            roleArn: spec.batchRoleArn,
+            ...(spec.s3Endpoint ? { s3Endpoint: spec.s3Endpoint } : {}),
+            ...(spec.bedrockEndpoint ? { controlEndpoint: spec.bedrockEndpoint } : {}),
+            ...(spec.batchMinRecords !== undefined ? { minRecords: spec.batchMinRecords } : {}),
+          },
+        };
+      }
+      return client;
     }
     const http = entry.endpoint;
     if (!http) return new LlmClient(spec, new LazyProvider(entry, { model: spec.model }), undefined, options);

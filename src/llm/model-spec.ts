@@ -30,6 +30,14 @@ export interface ModelSpec {
   region?: string;
   /** The batch API's discount off the online price (0.5: half price); default the provider's. */
   batchDiscount?: number;
+  /** Bedrock batch: where inputs and outputs go (s3://bucket/prefix) and the service role Bedrock reads and writes them as. */
+  batchBucket?: string;
+  batchRoleArn?: string;
+  /** Bedrock batch: an S3-compatible endpoint (path-style), and the Bedrock control-plane endpoint override. */
+  s3Endpoint?: string;
+  bedrockEndpoint?: string;
+  /** Bedrock batch: the fewest records a job may have (the service's minimum, 100); fewer are called online. */
+  batchMinRecords?: number;
 }
 
 const NUMERIC = {
@@ -40,8 +48,21 @@ const NUMERIC = {
   rpm: 'rpm',
   tpm: 'tpm',
   batch_discount: 'batchDiscount',
+  batch_min_records: 'batchMinRecords',
 } as const;
-const TEXT = { base_url: 'baseUrl', key_env: 'keyEnv', prompt_style: 'promptStyle', region: 'region' } as const;
+const TEXT = {
+  base_url: 'baseUrl',
+  key_env: 'keyEnv',
+  prompt_style: 'promptStyle',
+  region: 'region',
+  batch_bucket: 'batchBucket',
+  batch_role_arn: 'batchRoleArn',
+  s3_endpoint: 's3Endpoint',
+  bedrock_endpoint: 'bedrockEndpoint',
+} as const;
+const TEXT_OR_NUMERIC: Record<string, keyof ModelSpec> = { ...NUMERIC, ...TEXT };
+/** Parameters only a provider whose SDK signs and sends (Bedrock) takes. */
+const SDK_ONLY = ['region', 'batch_bucket', 'batch_role_arn', 's3_endpoint', 'bedrock_endpoint', 'batch_min_records'] as const;
 
 export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
   const m = /^([a-z]+):([^?]+)(?:\?(.*))?$/.exec(spec.trim());
@@ -62,7 +83,11 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
       if (value === '' || !Number.isFinite(n) || n < 0) throw usageError(`${what} "${spec}": ${key} must be a non-negative number`);
       (out as unknown as Record<string, number>)[NUMERIC[key as keyof typeof NUMERIC]] = n;
     } else if (key in TEXT) {
-      if (key === 'base_url') checkBaseUrl(value, `${what} base_url`);
+      if (key === 'base_url' || key === 's3_endpoint' || key === 'bedrock_endpoint') checkBaseUrl(value, `${what} ${key}`);
+      if (key === 'batch_bucket' && !/^s3:\/\/[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](\/.*)?$/.test(value))
+        throw usageError(`${what}: batch_bucket must be an S3 location such as s3://my-bucket/plens-batches, got "${value}"`);
+      if (key === 'batch_role_arn' && !/^arn:aws[\w-]*:iam::\d{12}:role\/.+$/.test(value))
+        throw usageError(`${what}: batch_role_arn must be an IAM role ARN such as arn:aws:iam::123456789012:role/BedrockBatch, got "${value}"`);
       if (key === 'key_env' && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(value))
         throw usageError(`${what}: key_env must name an environment variable (letters, digits, _), got "${value}"`);
       (out as unknown as Record<string, string>)[TEXT[key as keyof typeof TEXT]] = value;
@@ -71,6 +96,7 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
     }
   }
   if (out.maxTokens !== undefined && !Number.isInteger(out.maxTokens)) throw usageError(`${what}: max_tokens must be a whole number`);
+  if (out.batchMinRecords !== undefined && !Number.isInteger(out.batchMinRecords)) throw usageError(`${what}: batch_min_records must be a whole number`);
   if (out.batchDiscount !== undefined && out.batchDiscount > 1)
     throw usageError(`${what}: batch_discount is the fraction off the online price, from 0 to 1 (0.5: half price)`);
   const sdk = (PROVIDER_REGISTRY[provider] as ProviderEntry).sdk;
@@ -78,10 +104,12 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
     if (out.keyEnv !== undefined) throw usageError(`${what}: ${provider} takes no key_env; ${sdk.credentials}`);
     if (out.region !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d+$/.test(out.region))
       throw usageError(`${what}: region "${out.region}" is not an AWS region name such as us-west-2`);
-  } else if (out.region !== undefined) {
-    throw usageError(
-      `${what} "${redactSpec(spec)}": region is a ${PROVIDERS.filter((n) => (PROVIDER_REGISTRY[n] as ProviderEntry).sdk).join(' or ')} parameter`,
-    );
+  } else {
+    const given = SDK_ONLY.find((k) => out[TEXT_OR_NUMERIC[k]!] !== undefined);
+    if (given)
+      throw usageError(
+        `${what} "${redactSpec(spec)}": ${given} is a ${PROVIDERS.filter((n) => (PROVIDER_REGISTRY[n] as ProviderEntry).sdk).join(' or ')} parameter`,
+      );
   }
   return out;
 }
@@ -152,10 +180,19 @@ export function batchPriceFactor(spec: ModelSpec): number | undefined {
   return 1 - (spec.batchDiscount ?? batch.discount);
 }
 
-/** Refuses batch mode for a provider without a batch API, saying why. */
+/** The fewest requests a batch of this model may hold (Bedrock: 100), or undefined without a minimum. */
+export function batchMinItems(spec: ModelSpec): number | undefined {
+  return (PROVIDER_REGISTRY[spec.provider] as ProviderEntry).batch?.minItems?.(spec);
+}
+
+/** Refuses batch mode for a provider without a batch API, or a spec its batch API cannot serve, saying why. */
 export function checkBatchSupport(spec: ModelSpec, what: string): void {
   const entry = PROVIDER_REGISTRY[spec.provider] as ProviderEntry;
-  if (entry.batch) return;
+  if (entry.batch) {
+    const refusal = entry.batch.check?.(spec);
+    if (refusal) throw usageError(`${what}: --batch is not available for ${modelId(spec)}: ${refusal.reason}`, refusal.hint);
+    return;
+  }
   const withBatch = PROVIDERS.filter((n) => (PROVIDER_REGISTRY[n] as ProviderEntry).batch).join(', ');
   throw usageError(
     `${what}: --batch is not available for ${modelId(spec)}: ${entry.noBatch ?? `${spec.provider} has no batch API`}`,

@@ -1,5 +1,5 @@
 import { PlensError, usageError } from '../core/errors.js';
-import { bedrockPrice } from './bedrock-models.js';
+import { BEDROCK_MIN_RECORDS, bedrockBatchRefusal, bedrockPrice } from './bedrock-models.js';
 import type { BatchApi, BatchInit } from './batch.js';
 import type { HttpTimeouts, HttpTransport } from './http-transport.js';
 import type { Provider } from './types.js';
@@ -61,9 +61,24 @@ export interface ProviderEntry {
    * Its batch API (independent calls at a discount, answered within 24 h): the discount off the
    * online price (0.5: half price; `batch_discount=` in a spec overrides it) and the code.
    */
-  batch?: { discount: number; load: () => Promise<(init: BatchInit) => BatchApi> };
+  batch?: {
+    discount: number;
+    load: () => Promise<(init: BatchInit) => BatchApi>;
+    /** Why this spec cannot be batched (settings missing, a model the batch API cannot serve), or undefined. */
+    check?: (spec: BatchSpec) => { reason: string; hint?: string } | undefined;
+    /** The fewest requests a batch may hold, when the provider has a minimum (known without loading the code, for a plan). */
+    minItems?: (spec: BatchSpec) => number;
+  };
   /** Why --batch is refused for a provider without a batch API. */
   noBatch?: string;
+}
+
+/** What a batch check reads of a model spec. */
+export interface BatchSpec {
+  model: string;
+  batchBucket?: string;
+  batchRoleArn?: string;
+  batchMinRecords?: number;
 }
 
 /** Every provider plens knows. Adding one (Bedrock, Gemini, ...) is adding an entry here. */
@@ -99,8 +114,6 @@ export const PROVIDER_REGISTRY = {
     },
   },
   bedrock: {
-    noBatch:
-      'Bedrock batch inference reads its input from and writes its output to S3 buckets (with an IAM service role); plens does not meet that contract yet, so judge Bedrock models online (without --batch)',
     describe: 'Amazon Bedrock (Converse API) through the AWS SDK: region=..., the AWS credential chain; the PersonaLens short names',
     sdk: {
       secretEnv: ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'],
@@ -114,6 +127,16 @@ export const PROVIDER_REGISTRY = {
         if (!i.sdk) throw new PlensError('E_INTERNAL', `a Bedrock provider for ${i.model} was made without its settings`);
         return new BedrockProvider({ model: i.model, ...i.sdk });
       };
+    },
+    // Batch inference (model invocation jobs): JSONL in and out through S3, run as an IAM service role.
+    batch: {
+      discount: 0.5,
+      check: bedrockBatchRefusal,
+      minItems: (spec) => spec.batchMinRecords ?? BEDROCK_MIN_RECORDS,
+      load: async () => {
+        const { BedrockBatchApi } = await import('./bedrock-batch.js');
+        return (i) => new BedrockBatchApi(i);
+      },
     },
   },
   sim: {

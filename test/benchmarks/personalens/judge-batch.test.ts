@@ -207,7 +207,7 @@ describe('plens judge --batch (the OpenAI Batch API)', () => {
     const bedrock = await runCli(['judge', '-w', ws, '--judge', 'bedrock:claude-3-sonnet-v1', '--batch', '--dry-run']);
     expect(bedrock.code).toBe(2);
     expect(bedrock.stderr).toContain('S3');
-    expect(bedrock.stderr).toContain('batch mode works with: openai');
+    expect(bedrock.stderr).toContain('add batch_bucket=s3://BUCKET/PREFIX and batch_role_arn=');
     const badFallback = await runCli(['judge', '-w', ws, '--judge', 'openai:gpt-4o', '--batch', '--batch-fallback', 'maybe']);
     expect(badFallback.code).toBe(2);
     // A batch is paid at submission, so a per-call spend cap cannot hold it: refused, a dry run included.
