@@ -111,13 +111,7 @@ function mayHaveDuplicateKey(text: string, value: unknown): boolean {
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 34) {
-      let end = text.indexOf('"', i + 1);
-      for (;;) {
-        let slashes = 0;
-        while (text.charCodeAt(end - 1 - slashes) === 92) slashes++;
-        if (slashes % 2 === 0) break;
-        end = text.indexOf('"', end + 1);
-      }
+      const end = stringEnd(text, i);
       let k = end + 1;
       while (k < n && (text.charCodeAt(k) === 32 || text.charCodeAt(k) === 10 || text.charCodeAt(k) === 13 || text.charCodeAt(k) === 9)) k++;
       if (text.charCodeAt(k) === 58) written++;
@@ -129,6 +123,17 @@ function mayHaveDuplicateKey(text: string, value: unknown): boolean {
     }
   }
   return written !== parsedKeys(value);
+}
+
+/** The index of the quote that closes the string opening at `start` (quotes after an odd run of backslashes are escaped). */
+function stringEnd(text: string, start: number): number {
+  let end = text.indexOf('"', start + 1);
+  for (;;) {
+    let slashes = 0;
+    while (text.charCodeAt(end - 1 - slashes) === 92) slashes++;
+    if (slashes % 2 === 0) return end;
+    end = text.indexOf('"', end + 1);
+  }
 }
 
 function parsedKeys(value: unknown): number {
@@ -153,13 +158,7 @@ export function findDuplicateKey(text: string): { key?: string; offset: number; 
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 34) {
-      let end = text.indexOf('"', i + 1);
-      for (;;) {
-        let slashes = 0;
-        while (text.charCodeAt(end - 1 - slashes) === 92) slashes++;
-        if (slashes % 2 === 0) break;
-        end = text.indexOf('"', end + 1);
-      }
+      const end = stringEnd(text, i);
       const top = frames[frames.length - 1];
       if (top?.keys) {
         let k = end + 1;
