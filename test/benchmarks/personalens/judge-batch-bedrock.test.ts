@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readJsonl } from '../../../src/engine/jsonl-log.js';
 import { startMockBedrockBatch, type MockBedrockBatchServer, type MockBedrockJobPlan, type MockClaudeBody } from '../../../src/testkit/mock-bedrock-batch.js';
-import { cliPath, repoRoot, runCli, runCliJson } from '../../helpers/cli.js';
+import { runCli, runCliJson } from '../../helpers/cli.js';
 import { startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
+import { judgePartition, judgmentRecordLines, logLines, spawnCli, waitFor } from '../../helpers/batch.js';
 import { sampleWorkspace } from '../../helpers/workspace.js';
 
 /*
@@ -39,6 +39,16 @@ afterEach(async () => {
   mock = undefined;
   converse = undefined;
 });
+
+const events = (dir: string) => logLines(dir, 'events.jsonl');
+const partitionOf = judgePartition;
+const recordLines = judgmentRecordLines;
+/** Starts the CLI as its own process (a user's run, to be killed); the test's afterEach kills what is left. */
+function start(args: string[]): Promise<number | null> {
+  const run = spawnCli(args, ENV);
+  child = run.child;
+  return run.exit;
+}
 
 function judgeReply(body: { messages: Array<{ content: string }> }): string {
   if (/VERDICT/.test(body.messages[0]!.content)) return 'VERDICT: True\nEXPLANATION: Everything the goal asks for was done.';
@@ -87,43 +97,6 @@ async function setup(plan: (n: number) => MockBedrockJobPlan = () => ({}), minRe
   });
   const judge = `bedrock:claude-3-sonnet-v1?${params.toString()}`;
   return { ws, args: ['judge', '-w', ws, '--judge', judge, '--dimensions', 'task_completion', '--retry-delay-ms', '5', '--batch', '--poll-interval', '0.01'] };
-}
-
-async function events(dir: string): Promise<Array<Record<string, unknown>>> {
-  const out: Array<Record<string, unknown>> = [];
-  for await (const e of readJsonl<Record<string, unknown>>(join(dir, 'events.jsonl'))) out.push(e);
-  return out;
-}
-
-function partitionOf(ws: string): string {
-  const root = join(ws, 'judgments');
-  const dirs = existsSync(root) ? readdirSync(root) : [];
-  return dirs.length ? join(root, dirs[0]!) : '';
-}
-function recordLines(ws: string): number {
-  const file = join(partitionOf(ws) || '/nonexistent', 'records.jsonl');
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
-}
-
-function start(args: string[]): Promise<number | null> {
-  const p = spawn(process.execPath, [cliPath, ...args, '--no-progress'], {
-    cwd: repoRoot,
-    env: { ...process.env, PLENS_WORKSPACE: '', ...ENV },
-    stdio: 'ignore',
-  });
-  child = p;
-  return new Promise((resolve, reject) => {
-    p.on('error', reject);
-    p.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null)));
-  });
-}
-
-async function waitFor(what: string, ok: () => boolean): Promise<void> {
-  const until = Date.now() + 90_000;
-  while (!ok()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('plens judge --batch with a Bedrock model (batch inference through S3)', () => {

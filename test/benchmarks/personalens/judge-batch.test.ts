@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,7 +8,8 @@ import { startMockLlm, type MockLlmServer, type MockRequest } from '../../../src
 import type { PlensError } from '../../../src/core/errors.js';
 import { loadPipeline } from '../../../src/make/pipeline.js';
 import { resolveBatch } from '../../../src/make/run-settings.js';
-import { cliPath, repoRoot, runCli, runCliJson, tempDir } from '../../helpers/cli.js';
+import { runCli, runCliJson, tempDir } from '../../helpers/cli.js';
+import { judgePartition, judgmentRecordLines, logLines, spawnCli, waitFor } from '../../helpers/batch.js';
 import { sampleWorkspace } from '../../helpers/workspace.js';
 
 let server: MockLlmServer | undefined;
@@ -19,6 +20,17 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
+
+const events = (dir: string) => logLines(dir, 'events.jsonl');
+const ledger = (dir: string) => logLines(dir, 'batches.jsonl');
+const partitionOf = judgePartition;
+const recordLines = judgmentRecordLines;
+/** Starts the CLI as its own process (a user's run, to be killed); the test's afterEach kills what is left. */
+function start(args: string[]): Promise<number | null> {
+  const run = spawnCli(args, ENV.env);
+  child = run.child;
+  return run.exit;
+}
 
 const ENV = { env: { OPENAI_API_KEY: 'sk-batch-test', ANTHROPIC_API_KEY: 'sk-ant-batch-test' } };
 const PRICE_IN = 2.5;
@@ -68,51 +80,6 @@ async function setup(batch: MockBatchOptions = {}, provider: 'openai' | 'anthrop
 
 const online = () => server!.requests.filter((r) => r.batch === undefined);
 const batched = () => server!.requests.filter((r) => r.batch !== undefined);
-
-async function events(dir: string): Promise<Array<Record<string, unknown>>> {
-  const out: Array<Record<string, unknown>> = [];
-  for await (const e of readJsonl<Record<string, unknown>>(join(dir, 'events.jsonl'))) out.push(e);
-  return out;
-}
-
-async function ledger(dir: string): Promise<Array<Record<string, unknown>>> {
-  const out: Array<Record<string, unknown>> = [];
-  for await (const e of readJsonl<Record<string, unknown>>(join(dir, 'batches.jsonl'))) out.push(e);
-  return out;
-}
-
-/** Starts the judge as its own process (a user's run, to be killed). */
-function start(args: string[]): Promise<number | null> {
-  const p = spawn(process.execPath, [cliPath, ...args, '--no-progress'], {
-    cwd: repoRoot,
-    env: { ...process.env, PLENS_WORKSPACE: '', ...ENV.env },
-    stdio: 'ignore',
-  });
-  child = p;
-  return new Promise((resolve, reject) => {
-    p.on('error', reject);
-    p.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null)));
-  });
-}
-
-async function waitFor(what: string, ok: () => boolean): Promise<void> {
-  const until = Date.now() + 90_000;
-  while (!ok()) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** The judge's one partition and how many records it holds. */
-function partitionOf(ws: string): string {
-  const root = join(ws, 'judgments');
-  const dirs = existsSync(root) ? readdirSync(root) : [];
-  return dirs.length ? join(root, dirs[0]!) : '';
-}
-function recordLines(ws: string): number {
-  const file = join(partitionOf(ws) || '/nonexistent', 'records.jsonl');
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).length : 0;
-}
 
 describe('plens judge --batch (the OpenAI Batch API)', () => {
   it('submits one batch, polls it to completion, records every answer at the batch price; a rerun submits nothing', async () => {
