@@ -51,6 +51,7 @@ export function predictOptions(
     settings: s.settings,
     samples: s.samples,
     parsers: s.parsers,
+    ...(s.batch ? { batch: s.batch } : {}),
   };
 }
 

@@ -215,6 +215,8 @@ export interface PersonaSettings {
   parsers: { '3.1': SignParser; '3.2': ImpactParser };
   /** SBERT's embeddings spec (an endpoint or `local:FOLDER`); SBERT is not scored without it. */
   embeddings?: string;
+  /** Predictions through the provider's batch API (`batch: true` in the section), as `plens persona predict --batch`. */
+  batch?: BatchOptions;
 }
 
 /**
@@ -244,6 +246,10 @@ export interface PersonaSection {
   samples?: number;
   parsers?: { '3.1'?: SignParser; '3.2'?: ImpactParser };
   embeddings?: string;
+  batch?: boolean;
+  batch_fallback?: 'online' | 'none';
+  poll_interval_s?: number;
+  batch_size?: number;
 }
 
 /**
@@ -271,6 +277,7 @@ export function resolvePersonaSettings(section: PersonaSection, o: { source: str
       throw error instanceof PlensError ? bad('/persona/embeddings', error.message) : error;
     }
   }
+  const batch = resolveBatch({ pipeline: { persona: section as unknown as Record<string, unknown>, section: 'persona', locate: o.locate } });
   return {
     source: o.source,
     fidelity: section.fidelity ?? PERSONA_DEFAULTS.fidelity,
@@ -282,6 +289,7 @@ export function resolvePersonaSettings(section: PersonaSection, o: { source: str
     samples: decoding === 'single-sample' ? 1 : (section.samples ?? PERSONA_DEFAULTS.samples),
     parsers: { ...PERSONA_DEFAULTS.parsers, ...section.parsers },
     ...(embeddings !== undefined ? { embeddings } : {}),
+    ...(batch ? { batch } : {}),
   };
 }
 
@@ -324,7 +332,8 @@ export function llmStageOptionsOf(l: Omit<RunLimits, 'cells'>, ctx: StageRunCont
 /** Batch mode's settings as flags and pipeline fields give them (`plens judge --batch`, a pipeline's `judge: {batch: true}`). */
 export interface BatchSources {
   flags?: { batch?: unknown; 'batch-fallback'?: unknown; 'poll-interval'?: unknown; 'batch-size'?: unknown };
-  pipeline?: { judge?: Record<string, unknown>; locate: (pointer: string) => InputLocation };
+  /** The pipeline section that holds the fields: `judge:` (default) or `persona:` (its predictions). */
+  pipeline?: { judge?: Record<string, unknown>; persona?: Record<string, unknown>; section?: 'judge' | 'persona'; locate: (pointer: string) => InputLocation };
 }
 
 export const BATCH_DEFAULTS: BatchOptions = { fallback: 'online', pollIntervalS: 60, maxItems: 50_000 };
@@ -352,19 +361,21 @@ const BATCH_SETTINGS = {
  * input error at the field's line).
  */
 export function resolveBatch(sources: BatchSources): BatchOptions | undefined {
-  const on = sources.flags?.batch ?? sources.pipeline?.judge?.['batch'] ?? false;
+  const section = sources.pipeline?.section ?? 'judge';
+  const fields = sources.pipeline?.[section];
+  const on = sources.flags?.batch ?? fields?.['batch'] ?? false;
   if (on !== true) return undefined;
   const out: Record<string, unknown> = { ...BATCH_DEFAULTS };
   for (const [key, s] of Object.entries(BATCH_SETTINGS)) {
     const flag = sources.flags?.[s.flag as keyof NonNullable<BatchSources['flags']>];
-    const field = sources.pipeline?.judge?.[s.field];
+    const field = fields?.[s.field];
     if (flag !== undefined) {
       if (!s.ok(flag)) throw usageError(`--${s.flag} ${s.must}`);
       out[key] = flag;
     } else if (field !== undefined) {
       if (!s.ok(field))
-        throw new PlensError('E_INPUT_SCHEMA', `judge.${s.field} ${s.must}`, {
-          location: sources.pipeline!.locate(`/judge/${s.field}`),
+        throw new PlensError('E_INPUT_SCHEMA', `${section}.${s.field} ${s.must}`, {
+          location: sources.pipeline!.locate(`/${section}/${s.field}`),
           hint: 'the format is in schemas/pipeline.schema.json and README.md (Batch judging)',
         });
       out[key] = field;

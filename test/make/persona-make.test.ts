@@ -339,3 +339,31 @@ describe('PERSONA-bench pipelines under a spend cap', () => {
     }
   }, 120_000);
 });
+
+describe('PERSONA-bench pipelines through the batch API', () => {
+  it('persona.batch sends the predictions through batches (no online call); a bad batch field is an error at its line', async () => {
+    const { startMockLlm } = await import('../../src/testkit/mock-server.js');
+    const server = await startMockLlm({ reply: () => 'positive', batch: { plan: () => ({ polls: 1 }) } });
+    try {
+      const model = `openai:tiny?base_url=${server.url}/v1&price_in=1&price_out=1`;
+      const body = (batch: string) => `benchmark: persona-bench\npersona:\n  source: ${SAMPLE}\n  tasks: ['3.1']\n  models: ['${model}']\n${batch}`;
+      const { file } = pipelineFile(body('  batch: true\n  poll_interval_s: 0.01\n'));
+      expect(loadPipeline(file, {}).persona!.batch).toEqual({ fallback: 'online', pollIntervalS: 0.01, maxItems: 50_000 });
+      const env = { env: { OPENAI_API_KEY: 'sk-persona-make-batch' } };
+      const r = await runCliJson<MakeJson>(['make', 'predictions', '-p', file, '--no-progress'], env);
+      expect(r.code, r.stderr + r.stdout).toBe(0);
+      const predictions = r.json.steps.find((s) => s.step === 'predictions')!;
+      expect(predictions.work).toBeGreaterThan(0);
+      expect(server.batch.submissions).toBeGreaterThanOrEqual(1);
+      expect(server.requests.filter((q) => q.batch === undefined)).toHaveLength(0);
+      expect(server.requests.filter((q) => q.batch !== undefined)).toHaveLength(predictions.work);
+
+      const bad = pipelineFile(body('  batch: true\n  batch_fallback: maybe\n'));
+      const e = await runCliJson<MakeJson>(['make', 'predictions', '-p', bad.file, '--dry-run'], env);
+      expect(e.code).toBe(3);
+      expect(e.json.error).toMatchObject({ code: 'E_INPUT_SCHEMA', pointer: '/persona/batch_fallback' });
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+});
