@@ -90,7 +90,7 @@ export class CallCache {
     const cache = new CallCache(mode, open<CachedCall, string>({ path: dir, compression: true }), dir);
     // LMDB also rejects promises of its own that no caller holds when a commit fails (a full
     // disk): without this the process dies of an unhandled rejection instead of reporting it.
-    process.on('unhandledRejection', cache.lmdbRejection);
+    watchLmdbRejections(cache.lmdbRejection);
     return cache;
   }
 
@@ -179,7 +179,23 @@ export class CallCache {
   }
 
   async close(): Promise<void> {
-    process.off('unhandledRejection', this.lmdbRejection);
+    unwatchLmdbRejections(this.lmdbRejection);
     await this.db?.close();
   }
+}
+
+// One process listener for all open caches (make runs many cells, each with its own cache open):
+// a listener per cache would trip Node's leak warning past ten.
+const lmdbWatchers = new Set<(reason: unknown) => void>();
+const onUnhandledRejection = (reason: unknown): void => {
+  if (!(reason instanceof Error && 'commitError' in reason)) throw reason;
+  for (const w of lmdbWatchers) w(reason);
+};
+function watchLmdbRejections(w: (reason: unknown) => void): void {
+  if (lmdbWatchers.size === 0) process.on('unhandledRejection', onUnhandledRejection);
+  lmdbWatchers.add(w);
+}
+function unwatchLmdbRejections(w: (reason: unknown) => void): void {
+  if (!lmdbWatchers.delete(w) || lmdbWatchers.size > 0) return;
+  process.off('unhandledRejection', onUnhandledRejection);
 }

@@ -1,0 +1,35 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CallCache } from '../../src/llm/call-cache.js';
+import { interruptSignal } from '../../src/cli/interrupt.js';
+import { tempDir } from '../helpers/cli.js';
+
+describe('process-wide listeners of many open caches and a busy run signal', () => {
+  it('twelve open call caches add one unhandledRejection listener, removed when the last closes', async () => {
+    const before = process.listenerCount('unhandledRejection');
+    const dir = tempDir('plens-cache-listeners-');
+    const caches = Array.from({ length: 12 }, (_, i) => CallCache.open(join(dir, `c${i}`), 'on'));
+    expect(process.listenerCount('unhandledRejection')).toBe(before + 1);
+    for (const c of caches.slice(0, 11)) await c.close();
+    expect(process.listenerCount('unhandledRejection')).toBe(before + 1);
+    await caches[11]!.close();
+    expect(process.listenerCount('unhandledRejection')).toBe(before);
+  });
+
+  it("the run's signal takes a listener per call in flight without Node's leak warning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    const stop = interruptSignal(() => {});
+    try {
+      const listeners = Array.from({ length: 64 }, () => () => {});
+      for (const l of listeners) stop.signal.addEventListener('abort', l);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+      for (const l of listeners) stop.signal.removeEventListener('abort', l);
+    } finally {
+      stop.dispose();
+      process.off('warning', onWarning);
+    }
+  });
+});
