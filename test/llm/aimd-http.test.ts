@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CallCache } from '../../src/llm/call-cache.js';
@@ -37,6 +38,8 @@ async function run(c: LlmClient, calls: number): Promise<{ failures: number; lim
   let failures = 0;
   const limits: number[] = [];
   const signal = new AbortController().signal;
+  // As the stage runner does for its run's signal: one listener per call in flight is the design.
+  setMaxListeners(CONCURRENCY * 4 + 10, signal);
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < calls) {
