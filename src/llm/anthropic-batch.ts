@@ -6,7 +6,8 @@
  */
 import { ANTHROPIC_VERSION, anthropicBody, readAnthropicReply } from './anthropic.js';
 import type { BatchApi, BatchInit, BatchLine, BatchResult, BatchState } from './batch.js';
-import { batchHttp, summariseText } from './batch-http.js';
+import { batchHttp } from './batch-http.js';
+import { summariseBody } from './http.js';
 import { LlmCallError } from './errors.js';
 
 interface MessageBatch {
@@ -136,7 +137,7 @@ function resultOf(line: string): BatchResult {
   try {
     l = JSON.parse(line) as ResultLine;
   } catch {
-    return { id: '', ok: false, kind: 'bad_response', message: `a batch result line is not JSON: ${summariseText(line)}` };
+    return { id: '', ok: false, kind: 'bad_response', message: `a batch result line is not JSON: ${summariseBody(line)}` };
   }
   const id = typeof l.custom_id === 'string' ? l.custom_id : '';
   const type = l.result?.type ?? 'unknown';
@@ -149,7 +150,7 @@ function resultOf(line: string): BatchResult {
   }
   if (type === 'errored') {
     const e = l.result?.error?.error ?? l.result?.error;
-    return { id, ok: false, kind: `batch_${e?.type ?? 'errored'}`, message: summariseText(e?.message ?? 'errored') };
+    return { id, ok: false, kind: `batch_${e?.type ?? 'errored'}`, message: summariseBody(e?.message ?? 'errored') };
   }
   // canceled, expired
   return { id, ok: false, kind: `batch_${type === 'canceled' ? 'cancelled' : type}`, message: `the request was ${type} before it ran` };

@@ -1,6 +1,5 @@
-import { redact } from '../core/redact.js';
 import { isRetryableStatus, LlmCallError, parseRetryAfter } from './errors.js';
-import { redactUrl } from './http.js';
+import { redactUrl, summariseBody } from './http.js';
 
 /**
  * One control call of a batch API (upload, create, status, results): JSON or a form in, JSON or
@@ -40,7 +39,7 @@ export async function batchHttp(
   }
   if (res.status < 200 || res.status >= 300) {
     const retryAfterMs = parseRetryAfter(res.headers.get('retry-after') ?? undefined);
-    throw new LlmCallError('http', `HTTP ${res.status} from ${method} ${redactUrl(url)}: ${summariseText(text)}`, {
+    throw new LlmCallError('http', `HTTP ${res.status} from ${method} ${redactUrl(url)}: ${summariseBody(text)}`, {
       status: res.status,
       retryable: isRetryableStatus(res.status),
       ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
@@ -50,15 +49,9 @@ export async function batchHttp(
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new LlmCallError('bad_response', `${method} ${redactUrl(url)} answered with something that is not JSON: ${summariseText(text)}`, {
+    throw new LlmCallError('bad_response', `${method} ${redactUrl(url)} answered with something that is not JSON: ${summariseBody(text)}`, {
       retryable: true,
       cause: error,
     });
   }
-}
-
-/** A body for a message: redacted first (a key split by the cut cannot survive in part), then cut. */
-export function summariseText(text: string): string {
-  const flat = redact(text.replace(/\s+/g, ' ').trim());
-  return flat.length > 300 ? `${flat.slice(0, 297)}...` : flat || '(empty body)';
 }

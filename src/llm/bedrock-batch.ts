@@ -15,7 +15,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { PlensError } from '../core/errors.js';
 import { readAnthropicReply } from './anthropic.js';
 import type { BatchApi, BatchInit, BatchLine, BatchResult, BatchState, BatchStatus } from './batch.js';
-import { summariseText } from './batch-http.js';
+import { summariseBody } from './http.js';
 import { awsClientSettings, bedrockError } from './bedrock.js';
 import { BEDROCK_MIN_RECORDS, bedrockModelId } from './bedrock-models.js';
 import { LlmCallError } from './errors.js';
@@ -236,12 +236,12 @@ function resultOf(line: string): BatchResult {
   try {
     l = JSON.parse(line) as OutputLine;
   } catch {
-    return { id: '', ok: false, kind: 'bad_response', message: `a batch output line is not JSON: ${summariseText(line)}` };
+    return { id: '', ok: false, kind: 'bad_response', message: `a batch output line is not JSON: ${summariseBody(line)}` };
   }
   const id = typeof l.recordId === 'string' ? l.recordId : '';
   if (l.error !== undefined) {
     const e = typeof l.error === 'string' ? { errorMessage: l.error } : l.error;
-    return { id, ok: false, kind: 'batch_errored', message: summariseText(`${e.errorCode ?? ''} ${e.errorMessage ?? 'errored'}`.trim()) };
+    return { id, ok: false, kind: 'batch_errored', message: summariseBody(`${e.errorCode ?? ''} ${e.errorMessage ?? 'errored'}`.trim()) };
   }
   try {
     return { id, ok: true, response: readAnthropicReply(l.modelOutput) };

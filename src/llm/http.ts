@@ -24,7 +24,8 @@ export async function postJson(transport: HttpTransport, url: string, headers: R
   }
 }
 
-function summariseBody(text: string): string {
+/** A body for a message: redacted before it is cut (a key split by the cut cannot survive in part), whitespace flattened, 300 characters at most. */
+export function summariseBody(text: string): string {
   // Redacted before it is cut, so a key split by the cut cannot survive in part.
   const flat = redact(text.replace(/\s+/g, ' ').trim());
   return flat.length > 300 ? `${flat.slice(0, 297)}...` : flat || '(empty body)';

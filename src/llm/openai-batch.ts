@@ -6,7 +6,8 @@
  */
 import { redact } from '../core/redact.js';
 import type { BatchApi, BatchInit, BatchLine, BatchResult, BatchState, BatchStatus } from './batch.js';
-import { batchHttp, summariseText as summarise } from './batch-http.js';
+import { batchHttp } from './batch-http.js';
+import { summariseBody } from './http.js';
 import { LlmCallError } from './errors.js';
 import { openAiChatBody, readOpenAiReply } from './openai.js';
 
@@ -107,14 +108,14 @@ function resultOf(line: string): BatchResult {
   try {
     l = JSON.parse(line) as OutputLine;
   } catch {
-    return { id: '', ok: false, kind: 'bad_response', message: `a batch result line is not JSON: ${summarise(line)}` };
+    return { id: '', ok: false, kind: 'bad_response', message: `a batch result line is not JSON: ${summariseBody(line)}` };
   }
   const id = typeof l.custom_id === 'string' ? l.custom_id : '';
   if (l.error)
     return { id, ok: false, kind: `batch_${(l.error.code ?? 'error').replace(/^batch_/, '')}`, message: redact(l.error.message ?? l.error.code ?? 'error') };
   const status = l.response?.status_code ?? 0;
   if (status < 200 || status >= 300)
-    return { id, ok: false, kind: `http_${status}`, message: `HTTP ${status} in the batch: ${summarise(JSON.stringify(l.response?.body ?? null))}` };
+    return { id, ok: false, kind: `http_${status}`, message: `HTTP ${status} in the batch: ${summariseBody(JSON.stringify(l.response?.body ?? null))}` };
   try {
     return { id, ok: true, response: readOpenAiReply(l.response?.body) };
   } catch (error) {

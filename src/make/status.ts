@@ -90,13 +90,8 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
     const plans = await planPersonaPredictions(p, ws, { promptRecords: personaPromptsFile(p), signal });
     for (const m of plans) {
       const parts = await Promise.all(m.dirs.map((d) => readPartition(predictionPartition(d))));
-      const spent = emptyWork().spent;
-      const reasons = new Map<string, number>();
-      for (const part of parts) {
-        const sp = part.spent(undefined, spend);
-        for (const k of Object.keys(spent) as Array<keyof Spent>) spent[k] += sp[k];
-        for (const r of part.reasons()) reasons.set(r.reason, (reasons.get(r.reason) ?? 0) + r.count);
-      }
+      // A model's partitions (one per task x setting) summed as the cells' are.
+      const sum = sumStatus(parts.map((part) => ({ ...emptyWork(), failure_reasons: part.reasons(), spent: part.spent(undefined, spend) })));
       predictions.push({
         model: m.model,
         work: {
@@ -104,8 +99,8 @@ export async function pipelineStatus(p: Pipeline, signal: AbortSignal): Promise<
           pending: m.work.pending,
           failed: m.work.failed,
           unparsed: m.unparsed,
-          failure_reasons: [...reasons].sort((a, b) => b[1] - a[1]).map(([reason, count]) => ({ reason, count })),
-          spent,
+          failure_reasons: sum.failure_reasons,
+          spent: sum.spent,
         },
       });
     }

@@ -76,6 +76,16 @@ interface Batch {
   endedAt: string | null;
 }
 
+/** Both APIs' batches end in one of these (the mock keeps OpenAI's names for both). */
+const hasEnded = (b: Batch): boolean => ['completed', 'expired', 'cancelled', 'failed'].includes(b.status);
+
+/** A cancel asked of a running batch: it ends, cancelled, at its next status check. */
+function requestCancel(b: Batch): void {
+  if (hasEnded(b)) return;
+  b.cancelRequested = true;
+  b.status = 'cancelling';
+}
+
 const EXPIRED = 'This request could not be executed before the completion window expired.';
 const CANCELLED = 'This request was not executed because the batch was cancelled.';
 
@@ -132,7 +142,7 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
   });
 
   const anthropicView = (b: Batch) => {
-    const ended = ['completed', 'expired', 'cancelled', 'failed'].includes(b.status);
+    const ended = hasEnded(b);
     return {
       id: b.id,
       type: 'message_batch',
@@ -207,7 +217,7 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
   };
 
   const poll = (b: Batch): void => {
-    if (['completed', 'expired', 'cancelled', 'failed'].includes(b.status)) return;
+    if (hasEnded(b)) return;
     b.polls++;
     if (b.cancelRequested) finish(b, 'cancelled');
     else if (b.errors) finish(b, 'failed');
@@ -342,10 +352,7 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
     }
     if (m === 'GET' && !one![2]) poll(b);
     else if (m === 'POST' && one![2]) {
-      if (!['completed', 'expired', 'cancelled', 'failed'].includes(b.status)) {
-        b.cancelRequested = true;
-        b.status = 'cancelling';
-      }
+      requestCancel(b);
     } else {
       notFound();
       return true;
@@ -401,10 +408,7 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
     }
     if (m === 'GET' && !sub) poll(b);
     else if (m === 'POST' && sub === '/cancel') {
-      if (!['completed', 'expired', 'cancelled', 'failed'].includes(b.status)) {
-        b.cancelRequested = true;
-        b.status = 'cancelling';
-      }
+      requestCancel(b);
     } else {
       notFound();
       return true;
