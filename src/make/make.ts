@@ -20,7 +20,8 @@ import { planCells, stageOptions, sumWork, type CellPlan, type CellWork } from '
 import { needsPersonaCompaction, personaPromptsFile, planPersonaPredictions, runPersonaModel, type PersonaModelPlan } from './persona.js';
 import { buildGraph, type Step } from './graph.js';
 import type { Pipeline } from './pipeline.js';
-import { fileStamp, manifestStamp, needsCompaction, personaMetricsFile, personaSelectionDir, personaSelectionStamp, readState, writeState } from './state.js';
+import { fileStamp } from '../core/file-stamps.js';
+import { manifestStamp, needsCompaction, personaMetricsFile, personaSelectionDir, personaSelectionStamp, readState, writeState } from './state.js';
 import { isCurrent, reportFileOf, stepInputs, tableStateKey } from './steps.js';
 
 export interface MakeOptions {

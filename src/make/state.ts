@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
+import { fileStamp, fileStats } from '../core/file-stamps.js';
 import { Workspace } from '../core/workspace.js';
 import { plensVersion } from '../core/version.js';
 import { DATASET_FORMAT } from '../benchmarks/personalens/dataset/tables.js';
 import { Partition } from '../engine/partition.js';
 import { DIALOGUES_FORMAT, JUDGMENTS_FORMAT } from '../benchmarks/personalens/records.js';
 import { defaultSqlDir } from '../warehouse/build.js';
+import { warehouseInputs as buildInputs } from '../warehouse/build-record.js';
 import { predictionsRoot, scoresRoot } from '../benchmarks/personabench/predict.js';
 import { embeddingsStateOf } from '../llm/embedders.js';
 import type { Pipeline } from './pipeline.js';
@@ -39,34 +41,6 @@ export async function writeState(p: Pipeline, state: MakeState): Promise<void> {
 
 export function hash(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
-}
-
-/** Path, size and mtime of every file below `dir` (recursively) that passes `keep`. */
-function fileStats(dir: string, keep: (name: string) => boolean = () => true): Array<[string, number, number]> {
-  const out: Array<[string, number, number]> = [];
-  const walk = (d: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(d).sort();
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      if (name.startsWith('.')) continue;
-      const p = join(d, name);
-      const st = statSync(p, { throwIfNoEntry: false });
-      if (!st) continue;
-      if (st.isDirectory()) walk(p);
-      else if (keep(name)) out.push([relative(dir, p), st.size, Math.round(st.mtimeMs)]);
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-export function fileStamp(file: string): string | null {
-  const st = statSync(file, { throwIfNoEntry: false });
-  return st ? `${st.size}:${Math.round(st.mtimeMs)}` : null;
 }
 
 /** A stage's manifest.json, or null when it is missing or unreadable (make then treats the stage as not done). */
@@ -122,9 +96,7 @@ export function personaScoresInputs(p: Pipeline): string {
 
 /** Everything the warehouse reads: the workspace's Parquet files, the SQL files, the statistics asked for. */
 export function warehouseInputs(p: Pipeline): string {
-  const parquet = fileStats(p.workspace, (n) => n.endsWith('.parquet')).filter(([f]) => !f.startsWith('tables') && !f.startsWith('report'));
-  const sql = fileStats(defaultSqlDir, (n) => n.endsWith('.sql')).map(([f]) => [f, hash(readFileSync(join(defaultSqlDir, f), 'utf8'))]);
-  return hash(['warehouse', plensVersion, parquet, sql, p.lexical]);
+  return buildInputs({ workspaceRoot: p.workspace, sqlDir: defaultSqlDir, dbPath: p.warehouse, lexical: p.lexical });
 }
 
 /** A partition whose logs are newer than its compacted Parquet (e.g. a run was killed before compaction). */

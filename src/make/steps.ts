@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { Workspace } from '../core/workspace.js';
 import type { Pipeline } from './pipeline.js';
+import { fileStamp } from '../core/file-stamps.js';
 import {
-  fileStamp,
   hash,
   importInputs,
   manifestStamp,

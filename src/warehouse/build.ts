@@ -10,6 +10,7 @@ import type { Workspace } from '../core/workspace.js';
 import { Database, sqlIdentifier } from '../db/database.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
 import { readWarehouseSqlFiles } from './sql-files.js';
+import { isBuildCurrent, recordBuild, warehouseInputs } from './build-record.js';
 import { stepCacheDir, type StepRun } from './step-cache.js';
 import { EarlySteps, runStep } from './steps.js';
 
@@ -30,10 +31,14 @@ export interface WarehouseOptions {
    * beside the files before it (default true); false runs it in place, just before its file.
    */
   earlySteps?: boolean;
+  /** Build even when the inputs and the database are as the last build left them (default false). */
+  force?: boolean;
 }
 
 export interface WarehouseSummary {
   dry_run: boolean;
+  /** Nothing changed since the last build (see build-record.ts): the database was left as it was. */
+  up_to_date: boolean;
   db: string;
   workspace: string;
   ran: string[];
@@ -53,16 +58,20 @@ export const defaultSqlDir = join(packageRoot, 'warehouse');
 export async function buildWarehouse(options: WarehouseOptions): Promise<WarehouseSummary> {
   const started = performance.now();
   requireSomethingToLoad(options.workspace);
-  const files = await readWarehouseSqlFiles(options.sqlDir ?? defaultSqlDir);
+  const sqlDir = options.sqlDir ?? defaultSqlDir;
+  const files = await readWarehouseSqlFiles(sqlDir);
+  const cacheDir = options.dryRun || options.stepCache === false ? null : stepCacheDir(options.dbPath);
+  const lexical = options.dryRun ? [] : (options.lexical ?? ['laps', 'full']);
+  // Taken before the build reads anything: a file changed while it runs makes the next build run again.
+  const inputs = cacheDir ? warehouseInputs({ workspaceRoot: options.workspace.root, sqlDir, dbPath: options.dbPath, lexical }) : null;
+  if (inputs && !options.force && isBuildCurrent(options.dbPath, inputs)) return upToDate(options, started);
   await mkdir(dirname(options.dbPath), { recursive: true });
   const tmp = options.dryRun ? ':memory:' : tempSibling(options.dbPath);
   const ran: string[] = [];
   const skipped: WarehouseSummary['skipped'] = [];
   const steps: StepRun[] = [];
-  const cacheDir = options.dryRun || options.stepCache === false ? null : stepCacheDir(options.dbPath);
   let relations: WarehouseSummary['relations'] = [];
   const db = await Database.open(tmp, { threads: 2, ...(options.memoryLimit ? { memoryLimit: options.memoryLimit } : {}) });
-  const lexical = options.dryRun ? [] : (options.lexical ?? ['laps', 'full']);
   const early = new EarlySteps(db, { lexical, cacheDir });
   try {
     await db.run('SET VARIABLE workspace = $1', undefined, [options.workspace.root]);
@@ -116,9 +125,11 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
       await removeTemp(tmp);
       throw storageError(error, options.dbPath) ?? error;
     }
+    if (inputs) await recordBuild(options.dbPath, inputs);
   }
   return {
     dry_run: Boolean(options.dryRun),
+    up_to_date: false,
     db: options.dbPath,
     workspace: options.workspace.root,
     ran,
@@ -127,6 +138,26 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
     relations,
     elapsed_ms: Math.round(performance.now() - started),
   };
+}
+
+/** The summary of a build with nothing to do: the database's relations as they are. */
+async function upToDate(options: WarehouseOptions, started: number): Promise<WarehouseSummary> {
+  const db = await Database.open(options.dbPath, { readOnly: true });
+  try {
+    return {
+      dry_run: false,
+      up_to_date: true,
+      db: options.dbPath,
+      workspace: options.workspace.root,
+      ran: [],
+      skipped: [],
+      steps: [],
+      relations: await listRelations(db),
+      elapsed_ms: Math.round(performance.now() - started),
+    };
+  } finally {
+    await db.close();
+  }
 }
 
 /** A workspace with PERSONA-bench stage outputs: enough for a warehouse without a PersonaLens dataset. */
@@ -196,6 +227,13 @@ async function listRelations(db: Database): Promise<WarehouseSummary['relations'
 }
 
 export function formatWarehouseSummary(s: WarehouseSummary): string {
+  if (s.up_to_date) {
+    return [
+      `Warehouse ${s.db} is up to date: nothing it is built from changed since its last build (--force rebuilds it)`,
+      `  from workspace ${s.workspace}`,
+      `Query it: plens sql "select * from ${exampleRelation(s)}"`,
+    ].join('\n');
+  }
   const lines = [`${s.dry_run ? 'Checked (dry run)' : 'Built'} warehouse ${s.db}`, `  from workspace ${s.workspace}`];
   lines.push(`  ran      ${s.ran.join(', ')}`);
   for (const k of s.skipped) lines.push(`  skipped  ${k.file}: ${k.reason}`);
@@ -208,13 +246,13 @@ export function formatWarehouseSummary(s: WarehouseSummary): string {
   lines.push(`  tables   ${tables.map((t) => `${t.name} (${t.rows})`).join(', ')}`);
   lines.push(`  views    ${views.map((v) => v.name).join(', ')}`);
   lines.push(`  took     ${(s.elapsed_ms / 1000).toFixed(1)} s`);
-  const example = s.relations.some((r) => r.name === 'table1')
-    ? 'table1'
-    : s.relations.some((r) => r.name === 'persona_results')
-      ? 'persona_results'
-      : 'plens_build';
-  lines.push(`Query it: plens sql "select * from ${example}"`);
+  lines.push(`Query it: plens sql "select * from ${exampleRelation(s)}"`);
   return lines.join('\n');
+}
+
+function exampleRelation(s: WarehouseSummary): string {
+  if (s.relations.some((r) => r.name === 'table1')) return 'table1';
+  return s.relations.some((r) => r.name === 'persona_results') ? 'persona_results' : 'plens_build';
 }
 
 /** Whether a workspace-relative path exists; a `*` segment matches any one folder name. */

@@ -37,7 +37,10 @@ CREATE OR REPLACE TABLE dialogues AS SELECT DISTINCT dialogue_id, 0 AS replicate
     );
   }
 
-  async function build(db: string, options: { stepCache?: boolean } = {}): Promise<WarehouseSummary> {
+  /** The cache's step entries (the folder also keeps the build record, build.json). */
+  const entries = (db: string) => readdirSync(stepCacheDir(join(root, db))).filter((n) => n.startsWith('lexical_diversity-'));
+
+  async function build(db: string, options: { stepCache?: boolean; force?: boolean } = {}): Promise<WarehouseSummary> {
     return buildWarehouse({ workspace, dbPath: join(root, db), sqlDir, ...options });
   }
 
@@ -64,9 +67,10 @@ CREATE OR REPLACE TABLE dialogues AS SELECT DISTINCT dialogue_id, 0 AS replicate
     expect(first.steps).toEqual([expect.objectContaining({ step: 'lexical_diversity', status: 'computed' })]);
     const computed = await table10('w.duckdb');
     expect(computed).toHaveLength(12); // 2 kinds x 3 speaker groups x 2 protocols
-    expect(readdirSync(stepCacheDir(join(root, 'w.duckdb')))).toEqual([`lexical_diversity-${first.steps[0]!.fingerprint}`]);
+    expect(entries('w.duckdb')).toEqual([`lexical_diversity-${first.steps[0]!.fingerprint}`]);
 
-    const second = await build('w.duckdb');
+    // Forced: with nothing changed, a build would otherwise have nothing to do (up-to-date.test.ts).
+    const second = await build('w.duckdb', { force: true });
     expect(second.steps).toEqual([expect.objectContaining({ step: 'lexical_diversity', status: 'reused', fingerprint: first.steps[0]!.fingerprint })]);
     expect(await table10('w.duckdb')).toEqual(computed);
 
@@ -87,7 +91,7 @@ CREATE OR REPLACE TABLE dialogues AS SELECT DISTINCT dialogue_id, 0 AS replicate
     expect(after.steps[0]!.fingerprint).not.toBe(before.steps[0]!.fingerprint);
     const rowsAfter = await table10('x.duckdb');
     expect(rowsAfter).not.toEqual(rowsBefore);
-    expect(readdirSync(stepCacheDir(join(root, 'x.duckdb')))).toEqual([`lexical_diversity-${after.steps[0]!.fingerprint}`]);
+    expect(entries('x.duckdb')).toEqual([`lexical_diversity-${after.steps[0]!.fingerprint}`]);
     // The recomputed rows are those of a build that never saw the old inputs.
     await build('y.duckdb', { stepCache: false });
     expect(rowsAfter).toEqual(await table10('y.duckdb'));
@@ -98,7 +102,7 @@ CREATE OR REPLACE TABLE dialogues AS SELECT DISTINCT dialogue_id, 0 AS replicate
     const first = await build('z.duckdb');
     const entry = join(stepCacheDir(join(root, 'z.duckdb')), `lexical_diversity-${first.steps[0]!.fingerprint}`);
     writeFileSync(join(entry, 'lexical_diversity.parquet'), 'not parquet');
-    const again = await build('z.duckdb');
+    const again = await build('z.duckdb', { force: true });
     expect(again.steps[0]).toMatchObject({ status: 'computed', fingerprint: first.steps[0]!.fingerprint });
     expect(await table10('z.duckdb')).toEqual(await table10('w.duckdb'));
   });

@@ -9,6 +9,7 @@ interface WarehouseArgs extends GlobalArgs {
   lexical: Array<'laps' | 'full' | 'none'>;
   'memory-limit'?: string;
   'step-cache': boolean;
+  force: boolean;
 }
 
 export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
@@ -31,9 +32,15 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
       .option('step-cache', {
         type: 'boolean',
         default: true,
-        describe: "Reuse Table 10's results kept in <db>.steps/ when its inputs are unchanged (--no-step-cache recomputes)",
+        describe:
+          "Reuse Table 10's results kept in <db>.steps/ when its inputs are unchanged, and skip a build whose inputs all are (--no-step-cache recomputes everything)",
       })
-      .example('$0 warehouse', 'build warehouse/plens.duckdb from ./out')
+      .option('force', {
+        type: 'boolean',
+        default: false,
+        describe: 'Build even when nothing changed since the last build (the workspace Parquet, the SQL files, the plens version, --lexical)',
+      })
+      .example('$0 warehouse', 'build warehouse/plens.duckdb from ./out (nothing to do if nothing changed)')
       .example('$0 warehouse --db /tmp/run.duckdb -w /data/run1', 'another workspace and database'),
   handler: async (args) => {
     const { buildWarehouse, formatWarehouseSummary } = await import('../../warehouse/build.js');
@@ -44,6 +51,7 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
       dryRun: args['dry-run'],
       lexical: args.lexical.filter((p): p is 'laps' | 'full' => p !== 'none'),
       stepCache: args['step-cache'],
+      force: args.force,
       ...(args['memory-limit'] ? { memoryLimit: args['memory-limit'] } : {}),
     });
     printResult(args, summary, () => formatWarehouseSummary(summary));
