@@ -17,8 +17,8 @@ describe('plens warehouse', () => {
     const r = await runCliJson<Summary>(['warehouse', '-w', ws, '--db', join(root, 'a.duckdb')]);
     expect(r.code).toBe(0);
     expect(r.json.skipped).toEqual([
+      { file: '09_dialogues.sql', reason: 'needs dialogues/*/dialogues.parquet in the workspace' },
       { file: '20_scenarios.sql', reason: 'needs scenarios/scenarios.parquet in the workspace' },
-      { file: '50_dialogues.sql', reason: 'needs dialogues/*/dialogues.parquet in the workspace' },
       { file: '51_llm_calls.sql', reason: 'needs dialogues/*/calls.parquet in the workspace' },
       { file: '52_llm_calls_judge.sql', reason: 'needs judgments/*/calls.parquet in the workspace' },
       { file: '60_judgments.sql', reason: 'needs judgments/*/judgments.parquet in the workspace' },

@@ -1,4 +1,4 @@
-import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { replaceDirectoryAtomic } from '../../../core/atomic.js';
@@ -12,8 +12,9 @@ import { DATASET_FORMAT, DATASET_TABLES, DATASET_TABLE_NAMES, ROW_GROUP_SIZE, ty
 import { locateUpstream } from './upstream/layout.js';
 import { PreferenceSchema } from './upstream/preference-schema.js';
 import { readTaskDefinitions } from './upstream/task-definitions.js';
-import { defaultReadWorkers, readUsers } from './read-users.js';
-import { PER_USER_TABLES, type PerUserTable } from './user-rows.js';
+import { defaultReaders, readUsers } from './read-users.js';
+import { RowFiles } from './row-files.js';
+import { PER_USER_TABLES, type PerUserTable, type UserSummary } from './user-rows.js';
 
 export interface ImportOptions {
   from: string;
@@ -22,7 +23,7 @@ export interface ImportOptions {
   progress?: boolean;
   /** Validate and count, write nothing. */
   dryRun?: boolean;
-  /** Threads that read and validate the users (default: one per core, none for a small import). */
+  /** Threads that read and validate the users, this one included (default: one per core; this one alone for a small import). */
   workers?: number;
 }
 
@@ -54,7 +55,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
   const taskById = new Map(tasks.map((t) => [t.task_id, t]));
 
   const db = await Database.open(':memory:', { threads: 2 });
-  // The per-user rows go through newline-delimited JSON files that DuckDB loads in one statement each.
+  // The per-user rows go through newline-delimited JSON files (one per table and reader) that DuckDB loads in bulk.
   const staging = await mkdtemp(join(tmpdir(), 'plens-import-'));
   try {
     for (const name of DATASET_TABLE_NAMES) await db.run(`CREATE TABLE ${name} (${DATASET_TABLES[name]})`);
@@ -63,22 +64,25 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     const normalisations: Normalisation[] = [];
     const warnings: string[] = [];
     const scenarios = { sd: 0, md: 0 };
-    const rows = new RowFiles(staging);
+    const summaries: UserSummary[] = [];
     const progress = createProgress({ label: 'import', total: layout.users.length, unit: 'users', enabled: options.progress });
     try {
-      const workers = options.workers ?? defaultReadWorkers(layout.users.length);
-      for await (const user of readUsers(layout.users, { schema, tasks: taskById, schemaFile: layout.schemaFile, taskDir: layout.taskDir }, workers)) {
-        await rows.add(user.rows);
-        normalisations.push(...user.normalisations);
-        warnings.push(...user.warnings);
-        scenarios.sd += user.sd;
-        scenarios.md += user.md;
+      const workers = options.workers ?? defaultReaders(layout.users.length);
+      const ctx = { schema, tasks: taskById, schemaFile: layout.schemaFile, taskDir: layout.taskDir };
+      for await (const { seq, user } of readUsers(layout.users, ctx, workers, staging)) {
+        summaries[seq] = user;
         progress.increment();
       }
     } finally {
       progress.stop();
     }
-    await rows.flush();
+    // In user order, whichever thread read them.
+    for (const user of summaries) {
+      normalisations.push(...user.normalisations);
+      warnings.push(...user.warnings);
+      scenarios.sd += user.sd;
+      scenarios.md += user.md;
+    }
     // The loads, the fingerprint and the Parquet writes run on two connections, half the tables each:
     // each statement alone leaves the second core mostly idle.
     const side = await db.connect();
@@ -88,11 +92,13 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
         inOrder(
           names.filter((n): n is PerUserTable => (PER_USER_TABLES as readonly string[]).includes(n)),
           (name) =>
-            // In file order (DuckDB keeps insertion order), so the tables come out in user order as before.
-            (i === 0 ? db : side).run(
-              `INSERT INTO ${name} BY NAME SELECT * FROM read_json($file, format = 'newline_delimited', columns = ${jsonColumns(name)})`,
-              undefined,
-              { file: rows.file(name) },
+            // Part by part, in user order (DuckDB keeps insertion order), so the tables come out in user order.
+            inOrder(RowFiles.parts(staging, name), (file) =>
+              (i === 0 ? db : side).run(
+                `INSERT INTO ${name} BY NAME SELECT * FROM read_json($file, format = 'newline_delimited', columns = ${jsonColumns(name)})`,
+                undefined,
+                { file },
+              ),
             ),
         ),
       ),
@@ -183,34 +189,6 @@ async function allSettled(work: Promise<unknown>[]): Promise<void> {
 /** Runs `task` over `items` one after another. */
 async function inOrder<T>(items: readonly T[], task: (item: T) => Promise<unknown>): Promise<void> {
   for (const item of items) await task(item);
-}
-
-/** Per-user table rows buffered in memory a few MB at a time and appended to one NDJSON file per table. */
-class RowFiles {
-  private readonly buffers = new Map<PerUserTable, string[]>(PER_USER_TABLES.map((t) => [t, []]));
-  private buffered = 0;
-
-  constructor(private readonly dir: string) {}
-
-  file(table: PerUserTable): string {
-    return join(this.dir, `${table}.ndjson`);
-  }
-
-  async add(rows: Record<PerUserTable, string>): Promise<void> {
-    for (const t of PER_USER_TABLES) {
-      this.buffers.get(t)!.push(rows[t]);
-      this.buffered += rows[t].length;
-    }
-    if (this.buffered > 8 * 1024 * 1024) await this.flush();
-  }
-
-  async flush(): Promise<void> {
-    for (const [t, chunks] of this.buffers) {
-      await appendFile(this.file(t), chunks.join(''));
-      chunks.length = 0;
-    }
-    this.buffered = 0;
-  }
 }
 
 /** read_json's `columns` for a table: its declared names and types, in order. */

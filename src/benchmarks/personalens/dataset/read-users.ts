@@ -7,60 +7,82 @@ import { PlensError, type ErrorCode, type InputLocation } from '../../../core/er
 import type { PreferenceSchema } from './upstream/preference-schema.js';
 import type { TaskDefinition } from './upstream/task-definitions.js';
 import { readUser } from './upstream/user-reader.js';
-import { toUserRows, type UserRows } from './user-rows.js';
+import { RowFiles } from './row-files.js';
+import { toUserRows, type UserSummary } from './user-rows.js';
 
-type UpstreamUser = { userId: string; index: number; dir: string };
+export type UpstreamUser = { userId: string; index: number; dir: string };
 
 export interface ReadUsersWorkerData {
   schemaFile: string;
   taskDir: string;
+  /** The thread's users: one contiguous run of the import's, `first` being the first's position. */
+  users: UpstreamUser[];
+  first: number;
+  rowsDir: string;
+  part: number;
 }
-export type ToReadUsersWorker = { seq: number; user: UpstreamUser };
-export type FromReadUsersWorker = { seq: number; rows: UserRows } | { seq: number; error: SerialisedError };
+export type FromReadUsersWorker =
+  | { seq: number; user: UserSummary }
+  | { seq: number; error: SerialisedError }
+  /** Every row of the thread's users is in its files (sent last, after the files are flushed). */
+  | { done: true };
 type SerialisedError = { plens?: { code: ErrorCode; location: InputLocation; hint: string | undefined }; message: string; cause?: string };
 
 // In process, reading is I/O plus JSON.parse; a few users in flight hide the I/O without holding much memory.
 const USERS_IN_FLIGHT = 8;
-// Per worker thread: enough queued that a thread never waits for the main thread.
-const USERS_PER_WORKER = 4;
 /** Below this many users, starting threads (each compiles the validators) costs more than it saves. */
 const MIN_USERS_FOR_WORKERS = 64;
 
-/** How many threads read users by default: one per core, none for a small import. */
-export function defaultReadWorkers(users: number): number {
-  return users < MIN_USERS_FOR_WORKERS ? 0 : Math.min(availableParallelism(), 4);
+/** How many readers by default: one per core (this thread among them), this thread alone for a small import. */
+export function defaultReaders(users: number): number {
+  return users < MIN_USERS_FOR_WORKERS ? 1 : Math.min(availableParallelism(), 4);
+}
+
+/** A user's rows read in this thread (in order, a few in flight) and appended to the part's files. */
+export async function* readUsersHere(
+  users: readonly UpstreamUser[],
+  ctx: { schema: PreferenceSchema; tasks: Map<string, TaskDefinition> },
+  rows: RowFiles,
+): AsyncGenerator<UserSummary> {
+  for await (const user of pMapIterable(users, async (u) => toUserRows(await readUser(u, ctx)), { concurrency: USERS_IN_FLIGHT })) {
+    await rows.add(user.rows);
+    yield user.summary;
+  }
+  await rows.flush();
 }
 
 /**
- * The users' rows in user order, read and validated on `workers` threads (0: in this thread). The
- * first invalid user in that order aborts the read with its typed error, as a read in one thread would.
+ * Reads and validates the users, and writes their rows as newline-delimited JSON into `rowsDir`,
+ * one part per reader (RowFiles.parts gives them in user order). The users are cut into `readers`
+ * contiguous runs: this thread reads the first, a worker thread each of the others, writing its own
+ * files, so no row crosses between threads and only small summaries come back. (A thread costs a
+ * third of a second to start and compiles its code afresh: this thread, already warm, takes a share.)
+ * 0 or 1 reads everything here. Yields each user's summary as it is read; threads finish out of
+ * order, so `seq` is the user's position. The first invalid user in user order aborts the read with
+ * its typed error, as a read in one thread would.
  */
 export async function* readUsers(
   users: readonly UpstreamUser[],
   ctx: { schema: PreferenceSchema; tasks: Map<string, TaskDefinition>; schemaFile: string; taskDir: string },
-  workers: number,
-): AsyncGenerator<UserRows> {
-  const entry = workers > 0 ? workerEntry() : null;
-  if (!entry) {
-    yield* pMapIterable(users, async (user) => toUserRows(await readUser(user, ctx)), { concurrency: USERS_IN_FLIGHT });
-    return;
-  }
-  const threads = Array.from(
-    { length: Math.min(workers, users.length) },
-    () => new Worker(entry, { execArgv: [], workerData: { schemaFile: ctx.schemaFile, taskDir: ctx.taskDir } satisfies ReadUsersWorkerData }),
-  );
-  const done = new Map<number, FromReadUsersWorker>();
+  readers: number,
+  rowsDir: string,
+): AsyncGenerator<{ seq: number; user: UserSummary }> {
+  const entry = readers > 1 ? workerEntry() : null;
+  const count = entry ? Math.min(readers, users.length) : 1;
+  const size = Math.ceil(users.length / count);
+  const runs = Array.from({ length: count }, (_, part) => ({ part, first: part * size, users: users.slice(part * size, (part + 1) * size) }));
+  const arrived: FromReadUsersWorker[] = [];
+  const read = new Array<boolean>(users.length).fill(false);
   let wake: (() => void) | null = null;
   let failure: Error | null = null;
-  let next = 0;
   let stopping = false;
-  const send = (thread: Worker) => {
-    if (next < users.length) thread.postMessage({ seq: next, user: users[next++]! } satisfies ToReadUsersWorker);
-  };
-  for (const thread of threads) {
+  const pool = runs.slice(1).map(({ part, first, users: run }) => {
+    const thread = new Worker(entry!, {
+      execArgv: [],
+      workerData: { schemaFile: ctx.schemaFile, taskDir: ctx.taskDir, users: run, first, rowsDir, part } satisfies ReadUsersWorkerData,
+    });
     thread.on('message', (m: FromReadUsersWorker) => {
-      done.set(m.seq, m);
-      send(thread);
+      arrived.push(m);
       wake?.();
     });
     thread.on('error', (error) => {
@@ -68,26 +90,54 @@ export async function* readUsers(
       wake?.();
     });
     thread.on('exit', (code) => {
-      if (!stopping) failure ??= new Error(`an import reader thread stopped (exit code ${code})`);
+      if (!stopping && code !== 0) failure ??= new Error(`an import reader thread stopped (exit code ${code})`);
       wake?.();
     });
-    for (let i = 0; i < USERS_PER_WORKER; i++) send(thread);
-  }
+    return thread;
+  });
+  // The lowest position not yet read, and the first invalid user the threads reported (each stops at its own first).
+  let next = 0;
+  const first: { invalid: { seq: number; error: SerialisedError } | null } = { invalid: null };
+  let finished = 0;
+  /** Takes the threads' messages so far; the summaries among them, to yield. */
+  const take = (): Array<{ seq: number; user: UserSummary }> => {
+    if (failure) throw failure;
+    const out: Array<{ seq: number; user: UserSummary }> = [];
+    for (const m of arrived.splice(0)) {
+      if ('done' in m) finished++;
+      else if ('error' in m) {
+        if (!first.invalid || m.seq < first.invalid.seq) first.invalid = m;
+      } else {
+        read[m.seq] = true;
+        out.push(m);
+      }
+    }
+    return out;
+  };
   try {
-    for (let seq = 0; seq < users.length; seq++) {
-      while (!done.has(seq)) {
+    // This thread's run comes first in user order: its failure is the first, thrown as it comes.
+    let seq = 0;
+    for await (const user of readUsersHere(runs[0]!.users, ctx, new RowFiles(rowsDir, 0))) {
+      read[seq] = true;
+      yield { seq: seq++, user };
+      yield* take();
+    }
+    while (finished < pool.length) {
+      while (arrived.length === 0) {
         if (failure) throw failure;
         await new Promise<void>((resolve) => (wake = resolve));
         wake = null;
       }
-      const m = done.get(seq)!;
-      done.delete(seq);
-      if ('error' in m) throw deserialiseError(m.error);
-      yield m.rows;
+      yield* take();
+      while (next < read.length && read[next]) next++;
+      // Every user before the invalid one is read: no earlier one can fail.
+      if (first.invalid && next === first.invalid.seq) throw deserialiseError(first.invalid.error);
     }
+    yield* take();
+    if (first.invalid) throw deserialiseError(first.invalid.error);
   } finally {
     stopping = true;
-    await Promise.all(threads.map((t) => t.terminate()));
+    await Promise.all(pool.map((t) => t.terminate()));
   }
 }
 

@@ -8,11 +8,16 @@ export type PerUserTable = (typeof PER_USER_TABLES)[number];
 /**
  * One user's rows as newline-delimited JSON per table, keyed by the tables' column names: DuckDB's
  * JSON reader loads them in bulk (in C++, in parallel), where appending value by value from
- * JavaScript took half the import. Plain data, so a worker thread can build it and post it.
+ * JavaScript took half the import.
  */
 export interface UserRows {
-  index: number;
   rows: Record<PerUserTable, string>;
+  summary: UserSummary;
+}
+
+/** What the import keeps of a user besides the rows: small, so a reader thread posts it back. */
+export interface UserSummary {
+  index: number;
   normalisations: Normalisation[];
   warnings: string[];
   sd: number;
@@ -25,7 +30,6 @@ export function toUserRows(r: UserRecord): UserRows {
   const user_index = r.index;
   const lines = (objects: object[]) => objects.map((o) => JSON.stringify(o) + '\n').join('');
   return {
-    index: r.index,
     rows: {
       users: lines([
         {
@@ -74,9 +78,12 @@ export function toUserRows(r: UserRecord): UserRows {
         })),
       ),
     },
-    normalisations: r.normalisations,
-    warnings: r.warnings,
-    sd: r.scenarios.filter((s) => s.kind === 'SD').length,
-    md: r.scenarios.filter((s) => s.kind === 'MD').length,
+    summary: {
+      index: r.index,
+      normalisations: r.normalisations,
+      warnings: r.warnings,
+      sd: r.scenarios.filter((s) => s.kind === 'SD').length,
+      md: r.scenarios.filter((s) => s.kind === 'MD').length,
+    },
   };
 }

@@ -1,15 +1,17 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { runImport } from '../../../../src/benchmarks/personalens/dataset/import.js';
 import { DATASET_TABLE_NAMES } from '../../../../src/benchmarks/personalens/dataset/tables.js';
+import { locateUpstream } from '../../../../src/benchmarks/personalens/dataset/upstream/layout.js';
 import { PlensError } from '../../../../src/core/errors.js';
 import { Workspace } from '../../../../src/core/workspace.js';
 import { repoRoot, sampleDir, tempDir } from '../../../helpers/cli.js';
 
-// The import reads users on worker threads when there are many (the released data); a small import
-// reads them in this thread. Both must write the same tables, in the same order, and fail the same way.
+// The import reads users on worker threads beside this one when there are many (the released data); a
+// small import reads them in this thread. Both must write the same tables, in the same order, and fail
+// the same way.
 
 async function parquetRows(dir: string, table: string): Promise<unknown[]> {
   const instance = await DuckDBInstance.create(':memory:');
@@ -24,11 +26,11 @@ async function parquetRows(dir: string, table: string): Promise<unknown[]> {
 }
 
 describe('plens import on reader threads', () => {
-  it('writes the same tables (rows, order, types) and manifest as a read in one thread', async () => {
+  it.each([2, 3])('%i readers write the same tables (rows, order, types) and manifest as a read in one thread', async (readers) => {
     const one = new Workspace(join(tempDir(), 'ws'));
     const threads = new Workspace(join(tempDir(), 'ws'));
     const a = await runImport({ from: sampleDir, workspace: one, workers: 0, progress: false });
-    const b = await runImport({ from: sampleDir, workspace: threads, workers: 2, progress: false });
+    const b = await runImport({ from: sampleDir, workspace: threads, workers: readers, progress: false });
     expect(b.fingerprint).toBe(a.fingerprint);
     expect(b.scenarios).toEqual(a.scenarios);
     expect(b.scenarios.sd + b.scenarios.md).toBeGreaterThan(0);
@@ -44,6 +46,24 @@ describe('plens import on reader threads', () => {
       return { ...m, created_at: undefined };
     };
     expect(manifest(threads)).toEqual(manifest(one));
+  });
+
+  it('reports the first invalid user in user order, whichever thread finds one first', async () => {
+    // Three readers over the 8 sample users: this thread reads users 0-2, the threads 3-5 and 6-7.
+    // Users 4 and 6 are broken; 6 is the first of its thread's run, so its error usually comes first.
+    const data = join(tempDir(), 'data');
+    cpSync(sampleDir, data, { recursive: true });
+    const users = (await locateUpstream(data)).users;
+    expect(users).toHaveLength(8);
+    for (const u of [users[4]!, users[6]!]) writeFileSync(join(u.dir, 'profile.json'), '{"demographics": ');
+    const ws = new Workspace(join(tempDir(), 'ws'));
+    const error = await runImport({ from: data, workspace: ws, workers: 3, progress: false }).then(
+      () => expect.fail('the import succeeded'),
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(PlensError);
+    expect((error as PlensError).location.file).toBe(join(users[4]!.dir, 'profile.json'));
+    expect(existsSync(ws.root)).toBe(false);
   });
 
   // The broken-input corpus (test/fixtures/broken), run through the threads: the same typed error.

@@ -1,5 +1,7 @@
 -- Dialogues from `plens dialogues` (<workspace>/dialogues/<cell>/dialogues.parquet, one row per key:
 -- a result, or a failure with its reason; failures never count as results in any view).
+-- Loaded before the dataset: Table 10's step needs only these two tables, so it starts on a second
+-- connection beside the dataset's load instead of after it.
 -- requires-file: dialogues/*/dialogues.parquet
 CREATE OR REPLACE TABLE dialogues AS
 SELECT "key" AS dialogue_id, * EXCLUDE ("key")
