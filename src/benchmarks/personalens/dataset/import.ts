@@ -25,6 +25,11 @@ export interface ImportOptions {
   dryRun?: boolean;
   /** Threads that read and validate the users, this one included (default: one per core; this one alone for a small import). */
   workers?: number;
+  /**
+   * Users this thread reads ahead of each other thread, for their start (default THREAD_START_IN_USERS).
+   * Tests set 0 (an even split of a small sample) or -1 (this thread one user short: a lone user goes to a thread).
+   */
+  threadStartInUsers?: number;
 }
 
 export interface ImportSummary {
@@ -69,7 +74,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     try {
       const workers = options.workers ?? defaultReaders(layout.users.length);
       const ctx = { schema, tasks: taskById, schemaFile: layout.schemaFile, taskDir: layout.taskDir };
-      for await (const { seq, user } of readUsers(layout.users, ctx, workers, staging)) {
+      for await (const { seq, user } of readUsers(layout.users, ctx, workers, staging, options.threadStartInUsers)) {
         summaries[seq] = user;
         progress.increment();
       }
