@@ -84,15 +84,17 @@ describe.skipIf(cannotMount !== undefined)('storage faults (real tmpfs and read-
     expect(first.code, first.stderr).toBe(0);
     const before = readFileSync(db);
     fill(disk, 64 * 1024);
-    const again = await runCli(['warehouse', '-w', ws, '--db', db, '--lexical', 'none']);
+    // Forced: nothing changed, so a plain build would have nothing to do.
+    const again = await runCli(['warehouse', '-w', ws, '--db', db, '--lexical', 'none', '--force']);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/E_STORAGE/);
     expect(again.stderr).toMatch(/disk is full/);
     expect(again.stderr).toContain(db);
     noStack(again.stderr);
-    // Nothing half-written: the old file, byte for byte, and no temp file or WAL beside it.
+    // Nothing half-written: the old file, byte for byte, and no temp file or WAL beside it (the
+    // folder beside it holds the first build's record).
     expect(readFileSync(db).equals(before)).toBe(true);
-    expect(readdirSync(disk).sort()).toEqual(['filler', 'w.duckdb']);
+    expect(readdirSync(disk).sort()).toEqual(['filler', 'w.duckdb', 'w.duckdb.steps']);
     const q = await runCli(['sql', 'select count(*) AS n from scenario_pool', '--db', db, '--format', 'csv']);
     expect(q.stdout).toMatch(/^n\n\d+\n$/);
   });
