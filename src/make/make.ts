@@ -267,12 +267,15 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
               const r = await buildWarehouse({ workspace: ws, dbPath: p.warehouse, lexical: p.lexical });
               // Fingerprinted after the build: the inputs are what this build read.
               await save('warehouse', inputs, fileStamp(p.warehouse)!);
-              finish({
-                step,
-                status: 'ran',
-                work: 1,
-                detail: `built ${r.db} (${r.relations.filter((x) => x.type === 'view').length} views${skippedFiles(p, r.skipped)})`,
-              });
+              // The build itself found nothing it reads changed (e.g. a step before it ran and rewrote nothing).
+              if (r.up_to_date) finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.warehouse})` });
+              else
+                finish({
+                  step,
+                  status: 'ran',
+                  work: 1,
+                  detail: `built ${r.db} (${r.relations.filter((x) => x.type === 'view').length} views${skippedFiles(p, r.skipped)})`,
+                });
             }
             break;
           }
