@@ -11,6 +11,7 @@ export default defineConfig({
     exclude: ['**/node_modules/**', 'test/full-data/**'],
     // Imports the sample once for every file (sampleWorkspace copies it).
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/http-thread-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 180_000,
     // Forks, not threads: the in-process CLI runs (test/helpers/cli.ts) call process.chdir, which a
