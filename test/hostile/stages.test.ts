@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Database } from '../../src/db/database.js';
 import { defaultReply, startMockLlm, type MockFault, type MockLlmServer, type MockRequest } from '../../src/testkit/mock-server.js';
-import { runCli, runCliJson } from '../helpers/cli.js';
-import { sampleWorkspace } from '../helpers/workspace.js';
+import { runCliJson } from '../helpers/cli.js';
+import { sampleWorkspace, simDialoguesWorkspace } from '../helpers/workspace.js';
 
 const servers: MockLlmServer[] = [];
 afterEach(async () => {
@@ -121,8 +121,7 @@ describe('the judge', () => {
       return '<response>\nPersonalization Score: 4\nKey Observations: used preferences.\nJustification: proactive.\nImprovement Suggestions: none.\n</response>';
     };
     const server = await serve({ reply });
-    const ws = await sampleWorkspace(['--users', '0']);
-    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default'])).code).toBe(0);
+    const ws = await simDialoguesWorkspace(['--users', '0'], []);
     const args = ['judge', '-w', ws, '--judge', `openai:judge?base_url=${server.url}/v1`, '--dimensions', 'personalization', '--no-progress'];
     type S = { ok: number; failed: number; planned: number; calls: number; cached_calls: number; failure_reasons: Record<string, number> };
     const first = await runCliJson<S>(args, env);
@@ -140,8 +139,7 @@ describe('the judge', () => {
   it('an empty judge reply is a failure (never a score), and a retry asks again', async () => {
     let empty = true;
     const server = await serve({ fault: () => (empty ? { kind: 'text', text: '   ' } : undefined), reply: () => 'VERDICT: False\nEXPLANATION: no.' });
-    const ws = await sampleWorkspace(['--users', '0']);
-    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default'])).code).toBe(0);
+    const ws = await simDialoguesWorkspace(['--users', '0'], []);
     const args = [
       'judge',
       '-w',
@@ -201,8 +199,7 @@ describe('base_url is part of the run identity', () => {
     const judgeReply = () => 'VERDICT: True\nEXPLANATION: done.';
     const a = await serve({ reply: judgeReply });
     const b = await serve({ reply: judgeReply });
-    const ws = await sampleWorkspace(['--users', '0']);
-    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default'])).code).toBe(0);
+    const ws = await simDialoguesWorkspace(['--users', '0'], []);
     const judge = (url: string) =>
       runCliJson<{ planned: number; cached_calls: number }>(
         ['judge', '-w', ws, '--judge', `openai:j?base_url=${url}/v1`, '--dimensions', 'task_completion', '--no-progress'],

@@ -6,7 +6,7 @@ import { startMockBedrockBatch, type MockBedrockBatchServer, type MockBedrockJob
 import { runCli, runCliJson } from '../../helpers/cli.js';
 import { startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
 import { judgePartition, judgmentRecordLines, logLines, spawnCli, waitFor } from '../../helpers/batch.js';
-import { sampleWorkspace } from '../../helpers/workspace.js';
+import { simDialoguesWorkspace } from '../../helpers/workspace.js';
 
 /*
  * `plens judge --batch` with a Bedrock model: batch inference through an S3-compatible store and
@@ -85,8 +85,7 @@ async function setup(plan: (n: number) => MockBedrockJobPlan = () => ({}), minRe
     credentials: CREDS,
     reply: (r) => judgeReply({ messages: r.body.messages.map((m) => ({ content: m.content[0]!.text })) }),
   });
-  const ws = await sampleWorkspace();
-  expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+  const ws = await simDialoguesWorkspace();
   const params = new URLSearchParams({
     base_url: converse.url,
     batch_bucket: 's3://plens-batches/judge',
@@ -223,8 +222,7 @@ describe('plens judge --batch with a Bedrock model (batch inference through S3)'
   });
 
   it('without batch_bucket and batch_role_arn, --batch is refused naming both parameters (exit 2), a dry run included', async () => {
-    const ws = await sampleWorkspace();
-    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+    const ws = await simDialoguesWorkspace();
     const base = ['judge', '-w', ws, '--dimensions', 'task_completion', '--batch'];
     const none = await runCli([...base, '--judge', 'bedrock:claude-3-sonnet-v1', '--dry-run'], { env: ENV });
     expect(none.code).toBe(2);
@@ -253,8 +251,7 @@ describe('plens judge --batch with a Bedrock model (batch inference through S3)'
   });
 
   it('--dry-run --batch with no credentials shows the batch price: half the online one, or the online one below the minimum', async () => {
-    const ws = await sampleWorkspace();
-    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+    const ws = await simDialoguesWorkspace();
     const noCreds = { ...ENV, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_REGION: '' };
     const judge = `bedrock:claude-3-sonnet-v1?batch_bucket=s3://plens-batches/judge&batch_role_arn=${ROLE}`;
     const base = ['judge', '-w', ws, '--dimensions', 'task_completion', '--dry-run', '--batch'];

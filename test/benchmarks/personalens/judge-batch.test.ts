@@ -10,7 +10,7 @@ import { loadPipeline } from '../../../src/make/pipeline.js';
 import { resolveBatch } from '../../../src/make/run-settings.js';
 import { runCli, runCliJson, tempDir } from '../../helpers/cli.js';
 import { judgePartition, judgmentRecordLines, logLines, spawnCli, waitFor } from '../../helpers/batch.js';
-import { sampleWorkspace } from '../../helpers/workspace.js';
+import { simDialoguesWorkspace } from '../../helpers/workspace.js';
 
 let server: MockLlmServer | undefined;
 let child: ChildProcess | undefined;
@@ -71,8 +71,7 @@ interface Summary {
 /** Dialogues of users 0-1 (49, by the sample's README) judged on task completion: 49 requests. */
 async function setup(batch: MockBatchOptions = {}, provider: 'openai' | 'anthropic' = 'openai'): Promise<{ ws: string; args: string[] }> {
   server = await startMockLlm({ reply: judgeReply, batch, requireAuth: true });
-  const ws = await sampleWorkspace();
-  expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+  const ws = await simDialoguesWorkspace();
   const judge = `${provider}:judge?base_url=${server.url}${provider === 'openai' ? '/v1' : ''}&price_in=${PRICE_IN}&price_out=${PRICE_OUT}`;
   const args = ['judge', '-w', ws, '--judge', judge, '--dimensions', 'task_completion', '--retry-delay-ms', '5', '--batch', '--poll-interval', '0.01'];
   return { ws, args };
@@ -147,8 +146,7 @@ describe('plens judge --batch (the OpenAI Batch API)', () => {
   });
 
   it('--dry-run --batch shows the batch price beside the online price, with no key', async () => {
-    const ws = await sampleWorkspace();
-    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+    const ws = await simDialoguesWorkspace();
     const base = ['judge', '-w', ws, '--dimensions', 'task_completion', '--dry-run', '--batch'];
     const noKey = { env: { OPENAI_API_KEY: '' } };
     const plan = await runCliJson<Summary>([...base, '--judge', `openai:gpt-4o?price_in=${PRICE_IN}&price_out=${PRICE_OUT}`], noKey);
@@ -165,8 +163,7 @@ describe('plens judge --batch (the OpenAI Batch API)', () => {
   });
 
   it('refuses --batch for a provider without a batch API, saying why (exit 2)', async () => {
-    const ws = await sampleWorkspace();
-    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+    const ws = await simDialoguesWorkspace();
     const sim = await runCli(['judge', '-w', ws, '--judge', 'sim:default', '--batch']);
     expect(sim.code).toBe(2);
     expect(sim.stderr).toContain('--batch is not available for sim:default');

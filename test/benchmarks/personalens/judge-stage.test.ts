@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startMockLlm, type MockLlmServer, type MockRequest } from '../../../src/testkit/mock-server.js';
 import { runCli, runCliJson } from '../../helpers/cli.js';
-import { sampleWorkspace } from '../../helpers/workspace.js';
+import { sampleWorkspace, simDialoguesWorkspace } from '../../helpers/workspace.js';
 
 let server: MockLlmServer | undefined;
 afterEach(async () => {
@@ -26,8 +26,7 @@ function judgeReply(r: MockRequest): string {
 describe('plens judge against an LLM endpoint', () => {
   it('keeps unreadable replies as parse errors (never scores), reruns them on request, and --reask fixes them', async () => {
     server = await startMockLlm({ reply: judgeReply });
-    const ws = await sampleWorkspace();
-    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+    const ws = await simDialoguesWorkspace();
     const args = [
       'judge',
       '-w',
@@ -125,8 +124,7 @@ describe('plens judge --dimensions personalization_chain (the original chain-of-
 
   it('one call per dialogue, one score per assistant turn; a reply short of a turn is unparsed; figure5 says chain_of_turn', async () => {
     server = await startMockLlm({ reply: chainReply });
-    const ws = await sampleWorkspace();
-    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+    const ws = await simDialoguesWorkspace();
     const args = ['judge', '-w', ws, '--judge', `openai:judge?base_url=${server.url}/v1`, '--dimensions', 'personalization_chain', '--retry-delay-ms', '5'];
     const env = { env: { OPENAI_API_KEY: 'sk-judge' } };
     const plan = await runCliJson<{ planned: number }>([...args, '--dry-run'], env);
@@ -168,8 +166,7 @@ describe('plens judge --dimensions personalization_chain (the original chain-of-
   });
 
   it('the simulator answers it, turn by turn as it scores each prefix', async () => {
-    const ws = await sampleWorkspace(['--users', '0']);
-    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base+i'])).code).toBe(0);
+    const ws = await simDialoguesWorkspace(['--users', '0'], ['--setting', 'base+i']);
     const r = await runCliJson<{ ok: number; failed: number }>([
       'judge',
       '-w',

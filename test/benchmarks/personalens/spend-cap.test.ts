@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startMockLlm, type MockLlmServer } from '../../../src/testkit/mock-server.js';
 import { runCli, runCliJson } from '../../helpers/cli.js';
-import { sampleWorkspace } from '../../helpers/workspace.js';
+import { sampleWorkspace, simDialoguesWorkspace } from '../../helpers/workspace.js';
 
 let server: MockLlmServer | undefined;
 afterEach(async () => {
@@ -33,8 +33,7 @@ const FAST = ['--retry-delay-ms', '1', '--no-progress'];
 describe('plens judge --max-cost', () => {
   it('stops within one call of the cap (exit 6), and a rerun with a higher cap finishes without a repeated call', async () => {
     server = await startMockLlm({ reply: () => 'VERDICT: True\nEXPLANATION: the goal was met.' });
-    const ws = await sampleWorkspace();
-    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+    const ws = await simDialoguesWorkspace();
     const judge = `openai:judge?base_url=${server.url}/v1&max_tokens=50&${PRICE}`;
     const args = ['judge', '-w', ws, '--judge', judge, '--dimensions', 'task_completion', ...FAST];
     const cap = 6;
@@ -76,8 +75,7 @@ describe('plens judge --max-cost', () => {
 
   it('a judgment the cache answers reserves nothing: a cap of $0 still serves it', async () => {
     server = await startMockLlm({ reply: () => 'VERDICT: False\nEXPLANATION: not met.' });
-    const ws = await sampleWorkspace(['--users', '0', '--kind', 'md']);
-    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+    const ws = await simDialoguesWorkspace(['--users', '0', '--kind', 'md']);
     const judge = `openai:judge?base_url=${server.url}/v1&${PRICE}`;
     const args = ['judge', '-w', ws, '--dimensions', 'task_completion', ...FAST];
     // Judged once into the call cache, under one model id; the judgments themselves go to another
@@ -96,8 +94,7 @@ describe('plens judge --max-cost', () => {
   });
 
   it('refuses a cap on a model with no price (exit 2, naming it); --dry-run shows the cap and needs no key', async () => {
-    const ws = await sampleWorkspace(['--users', '0', '--kind', 'md']);
-    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--setting', 'base'])).code).toBe(0);
+    const ws = await simDialoguesWorkspace(['--users', '0', '--kind', 'md']);
     const unpriced = await runCliJson(['judge', '-w', ws, '--judge', 'openai:nopriced?base_url=http://127.0.0.1:9/v1', '--max-cost', '5'], env);
     expect(unpriced.code).toBe(2);
     expect(unpriced.json).toMatchObject({ ok: false, error: { code: 'E_USAGE' } });
