@@ -36,8 +36,11 @@ const ANSWER = 'A table for two at eight.';
 
 let server: MockBedrockServer | undefined;
 const clients: LlmClient[] = [];
+// A client leaves its cache to its owner: here, the test's set-up, which closes it after the test.
+const caches: CallCache[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
+  await Promise.all(caches.splice(0).map((c) => c.close()));
   await server?.close();
   server = undefined;
   vi.unstubAllEnvs();
@@ -93,13 +96,19 @@ async function setup(
     ...(options.fault ? { fault: options.fault } : {}),
   });
   const client = LlmClient.create(parseModelSpec(`bedrock:${model}?base_url=${server.url}${options.params ?? ''}`), {
-    cache: CallCache.open(join(tempDir(), 'cache'), options.cache ?? 'off'),
+    cache: opened(CallCache.open(join(tempDir(), 'cache'), options.cache ?? 'off')),
     retry: options.retry ?? FAST_RETRY,
     timeouts: TIMEOUTS,
     env: process.env,
   });
   clients.push(client);
   return client;
+}
+
+/** A cache the set-up opened, closed after the test. */
+function opened(cache: CallCache): CallCache {
+  caches.push(cache);
+  return cache;
 }
 
 const signal = () => new AbortController().signal;

@@ -24,8 +24,11 @@ const request = (text = 'Book me a table for two.'): ChatRequest => ({
 
 let server: MockLlmServer | undefined;
 const clients: LlmClient[] = [];
+// A client leaves its cache to its owner: here, the test's set-up, which closes it after the test.
+const caches: CallCache[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
+  await Promise.all(caches.splice(0).map((c) => c.close()));
   await server?.close();
   server = undefined;
 });
@@ -44,7 +47,7 @@ async function setup(
     api === 'openai' ? `openai:gpt-test?base_url=${server.url}/v1&price_in=2&price_out=8` : `anthropic:claude-test?base_url=${server.url}`,
   );
   const client = LlmClient.create(spec, {
-    cache: CallCache.open(join(dir, 'cache'), cacheMode),
+    cache: opened(CallCache.open(join(dir, 'cache'), cacheMode)),
     retry: FAST_RETRY,
     timeouts: TIMEOUTS,
     transport,
@@ -52,6 +55,12 @@ async function setup(
   });
   clients.push(client);
   return client;
+}
+
+/** A cache the set-up opened, closed after the test. */
+function opened(cache: CallCache): CallCache {
+  caches.push(cache);
+  return cache;
 }
 
 const signal = () => new AbortController().signal;
