@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readJsonl } from '../../src/engine/jsonl-log.js';
 import { cliPath, repoRoot } from './cli.js';
@@ -48,4 +48,24 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv): { child: Child
     child.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null)));
   });
   return { child, exit };
+}
+
+/** The sim judge's replies: a verdict for task completion, a score for the rest. */
+export function judgeReply(body: { messages: Array<{ content: string }> }): string {
+  if (/VERDICT/.test(body.messages[0]!.content)) return 'VERDICT: True\nEXPLANATION: Everything the goal asks for was done.';
+  return 'Score: 4\nJustification: reads naturally.';
+}
+
+/**
+ * Rewrites the judge partition's batch ledger as a kill right after staging would have left it: its
+ * `staged` lines only (each passed through `edit`). Returns the lines kept.
+ */
+export function keepStagedOnly(ws: string, edit: (line: string) => string = (l) => l): string[] {
+  const file = join(judgePartition(ws), 'batches.jsonl');
+  const staged = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"type":"staged"'))
+    .map(edit);
+  writeFileSync(file, `${staged.join('\n')}\n`);
+  return staged;
 }

@@ -1,11 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startMockBedrockBatch, type MockBedrockBatchServer, type MockBedrockJobPlan, type MockClaudeBody } from '../../../src/testkit/mock-bedrock-batch.js';
 import { runCli, runCliJson } from '../../helpers/cli.js';
 import { startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
-import { judgePartition, judgmentRecordLines, logLines, spawnCli, waitFor } from '../../helpers/batch.js';
+import { judgePartition, judgeReply, judgmentRecordLines, keepStagedOnly, logLines, spawnCli, waitFor } from '../../helpers/batch.js';
+import type { JudgeSummary } from '../../../src/benchmarks/personalens/judge-stage.js';
 import { simDialoguesWorkspace } from '../../helpers/workspace.js';
 
 /*
@@ -41,7 +42,6 @@ afterEach(async () => {
 });
 
 const events = (dir: string) => logLines(dir, 'events.jsonl');
-const partitionOf = judgePartition;
 const recordLines = judgmentRecordLines;
 /** Starts the CLI as its own process (a user's run, to be killed); the test's afterEach kills what is left. */
 function start(args: string[]): Promise<number | null> {
@@ -50,33 +50,8 @@ function start(args: string[]): Promise<number | null> {
   return run.exit;
 }
 
-function judgeReply(body: { messages: Array<{ content: string }> }): string {
-  if (/VERDICT/.test(body.messages[0]!.content)) return 'VERDICT: True\nEXPLANATION: Everything the goal asks for was done.';
-  return 'Score: 4\nJustification: reads naturally.';
-}
-
-interface Summary {
-  planned: number;
-  ok: number;
-  failed: number;
-  already_done: number;
-  calls: number;
-  cached_calls: number;
-  cost_usd: number;
-  dir: string;
-  batch?: {
-    submitted: number;
-    resumed: number;
-    collected: number;
-    pending: number;
-    items_submitted: number;
-    items_answered: number;
-    fallback_online: number;
-    cost_usd: number;
-    estimate_cost_usd?: number;
-  };
-  estimate?: { costUsd: number };
-}
+// What `plens judge --json` prints.
+type Summary = JudgeSummary;
 
 /** Dialogues of users 0-1 (49) judged on task completion: 49 requests, against the mocks (a minimum of 10 records a job unless told). */
 async function setup(plan: (n: number) => MockBedrockJobPlan = () => ({}), minRecords = 10): Promise<{ ws: string; args: string[] }> {
@@ -171,12 +146,7 @@ describe('plens judge --batch with a Bedrock model (batch inference through S3)'
     await exit;
     child = undefined;
     // As if the kill had come right after the create: the ledger has only the staging.
-    const ledgerFile = join(partitionOf(ws), 'batches.jsonl');
-    const staged = readFileSync(ledgerFile, 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('"type":"staged"'));
-    expect(staged).toHaveLength(1);
-    writeFileSync(ledgerFile, `${staged[0]}\n`);
+    expect(keepStagedOnly(ws)).toHaveLength(1);
     mock!.release();
     const r = await runCliJson<Summary>(args, { env: ENV });
     expect(r.code, r.stderr).toBe(0);
@@ -186,7 +156,7 @@ describe('plens judge --batch with a Bedrock model (batch inference through S3)'
     expect(mock!.lists).toBe(1);
     expect(mock!.submissions).toBe(1);
     expect(mock!.jobs()).toHaveLength(1);
-    const submitted = readFileSync(ledgerFile, 'utf8')
+    const submitted = readFileSync(join(judgePartition(ws), 'batches.jsonl'), 'utf8')
       .split('\n')
       .filter((l) => l.includes('"type":"submitted"'));
     expect(submitted).toHaveLength(1);

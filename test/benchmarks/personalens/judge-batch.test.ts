@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readJsonl } from '../../../src/engine/jsonl-log.js';
 import type { MockBatchOptions } from '../../../src/testkit/mock-batch.js';
-import { startMockLlm, type MockLlmServer, type MockRequest } from '../../../src/testkit/mock-server.js';
+import { startMockLlm, type MockLlmServer } from '../../../src/testkit/mock-server.js';
+import type { JudgeSummary } from '../../../src/benchmarks/personalens/judge-stage.js';
 import type { PlensError } from '../../../src/core/errors.js';
 import { loadPipeline } from '../../../src/make/pipeline.js';
 import { resolveBatch } from '../../../src/make/run-settings.js';
 import { runCli, runCliJson, tempDir } from '../../helpers/cli.js';
-import { judgePartition, judgmentRecordLines, logLines, spawnCli, waitFor } from '../../helpers/batch.js';
+import { judgePartition, judgeReply, judgmentRecordLines, keepStagedOnly, logLines, spawnCli, waitFor } from '../../helpers/batch.js';
 import { simDialoguesWorkspace } from '../../helpers/workspace.js';
 
 let server: MockLlmServer | undefined;
@@ -36,37 +37,8 @@ const ENV = { env: { OPENAI_API_KEY: 'sk-batch-test', ANTHROPIC_API_KEY: 'sk-ant
 const PRICE_IN = 2.5;
 const PRICE_OUT = 10;
 
-function judgeReply(r: MockRequest): string {
-  if (/VERDICT/.test(r.messages[0]!.content)) return 'VERDICT: True\nEXPLANATION: Everything the goal asks for was done.';
-  return 'Score: 4\nJustification: reads naturally.';
-}
-
-interface BatchPart {
-  submitted: number;
-  resumed: number;
-  collected: number;
-  pending: number;
-  items_submitted: number;
-  items_answered: number;
-  fallback_online: number;
-  fallback_failed: number;
-  cost_usd: number;
-  estimate_cost_usd?: number;
-}
-interface Summary {
-  planned: number;
-  ok: number;
-  failed: number;
-  already_done: number;
-  failure_reasons: Record<string, number>;
-  calls: number;
-  cached_calls: number;
-  cost_usd: number;
-  interrupted: boolean;
-  dir: string;
-  batch?: BatchPart;
-  estimate?: { costUsd: number };
-}
+// What `plens judge --json` prints.
+type Summary = JudgeSummary;
 
 /** Dialogues of users 0-1 (49, by the sample's README) judged on task completion: 49 requests. */
 async function setup(batch: MockBatchOptions = {}, provider: 'openai' | 'anthropic' = 'openai'): Promise<{ ws: string; args: string[] }> {
@@ -292,11 +264,7 @@ describe('plens judge --batch (the OpenAI Batch API)', () => {
     await exit;
     child = undefined;
     // As if the kill had come right after the batch was created: the ledger has only the upload.
-    const file = join(partitionOf(ws), 'batches.jsonl');
-    const staged = readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('"type":"staged"'));
-    writeFileSync(file, `${staged.join('\n')}\n`);
+    keepStagedOnly(ws);
     server!.batch.release();
     const r = await runCliJson<Summary>(args, ENV);
     expect(r.json).toMatchObject({ ok: 49 });
@@ -457,11 +425,7 @@ describe('plens judge --batch (Anthropic Message Batches)', () => {
     child!.kill('SIGKILL');
     await exit;
     child = undefined;
-    const file = join(partitionOf(ws), 'batches.jsonl');
-    const staged = readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('"type":"staged"'));
-    writeFileSync(file, `${staged.join('\n')}\n`);
+    keepStagedOnly(ws);
     server!.batch.release();
     const r = await runCliJson<Summary>(args, ENV);
     expect(r.json).toMatchObject({ ok: 49 });
@@ -477,12 +441,7 @@ describe('plens judge --batch (Anthropic Message Batches)', () => {
     await exit;
     child = undefined;
     // As if no batch had been created: the staging names a request count no batch on the server has.
-    const file = join(partitionOf(ws), 'batches.jsonl');
-    const staged = readFileSync(file, 'utf8')
-      .split('\n')
-      .filter((l) => l.includes('"type":"staged"'))
-      .map((l) => l.replace(/"staged":"local:(\d+):49:/, '"staged":"local:$1:48:'));
-    writeFileSync(file, `${staged.join('\n')}\n`);
+    keepStagedOnly(ws, (l) => l.replace(/"staged":"local:(\d+):49:/, '"staged":"local:$1:48:'));
     const r = await runCliJson<Summary>(args, ENV);
     expect(r.code, r.stderr).toBe(0);
     expect(r.json).toMatchObject({ planned: 49, ok: 49, failed: 0 });
