@@ -14,28 +14,33 @@ CREATE OR REPLACE MACRO shannon_evenness(counts) AS
 -- that map_entries(histogram(x)) gives. Scores are discrete, so the interval is the Bayesian
 -- bootstrap (Rubin 1981): weights over the n observations ~ Dirichlet(1, ..., 1), which over the K
 -- distinct values is Dirichlet(c_1, ..., c_K); each of 1000 resamples draws K Gamma(c_k) variables
--- (exactly, as sums of exponentials, for c_k <= 16; Wilson-Hilferty above) from uniforms made by
--- hashing (seed, resample, value, i). Cost per group: 1000 x K, whatever n is. The bounds are the
--- 25th and 976th of the sorted resample means; NULL for n < 2.
+-- (exactly, as sums of exponentials, for c_k <= 16; Wilson-Hilferty above). Cost per group: 1000 x K,
+-- whatever n is. The bounds are the 25th and 976th of the sorted resample means; NULL for n < 2.
+-- The interval depends on the histogram and the seed alone, so the views compute it once per distinct
+-- histogram (small groups repeat theirs) and the same scores get the same interval in every view.
 -- (Macro parameters and lambda variables have unique names: DuckDB expands macros by name.)
--- Cost: the seed expression and the string 'seed:rep' are built once per resample, not once per draw
--- (a macro argument is expanded, and so evaluated, wherever it is used); the draws are the same.
-CREATE OR REPLACE MACRO hash_uniform(hu_seed, hu_rep, hu_val, hu_i) AS
-  -- One string per draw: DuckDB's multi-argument hash combines its arguments too weakly for this.
-  ((hash(concat_ws(':', hu_seed, hu_rep, hu_val, hu_i)) >> 11)::DOUBLE + 0.5) / 9007199254740992.0;
+--
+-- Random numbers: each resample has a 64-bit key, the hash of the string 'seed:rep'; its draws are
+-- hashes of the key XOR the draw's index. DuckDB's hash of an integer is MurmurHash64's finaliser,
+-- which spreads every input bit over the output, so the draws are uniform and independent (tested);
+-- integer hashes cost a fraction of building and hashing one string per draw.
+CREATE OR REPLACE MACRO key_uniform(ku_key, ku_index) AS
+  ((hash(xor(ku_key, ku_index::UBIGINT)) >> 11)::DOUBLE + 0.5) / 9007199254740992.0;
 
--- The same uniform from the prefix concat_ws(':', seed, rep) built once.
-CREATE OR REPLACE MACRO hash_uniform_at(hua_prefix, hua_val, hua_i) AS
-  ((hash(concat_ws(':', hua_prefix, hua_val, hua_i)) >> 11)::DOUBLE + 0.5) / 9007199254740992.0;
+-- The key of resample rep under a seed.
+CREATE OR REPLACE MACRO resample_key(rk_seed, rk_rep) AS hash(concat_ws(':', rk_seed, rk_rep));
 
-CREATE OR REPLACE MACRO gamma_draw_at(gda_shape, gda_prefix, gda_val) AS
-  CASE WHEN gda_shape <= 16
-    THEN -list_sum(list_transform(range(gda_shape::BIGINT), gda_i -> ln(hash_uniform_at(gda_prefix, gda_val, gda_i))))
-    ELSE gda_shape * pow(greatest(0.0, 1 - 1 / (9.0 * gda_shape)
-      + sqrt(-2 * ln(hash_uniform_at(gda_prefix, gda_val, -1))) * cos(2 * pi() * hash_uniform_at(gda_prefix, gda_val, -2)) / (3 * sqrt(gda_shape))), 3)
+-- Gamma(shape, 1) for the histogram's value at position val (0-based), from the resample's key: a
+-- value's draws use indices 64 val .. 64 val + 17, so no two values share one.
+CREATE OR REPLACE MACRO gamma_draw_key(gk_shape, gk_key, gk_val) AS
+  CASE WHEN gk_shape <= 16
+    -- A sum of shape Exp(1) variables, -ln of the product of shape uniforms (each >= 2^-54: no underflow).
+    THEN -ln(list_product(list_transform(range(gk_shape::BIGINT), gk_i -> key_uniform(gk_key, gk_val * 64 + 2 + gk_i))))
+    ELSE gk_shape * pow(greatest(0.0, 1 - 1 / (9.0 * gk_shape)
+      + sqrt(-2 * ln(key_uniform(gk_key, gk_val * 64))) * cos(2 * pi() * key_uniform(gk_key, gk_val * 64 + 1)) / (3 * sqrt(gk_shape))), 3)
   END;
 
-CREATE OR REPLACE MACRO gamma_draw(gd_shape, gd_seed, gd_rep, gd_val) AS gamma_draw_at(gd_shape, concat_ws(':', gd_seed, gd_rep), gd_val);
+CREATE OR REPLACE MACRO gamma_draw(gd_shape, gd_seed, gd_rep, gd_val) AS gamma_draw_key(gd_shape, resample_key(gd_seed, gd_rep), gd_val);
 
 CREATE OR REPLACE MACRO histogram_n(hn_h) AS coalesce(list_sum(list_transform(hn_h, hn_x -> hn_x.value)), 0);
 
@@ -44,8 +49,8 @@ CREATE OR REPLACE MACRO histogram_mean(hm_h) AS
 
 -- Each resample's draws travel with their values as {w, key} (no lambda captures the histogram).
 CREATE OR REPLACE MACRO bootstrap_means(bm_h, bm_seed) AS
-  list_sort(list_transform(list_transform(range(1000), bm_rep -> concat_ws(':', bm_seed, bm_rep)), bm_prefix ->
-    list_transform([list_transform(bm_h, (bm_x, bm_k) -> {'w': gamma_draw_at(bm_x.value, bm_prefix, bm_k), 'key': bm_x.key})], bm_g ->
+  list_sort(list_transform(list_transform(range(1000), bm_rep -> resample_key(bm_seed, bm_rep)), bm_key ->
+    list_transform([list_transform(bm_h, (bm_x, bm_k) -> {'w': gamma_draw_key(bm_x.value, bm_key, bm_k), 'key': bm_x.key})], bm_g ->
       list_sum(list_transform(bm_g, bm_e -> bm_e.w * bm_e.key)) / list_sum(list_transform(bm_g, bm_e -> bm_e.w)))[1]));
 
 CREATE OR REPLACE MACRO bootstrap_ci95(bc_h, bc_seed) AS

@@ -156,9 +156,9 @@ CREATE OR REPLACE MACRO mde80(md_se) AS (z_975() + z_80()) * md_se;
 --   se = sqrt(G / (G - 1) * sum_g (sum_g - n_g mean)^2) / n
 -- (with one scenario per user this is the paired-t s / sqrt(n)); mde = mde80(se); lo, hi the 25th and
 -- 976th of 1000 seeded Bayesian-bootstrap means over users: weights w_g ~ Exp(1) (the Dirichlet(1..1)
--- of Rubin 1981) drawn as -ln(hash_uniform(seed, rep, cluster, 0)), mean_rep = sum w_g sum_g / sum w_g n_g.
+-- of Rubin 1981) drawn as -ln(key_uniform(resample_key(seed, rep), hash(cluster))), mean_rep = sum w_g sum_g / sum w_g n_g.
 -- NULL below 2 clusters. Cost 1000 x G per call (the views share one weight table instead).
-CREATE OR REPLACE MACRO cluster_weight(cw_seed, cw_rep, cw_cluster) AS -ln(hash_uniform(cw_seed, cw_rep, cw_cluster, 0));
+CREATE OR REPLACE MACRO cluster_weight(cw_seed, cw_rep, cw_cluster) AS -ln(key_uniform(resample_key(cw_seed, cw_rep), hash(cw_cluster)));
 
 CREATE OR REPLACE MACRO paired_cluster_mean(clusters, seed := 'plens') AS
   list_transform([coalesce(list_filter(clusters, pc_c -> pc_c.n > 0), [])], pc_g -> list_transform([{

@@ -43,8 +43,7 @@ CREATE OR REPLACE MACRO krippendorff_core(kc_v, kc_w, kc_level, kc_vals) AS
 -- ratings per unit (NULL: missing; units with fewer than 2 ratings are not pairable and left out).
 -- Returns {alpha, lo, hi, n_units (pairable), n_values (pairable values), k (categories), reason}.
 -- With a seed, lo and hi are the 25th and 976th of 1000 Bayesian-bootstrap alphas over units (weights
--- Exp(1) from hash_uniform(seed, rep, unit position, 0), scaled to mean 1); NULL without a seed.
--- (The seed expression and 'seed:rep' are built once per resample: hash_uniform_at, the same draws.)
+-- Exp(1) from key_uniform(resample_key(seed, rep), unit position), scaled to mean 1); NULL without a seed.
 CREATE OR REPLACE MACRO krippendorff_alpha(units, level := 'nominal', seed := NULL) AS
   list_transform([list_filter(list_transform(coalesce(units, []), ka_u -> list_filter(ka_u, ka_v -> ka_v IS NOT NULL)), ka_u -> len(ka_u) >= 2)], ka_p ->
     list_transform([list_sort(list_distinct(flatten(ka_p)))], ka_vals ->
@@ -54,8 +53,8 @@ CREATE OR REPLACE MACRO krippendorff_alpha(units, level := 'nominal', seed := NU
             WHEN level IS NULL OR level NOT IN ('nominal', 'ordinal', 'interval') THEN 'unknown level: ' || coalesce(level, 'NULL') || ' (use nominal, ordinal or interval)'
             WHEN len(ka_p) = 0 THEN 'no unit has 2 or more ratings'
             WHEN len(ka_vals) < 2 THEN 'a single category: expected disagreement is 0, alpha undefined'
-          END], ka_reason -> list_transform([CASE WHEN ka_reason IS NULL AND seed IS NOT NULL THEN list_sort(list_transform(list_transform(range(1000), ka_r -> concat_ws(':', seed, ka_r)), ka_prefix ->
-              list_transform([list_transform(range(len(ka_p)), ka_x -> -ln(hash_uniform_at(ka_prefix, ka_x, 0)))], ka_w ->
+          END], ka_reason -> list_transform([CASE WHEN ka_reason IS NULL AND seed IS NOT NULL THEN list_sort(list_transform(list_transform(range(1000), ka_r -> resample_key(seed, ka_r)), ka_key ->
+              list_transform([list_transform(range(len(ka_p)), ka_x -> -ln(key_uniform(ka_key, ka_x)))], ka_w ->
                 krippendorff_core(ka_units, list_transform([len(ka_w) / list_sum(ka_w)], ka_sc -> list_transform(ka_w, ka_y -> ka_y * ka_sc))[1], level, ka_vals))[1])) END], ka_b -> {
             'alpha': CASE WHEN ka_reason IS NULL THEN krippendorff_core(ka_units, list_transform(ka_p, ka_u -> 1.0), level, ka_vals) END::DOUBLE,
             'lo': ka_b[25]::DOUBLE, 'hi': ka_b[976]::DOUBLE,

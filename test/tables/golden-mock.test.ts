@@ -60,4 +60,27 @@ it('plens tables --format csv on a mock-endpoint run is byte-identical to the co
   const w = await runCli(['warehouse', '-w', ws, '--db', db]);
   expect(w.code, w.stderr).toBe(0);
   await expectTablesCsvGolden(db, 'mock-endpoint-tables');
+
+  // The result views compute each distinct histogram's interval once and join it back to its groups:
+  // every group of Figure 4 gets exactly the interval of its own scores, and groups with the same
+  // scores share it.
+  const check = await runCli([
+    'sql',
+    `WITH d AS (SELECT *, unnest(relevant_domains) AS domain FROM dialogue_scores),
+     g AS (SELECT judge_model, run, assistant_model, setting, kind, domain, map_entries(histogram(p)) AS h,
+       bootstrap_ci95(map_entries(histogram(tc)), 'plens') AS tc_ci, bootstrap_ci95(map_entries(histogram(p)), 'plens') AS p_ci FROM d GROUP BY ALL)
+     SELECT count(*)::INTEGER AS groups, count(DISTINCT h)::INTEGER AS histograms, count(f.p_lo)::INTEGER AS with_interval,
+       count(*) FILTER (f.p_lo IS NOT DISTINCT FROM g.p_ci.lo AND f.p_hi IS NOT DISTINCT FROM g.p_ci.hi
+         AND f.tcr_lo IS NOT DISTINCT FROM 100 * g.tc_ci.lo AND f.tcr_hi IS NOT DISTINCT FROM 100 * g.tc_ci.hi)::INTEGER AS same
+     FROM figure4 f JOIN g USING (judge_model, run, assistant_model, setting, kind, domain)`,
+    '--db',
+    db,
+    '--json',
+  ]);
+  expect(check.code, check.stderr).toBe(0);
+  const [c] = JSON.parse(check.stdout) as Array<{ groups: number; histograms: number; with_interval: number; same: number }>;
+  expect(c!.same).toBe(c!.groups);
+  expect(c!.with_interval).toBeGreaterThan(0);
+  // Some groups share a histogram, so the shared computation is exercised.
+  expect(c!.histograms).toBeLessThan(c!.groups);
 });

@@ -30,6 +30,27 @@ describe('bootstrap_ci95 (Bayesian bootstrap over score histograms)', () => {
     }
   });
 
+  it('draws uniform, independent numbers from integer hashes (key_uniform)', async () => {
+    // 200 resample keys x 500 draw indices = 100,000 draws; the bounds are about 4 standard errors.
+    const [r] = await db.all<{ m: number; v: number; lo: number; hi: number; lag: number; across: number; chi2: number; distinct: number }>(`
+      WITH u AS (SELECT k, i, key_uniform(resample_key('u', k), i) AS u FROM range(200) a(k), range(500) b(i)),
+      n AS (SELECT u, lead(u) OVER (PARTITION BY k ORDER BY i) AS next_draw, lead(u) OVER (PARTITION BY i ORDER BY k) AS next_key FROM u),
+      bins AS (SELECT floor(u * 20) AS bin, count(*) AS c FROM u GROUP BY bin)
+      SELECT avg(u) AS m, var_pop(u) AS v, min(u) AS lo, max(u) AS hi, corr(u, next_draw) AS lag, corr(u, next_key) AS across,
+        (SELECT sum(pow(c - 5000, 2) / 5000) FROM bins) AS chi2, count(DISTINCT u) AS distinct FROM n`);
+    expect(Math.abs(r!.m - 0.5)).toBeLessThan(4 * Math.sqrt(1 / 12 / 100_000));
+    expect(r!.v * 12).toBeGreaterThan(0.98);
+    expect(r!.v * 12).toBeLessThan(1.02);
+    expect(r!.lo).toBeGreaterThan(0);
+    expect(r!.hi).toBeLessThan(1);
+    // Neighbouring draws of one resample, and the same draw of neighbouring resamples, are uncorrelated.
+    expect(Math.abs(r!.lag)).toBeLessThan(4 / Math.sqrt(100_000));
+    expect(Math.abs(r!.across)).toBeLessThan(4 / Math.sqrt(100_000));
+    // 20 equal bins: chi-square with 19 degrees of freedom, 99.9th percentile 43.8.
+    expect(r!.chi2).toBeLessThan(43.8);
+    expect(r!.distinct).toBe(100_000);
+  });
+
   it('matches the normal-theory width for a hand-computed case', async () => {
     // 19 scores: six 3s, six 4s, seven 5s: mean 77/19 = 4.0526, population sd 0.8252;
     // se = 0.8252 / sqrt(19) = 0.1893, so a 95% interval is about mean +- 0.371.
