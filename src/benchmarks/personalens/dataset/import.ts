@@ -14,7 +14,7 @@ import { PreferenceSchema } from './upstream/preference-schema.js';
 import { readTaskDefinitions } from './upstream/task-definitions.js';
 import { defaultReaders, readUsers } from './read-users.js';
 import { RowFiles } from './row-files.js';
-import { PER_USER_TABLES, type PerUserTable, type UserSummary } from './user-rows.js';
+import { PER_USER_TABLES, USER_KEY_COLUMNS, type PerUserTable, type UserSummary } from './user-rows.js';
 
 export interface ImportOptions {
   from: string;
@@ -100,7 +100,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
             // Part by part, in user order (DuckDB keeps insertion order), so the tables come out in user order.
             inOrder(RowFiles.parts(staging, name), (file) =>
               (i === 0 ? db : side).run(
-                `INSERT INTO ${name} BY NAME SELECT * FROM read_json($file, format = 'newline_delimited', columns = ${jsonColumns(name)})`,
+                `INSERT INTO ${name} BY NAME SELECT ${unnestColumns(name)} FROM read_json($file, format = 'newline_delimited', columns = ${jsonColumns(name)})`,
                 undefined,
                 { file },
               ),
@@ -196,10 +196,25 @@ async function inOrder<T>(items: readonly T[], task: (item: T) => Promise<unknow
   for (const item of items) await task(item);
 }
 
-/** read_json's `columns` for a table: its declared names and types, in order. */
+/** A per-user table's declared columns: names and types, in order. */
+function tableColumns(table: PerUserTable): Array<[string, string]> {
+  return DATASET_TABLES[table].split(',').map((c) => c.trim().split(/\s+/) as [string, string]);
+}
+
+const isUserKey = (column: string) => (USER_KEY_COLUMNS as readonly string[]).includes(column);
+
+/** read_json's `columns` for a table's lines (user-rows.ts): the user's key columns as declared, every other column a list of them. */
 function jsonColumns(table: PerUserTable): string {
-  const columns = DATASET_TABLES[table].split(',').map((c) => c.trim().split(/\s+/) as [string, string]);
-  return `{${columns.map(([name, type]) => `${name}: ${sqlString(type)}`).join(', ')}}`;
+  return `{${tableColumns(table)
+    .map(([name, type]) => `${name}: ${sqlString(isUserKey(name) ? type : `${type}[]`)}`)
+    .join(', ')}}`;
+}
+
+/** The select list that turns a table's lines back into rows: the lists unnested side by side (they are as long as each other). */
+function unnestColumns(table: PerUserTable): string {
+  return tableColumns(table)
+    .map(([name]) => (isUserKey(name) ? name : `unnest(${name}) AS ${name}`))
+    .join(', ');
 }
 
 async function appendSchemaAndTasks(db: Database, schema: PreferenceSchema, tasks: Awaited<ReturnType<typeof readTaskDefinitions>>): Promise<void> {
