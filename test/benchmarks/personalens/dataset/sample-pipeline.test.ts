@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { validatorFor } from '../../../../src/core/validator.js';
 import { Database } from '../../../../src/db/database.js';
 import { runCli, runCliJson, sampleDir, tempDir } from '../../../helpers/cli.js';
 import { expectDatasetTablesMatch } from '../../../helpers/dataset-tables.js';
@@ -41,6 +42,24 @@ describe('the bundled sample through import -> scenarios -> warehouse -> tables'
       expect(await count('interests', 'NOT interested')).toBe(expected.counts['masked_interests']);
       expect(await count('interactions')).toBe(expected.counts['interactions_rows']);
       expect(await count('affinities', 'value IS NOT NULL')).toBe(expected.counts['affinity_mentions']);
+    } finally {
+      duck.close();
+    }
+  });
+
+  // The import builds scenario rows from upstream files its schemas have checked, so it does not check
+  // each row again; this holds it to the scenario schema, row by row.
+  it('writes scenario rows that the scenario schema accepts, every one', async () => {
+    const duck = await Database.open(':memory:');
+    try {
+      const rows = await duck.all<Record<string, unknown>>(
+        `SELECT * FROM read_parquet('${join(ws, 'dataset', 'scenario_pool')}.parquet')`,
+      );
+      expect(rows).toHaveLength(expected.counts['scenarios']!);
+      const validate = validatorFor('plens:scenario');
+      for (const row of rows) expect(validate(row), `${row['scenario_id']}: ${JSON.stringify(validate.errors)}`).toBe(true);
+      // ... and the check is a real one: a row with a malformed id fails it.
+      expect(validate({ ...rows[0], scenario_id: 'user5-MD-task-4' })).toBe(false);
     } finally {
       duck.close();
     }

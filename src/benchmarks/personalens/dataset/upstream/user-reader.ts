@@ -188,8 +188,9 @@ export async function readUser(user: { userId: string; index: number; dir: strin
         day_of_week: s['Day of the Week'],
         environment: s.Environment,
       };
-      // What we write is checked against our own scenario schema, too.
-      assertValid('plens:scenario', { ...scenario, user_id: user.userId, user_index: user.index }, { file, pointer: base });
+      // Every field comes from input the upstream schemas checked (user_id, task_id by pattern, kind from
+      // the file), so the row fits the scenario schema by construction; a test checks every sample row
+      // against it (checking each of 122k rows here cost a sixth of the read).
       record.scenarios.push(scenario);
     }
   }
