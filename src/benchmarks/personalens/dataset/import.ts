@@ -63,7 +63,9 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
   // The per-user rows go through newline-delimited JSON files (one per table and reader) that DuckDB loads in bulk.
   const staging = await mkdtemp(join(tmpdir(), 'plens-import-'));
   try {
-    for (const name of DATASET_TABLE_NAMES) await db.run(`CREATE TABLE ${name} (${DATASET_TABLES[name]})`);
+    for (const name of DATASET_TABLE_NAMES) {
+      if (!isPerUserTable(name)) await db.run(`CREATE TABLE ${name} (${DATASET_TABLES[name]})`);
+    }
     await appendSchemaAndTasks(db, schema, tasks);
 
     const normalisations: Normalisation[] = [];
@@ -88,72 +90,62 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       scenarios.sd += user.sd;
       scenarios.md += user.md;
     }
-    // The loads, the fingerprint and the Parquet writes run on two connections, half the tables each:
-    // each statement alone leaves the second core mostly idle.
-    const side = await db.connect();
-    const [first, second] = splitTables();
-    await allSettled(
-      [first, second].map((names, i) =>
-        inOrder(
-          names.filter((n): n is PerUserTable => (PER_USER_TABLES as readonly string[]).includes(n)),
-          (name) =>
-            // Part by part, in user order (DuckDB keeps insertion order), so the tables come out in user order.
-            inOrder(RowFiles.parts(staging, name), (file) =>
-              (i === 0 ? db : side).run(
-                `INSERT INTO ${name} BY NAME SELECT ${unnestColumns(name)} FROM read_json($file, format = 'newline_delimited', columns = ${jsonColumns(name)})`,
-                undefined,
-                { file },
-              ),
-            ),
-        ),
-      ),
-    );
-
-    const tables: ImportSummary['tables'] = {};
-    for (const name of DATASET_TABLE_NAMES) {
-      const [row] = await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${name}`);
-      tables[name] = { file: `${name}.parquet`, rows: row!.n };
+    // The per-user tables are views over their row files (the readers' parts in user order; DuckDB keeps
+    // the files' order and the rows'), so each is parsed straight into its Parquet file, not first into a
+    // table. The Parquet writes run on two connections, half the tables each: each statement alone leaves
+    // the second core mostly idle.
+    for (const name of PER_USER_TABLES) {
+      await db.run(
+        `CREATE VIEW ${name} AS SELECT ${unnestColumns(name)} FROM read_json([${RowFiles.parts(staging, name).map(sqlString).join(', ')}], format = 'newline_delimited', columns = ${jsonColumns(name)})`,
+      );
     }
-    // Row texts hashed in a fixed order: the same data gives the same fingerprint, wherever it is read from.
-    const fingerprinted = side
-      .all<{ fingerprint: string }>(
-        `SELECT md5(string_agg(h, '' ORDER BY h)) AS fingerprint FROM (
-         SELECT md5(u::VARCHAR) AS h FROM users u UNION ALL SELECT md5(t::VARCHAR) FROM tasks t UNION ALL SELECT md5(s::VARCHAR) FROM scenario_pool s)`,
-      )
-      .then((r) => r[0]!.fingerprint);
-    // Settled before anything can fail and close the database under it.
-    const settledFingerprint = fingerprinted.then(
-      () => undefined,
-      () => undefined,
-    );
-    const copy = (on: Database, staging: string, names: readonly DatasetTable[]) =>
-      inOrder(names, (name) => {
-        const rowGroup = ROW_GROUP_SIZE[name] ? `, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[name]}` : '';
-        return on.run(`COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd${rowGroup})`, undefined, [join(staging, `${name}.parquet`)]);
-      });
+    const side = await db.connect();
+    const tables: ImportSummary['tables'] = {};
+    const rows = (name: DatasetTable, n: number | bigint) => (tables[name] = { file: `${name}.parquet`, rows: Number(n) });
     let fingerprint = '';
     try {
-      if (options.dryRun) fingerprint = await fingerprinted;
-      else
-        await replaceDirectoryAtomic(options.workspace.datasetDir, async (staging) => {
-          // The fingerprint first on the second connection, then that connection's half of the files.
-          await allSettled([copy(db, staging, first), fingerprinted.then(() => copy(side, staging, second))]);
-          fingerprint = await fingerprinted;
+      if (options.dryRun) {
+        await allSettled(
+          splitTables().map((names, i) =>
+            inOrder(names, async (name) => {
+              const [row] = await (i === 0 ? db : side).all<{ n: bigint }>(`SELECT count(*) AS n FROM ${name}`);
+              rows(name, row!.n);
+            }),
+          ),
+        );
+        fingerprint = await datasetFingerprint(db, (name) => name);
+      } else
+        await replaceDirectoryAtomic(options.workspace.datasetDir, async (dir) => {
+          const file = (name: DatasetTable) => join(dir, `${name}.parquet`);
+          await allSettled(
+            splitTables().map((names, i) =>
+              inOrder(names, async (name) => {
+                const rowGroup = ROW_GROUP_SIZE[name] ? `, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[name]}` : '';
+                const [row] = await (i === 0 ? db : side).all<{ Count: bigint }>(
+                  `COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd${rowGroup})`,
+                  undefined,
+                  [file(name)],
+                );
+                rows(name, row!.Count);
+              }),
+            ),
+          );
+          // From the files just written: each table is parsed once.
+          fingerprint = await datasetFingerprint(db, (name) => `read_parquet(${sqlString(file(name))})`);
           const manifest = {
             stage: 'import',
             dataset_format: DATASET_FORMAT,
             plens_version: plensVersion,
             created_at: new Date().toISOString(),
             source: { data_dir: layout.dataDir, schema_file: layout.schemaFile },
-            tables,
+            tables: Object.fromEntries(DATASET_TABLE_NAMES.map((name) => [name, tables[name]!])),
             fingerprint,
             normalisations,
             warnings,
           };
-          await writeFile(join(staging, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+          await writeFile(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
         });
     } finally {
-      await settledFingerprint;
       await side.close();
     }
 
@@ -164,7 +156,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       users: layout.users.length,
       tasks: { sd: tasks.filter((t) => t.kind === 'SD').length, md: tasks.filter((t) => t.kind === 'MD').length },
       scenarios,
-      tables: Object.fromEntries(Object.entries(tables).map(([k, v]) => [k, { file: join(options.workspace.datasetDir, v.file), rows: v.rows }])),
+      tables: Object.fromEntries(DATASET_TABLE_NAMES.map((k) => [k, { file: join(options.workspace.datasetDir, tables[k]!.file), rows: tables[k]!.rows }])),
       fingerprint,
       normalisations,
       warnings,
@@ -184,6 +176,22 @@ function splitTables(): [DatasetTable[], DatasetTable[]] {
   const second = new Set<DatasetTable>(['scenario_pool', 'affinities']);
   return [DATASET_TABLE_NAMES.filter((n) => !second.has(n)), DATASET_TABLE_NAMES.filter((n) => second.has(n))];
 }
+
+/**
+ * Identifies the imported data: the row texts of users, tasks and scenario_pool hashed in a fixed
+ * order, so the same data gives the same fingerprint, wherever it is read from (`from` names where a
+ * table's rows are: the table itself, or its Parquet file).
+ */
+async function datasetFingerprint(db: Database, from: (table: DatasetTable) => string): Promise<string> {
+  const [row] = await db.all<{ fingerprint: string }>(
+    `SELECT md5(string_agg(h, '' ORDER BY h)) AS fingerprint FROM (
+     SELECT md5(u::VARCHAR) AS h FROM ${from('users')} u UNION ALL SELECT md5(t::VARCHAR) FROM ${from('tasks')} t
+     UNION ALL SELECT md5(s::VARCHAR) FROM ${from('scenario_pool')} s)`,
+  );
+  return row!.fingerprint;
+}
+
+const isPerUserTable = (name: DatasetTable): name is PerUserTable => (PER_USER_TABLES as readonly string[]).includes(name);
 
 /** Waits for every promise, then throws the first failure: nothing is left running on a failure. */
 async function allSettled(work: Promise<unknown>[]): Promise<void> {

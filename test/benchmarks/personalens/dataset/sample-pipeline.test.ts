@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { validatorFor } from '../../../../src/core/validator.js';
@@ -66,7 +66,11 @@ describe('the bundled sample through import -> scenarios -> warehouse -> tables'
   });
 
   it('reports the normalised "Buses**" key with its file and pointer', async () => {
-    const r = await runCliJson<{ normalisations: Array<{ file: string; pointer: string; from: string; to: string }> }>([
+    const r = await runCliJson<{
+      normalisations: Array<{ file: string; pointer: string; from: string; to: string }>;
+      fingerprint: string;
+      tables: Record<string, { rows: number }>;
+    }>([
       'import',
       '--from',
       sampleDir,
@@ -79,8 +83,14 @@ describe('the bundled sample through import -> scenarios -> warehouse -> tables'
       { file: join(sampleDir, 'profile', 'user5', 'profile.json'), pointer: '/interests/Buses**', from: 'Buses**', to: 'Buses' },
     ]);
     expect(expected.normalisations).toEqual([{ user_id: 'user5', field: 'interests', from: 'Buses**', to: 'Buses' }]);
-    // a dry run writes nothing
+    // a dry run writes nothing, and counts and identifies the data as the import did
     expect(existsSync(join(root, 'again'))).toBe(false);
+    const manifest = JSON.parse(readFileSync(join(ws, 'dataset', 'manifest.json'), 'utf8')) as { fingerprint: string; tables: Record<string, { rows: number }> };
+    expect(r.json.fingerprint).toBe(manifest.fingerprint);
+    expect(Object.fromEntries(Object.entries(r.json.tables).map(([k, v]) => [k, v.rows]))).toEqual(
+      Object.fromEntries(Object.entries(manifest.tables).map(([k, v]) => [k, v.rows])),
+    );
+    expect(manifest.tables['scenario_pool']!.rows).toBe(expected.counts['scenarios']);
   });
 
   it('gives scenario ids as <user>:<task> and keeps the situational context', async () => {
