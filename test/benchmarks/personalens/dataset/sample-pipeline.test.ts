@@ -52,9 +52,7 @@ describe('the bundled sample through import -> scenarios -> warehouse -> tables'
   it('writes scenario rows that the scenario schema accepts, every one', async () => {
     const duck = await Database.open(':memory:');
     try {
-      const rows = await duck.all<Record<string, unknown>>(
-        `SELECT * FROM read_parquet('${join(ws, 'dataset', 'scenario_pool')}.parquet')`,
-      );
+      const rows = await duck.all<Record<string, unknown>>(`SELECT * FROM read_parquet('${join(ws, 'dataset', 'scenario_pool')}.parquet')`);
       expect(rows).toHaveLength(expected.counts['scenarios']!);
       const validate = validatorFor('plens:scenario');
       for (const row of rows) expect(validate(row), `${row['scenario_id']}: ${JSON.stringify(validate.errors)}`).toBe(true);
@@ -70,14 +68,7 @@ describe('the bundled sample through import -> scenarios -> warehouse -> tables'
       normalisations: Array<{ file: string; pointer: string; from: string; to: string }>;
       fingerprint: string;
       tables: Record<string, { rows: number }>;
-    }>([
-      'import',
-      '--from',
-      sampleDir,
-      '-w',
-      join(root, 'again'),
-      '--dry-run',
-    ]);
+    }>(['import', '--from', sampleDir, '-w', join(root, 'again'), '--dry-run']);
     expect(r.code).toBe(0);
     expect(r.json.normalisations).toEqual([
       { file: join(sampleDir, 'profile', 'user5', 'profile.json'), pointer: '/interests/Buses**', from: 'Buses**', to: 'Buses' },
@@ -85,7 +76,10 @@ describe('the bundled sample through import -> scenarios -> warehouse -> tables'
     expect(expected.normalisations).toEqual([{ user_id: 'user5', field: 'interests', from: 'Buses**', to: 'Buses' }]);
     // a dry run writes nothing, and counts and identifies the data as the import did
     expect(existsSync(join(root, 'again'))).toBe(false);
-    const manifest = JSON.parse(readFileSync(join(ws, 'dataset', 'manifest.json'), 'utf8')) as { fingerprint: string; tables: Record<string, { rows: number }> };
+    const manifest = JSON.parse(readFileSync(join(ws, 'dataset', 'manifest.json'), 'utf8')) as {
+      fingerprint: string;
+      tables: Record<string, { rows: number }>;
+    };
     expect(r.json.fingerprint).toBe(manifest.fingerprint);
     expect(Object.fromEntries(Object.entries(r.json.tables).map(([k, v]) => [k, v.rows]))).toEqual(
       Object.fromEntries(Object.entries(manifest.tables).map(([k, v]) => [k, v.rows])),
