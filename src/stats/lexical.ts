@@ -101,86 +101,55 @@ export const LAPS_BATCH_CHARS = 6_000_000;
 /**
  * The laps metrics of every subset of every group into `table` (grp, iteration, dist_1, dist_2, ent_4,
  * self_bleu). The subsets are drawn here (both streams of an iteration together) and measured in SQL a
- * batch at a time, so memory stays bounded whatever the number of groups. A subset goes to SQL as counts
- * of its distinct texts (lexical_laps_counted_iterations): the metrics do not depend on the order of the
- * messages, and the subsets redraw the same texts again and again. A group whose messages all fit in the
- * token budget is the same whole set in every iteration: it is measured once and its row repeated.
+ * batch at a time, so memory stays bounded whatever the number of groups; the next batch is drawn while
+ * SQL measures the last one (drawing is JavaScript, measuring is DuckDB's threads). A subset goes to SQL
+ * as counts of its distinct texts (lexical_laps_counted_iterations): the metrics do not depend on the
+ * order of the messages, and the subsets redraw the same texts again and again. A group whose messages
+ * all fit in the token budget is the same whole set in every iteration: it is measured once and its row
+ * repeated.
  */
 async function lapsPerIteration(db: Database, corpus: string, table: string, options: LexicalRunOptions): Promise<void> {
   const laps = { ...LAPS_DEFAULTS, ...options.laps };
-  const batchLimit = options.lapsBatchChars ?? LAPS_BATCH_CHARS;
   const members = 'lexical_laps_members_tmp';
   const texts = 'lexical_laps_texts_tmp';
-  const batchView = 'lexical_laps_batch_tmp';
   await db.run(`CREATE OR REPLACE TEMP TABLE ${table} (grp VARCHAR, iteration INTEGER, dist_1 DOUBLE, dist_2 DOUBLE, ent_4 DOUBLE, self_bleu DOUBLE);
-    CREATE OR REPLACE TEMP TABLE ${members} (batch INTEGER, grp VARCHAR, stream VARCHAR, iteration INTEGER, tid INTEGER, k INTEGER);
+    CREATE OR REPLACE TEMP TABLE ${members} (grp VARCHAR, stream VARCHAR, iteration INTEGER, tid INTEGER, k INTEGER);
     CREATE OR REPLACE TEMP TABLE ${texts} (tid INTEGER, text VARCHAR)`);
   const groups = (await db.all<{ grp: string }>(`SELECT DISTINCT grp FROM ${corpus} ORDER BY grp`)).map((r) => r.grp);
+  let measuring: Promise<void> = Promise.resolve();
+  // One group's texts at a time, in corpus order (the random stream depends on the order), read once the
+  // connection is free of the last batch's SQL.
+  const messagesOf = async (grp: string): Promise<string[]> => {
+    await measuring.catch(() => undefined);
+    return (await db.all<{ text: string }>(`SELECT text FROM ${corpus} WHERE grp = $1 ORDER BY utt`, undefined, [grp])).map((r) => r.text);
+  };
+  const drawn = drawLapsBatches(groups, messagesOf, laps, options.lapsBatchChars ?? LAPS_BATCH_CHARS, options.onGroup);
   const whole: string[] = [];
-  let batches = 0;
-  const memberRows = await db.appender(members);
-  const textRows = await db.appender(texts);
   try {
-    let nextTid = 0;
-    let batchChars = 0;
-    let done = 0;
-    for (const grp of groups) {
-      // One group's texts at a time, in corpus order: the random stream depends on the order. Text ids
-      // are per group, so only the group's drawn texts are held.
-      const messages = (await db.all<{ text: string }>(`SELECT text FROM ${corpus} WHERE grp = $1 ORDER BY utt`, undefined, [grp])).map((r) => r.text);
-      const tids = new Map<string, number>();
-      const tidOf = (text: string): number => {
-        let tid = tids.get(text);
-        if (tid === undefined) {
-          tid = nextTid++;
-          tids.set(text, tid);
-          appendRow(textRows, [tid, text]);
-        }
-        return tid;
-      };
-      const add = (stream: LapsStream, iteration: number, subset: readonly string[]) => {
-        const counts = new Map<number, number>();
-        for (const text of subset) {
-          const tid = tidOf(text);
-          const k = counts.get(tid);
-          if (k === undefined) batchChars += text.length + 1;
-          counts.set(tid, (k ?? 0) + 1);
-        }
-        for (const [tid, k] of counts) appendRow(memberRows, [batches, grp, stream, iteration, tid, k]);
-      };
-      const withinBudget = messages.reduce((sum, text) => sum + pythonSplitCount(text), 0) <= laps.tokenBudget;
-      if (withinBudget && laps.iterations > 0) {
-        // Every subset keeps every message: the metrics are those of the whole group, in every iteration.
-        add('dist', 0, messages);
-        add('self_bleu', 0, messages);
-        whole.push(grp);
-      } else {
-        const dist = lapsSubsetIterator(messages, 'dist', laps);
-        const selfBleu = lapsSubsetIterator(messages, 'self_bleu', laps);
-        for (let d = dist.next(), b = selfBleu.next(); !d.done && !b.done; d = dist.next(), b = selfBleu.next()) {
-          add('dist', d.value.iteration, d.value.texts);
-          add('self_bleu', b.value.iteration, b.value.texts);
-          if (batchChars >= batchLimit) {
-            batches++;
-            batchChars = 0;
-          }
-        }
+    // Each step of the generator draws one batch (JavaScript) while the previous batch's SQL runs.
+    for (let next = await drawn.next(); !next.done; next = await drawn.next()) {
+      await measuring;
+      const batch = next.value;
+      whole.push(...batch.whole);
+      await db.run(`DELETE FROM ${members}`);
+      const memberRows = await db.appender(members);
+      const textRows = await db.appender(texts);
+      try {
+        for (const row of batch.members) appendRow(memberRows, row);
+        for (const row of batch.texts) appendRow(textRows, row);
+      } finally {
+        memberRows.closeSync();
+        textRows.closeSync();
       }
-      if (batchChars >= batchLimit) {
-        batches++;
-        batchChars = 0;
-      }
-      options.onGroup?.(++done, groups.length);
+      measuring = db.run(`INSERT INTO ${table} SELECT * FROM lexical_laps_counted_iterations(${members}, ${texts})`);
+      // Handled now (awaited above or below): a failure while the next batch is drawn is no unhandled rejection.
+      measuring.catch(() => undefined);
     }
-    if (batchChars > 0) batches++;
   } finally {
-    memberRows.closeSync();
-    textRows.closeSync();
+    // Settled before anything else runs on the connection (or the caller closes it).
+    await measuring.catch(() => undefined);
   }
-  for (let batch = 0; batch < batches; batch++) {
-    await db.run(`CREATE OR REPLACE TEMP VIEW ${batchView} AS SELECT grp, stream, iteration, tid, k FROM ${members} WHERE batch = ${batch};
-      INSERT INTO ${table} SELECT * FROM lexical_laps_counted_iterations(${batchView}, ${texts});`);
-  }
+  await measuring;
   if (whole.length > 0) {
     await db.run(
       `INSERT INTO ${table} SELECT t.grp, r.range::INTEGER, t.dist_1, t.dist_2, t.ent_4, t.self_bleu
@@ -189,5 +158,80 @@ async function lapsPerIteration(db: Database, corpus: string, table: string, opt
       [sqlList(whole)],
     );
   }
-  await db.run(`DROP VIEW IF EXISTS ${batchView}; DROP TABLE ${members}; DROP TABLE ${texts};`);
+  await db.run(`DROP TABLE ${members}; DROP TABLE ${texts};`);
+}
+
+/** One batch of laps subsets: member rows (grp, stream, iteration, tid, k), the texts first seen in it (tid, text), and the groups measured whole. */
+interface LapsBatch {
+  members: Array<[string, LapsStream, number, number, number]>;
+  texts: Array<[number, string]>;
+  whole: string[];
+}
+
+/**
+ * The laps subsets of every group, cut into batches of about `batchLimit` characters of distinct texts
+ * (a text counts once per subset that holds it). Text ids run on across batches, so a text is stored
+ * once per group.
+ */
+async function* drawLapsBatches(
+  groups: readonly string[],
+  messagesOf: (grp: string) => Promise<readonly string[]>,
+  laps: Required<LapsOptions>,
+  batchLimit: number,
+  onGroup?: (done: number, total: number) => void,
+): AsyncGenerator<LapsBatch, void, undefined> {
+  let batch: LapsBatch = { members: [], texts: [], whole: [] };
+  let batchChars = 0;
+  let nextTid = 0;
+  let done = 0;
+  for (const grp of groups) {
+    const messages = await messagesOf(grp);
+    // Text ids per group, so only the group's drawn texts are held.
+    const tids = new Map<string, number>();
+    const tidOf = (text: string): number => {
+      let tid = tids.get(text);
+      if (tid === undefined) {
+        tid = nextTid++;
+        tids.set(text, tid);
+        batch.texts.push([tid, text]);
+      }
+      return tid;
+    };
+    const add = (stream: LapsStream, iteration: number, subset: readonly string[]) => {
+      const counts = new Map<number, number>();
+      for (const text of subset) {
+        const tid = tidOf(text);
+        const k = counts.get(tid);
+        if (k === undefined) batchChars += text.length + 1;
+        counts.set(tid, (k ?? 0) + 1);
+      }
+      for (const [tid, k] of counts) batch.members.push([grp, stream, iteration, tid, k]);
+    };
+    const withinBudget = messages.reduce((sum, text) => sum + pythonSplitCount(text), 0) <= laps.tokenBudget;
+    if (withinBudget && laps.iterations > 0) {
+      // Every subset keeps every message: the metrics are those of the whole group, in every iteration.
+      add('dist', 0, messages);
+      add('self_bleu', 0, messages);
+      batch.whole.push(grp);
+    } else {
+      const dist = lapsSubsetIterator(messages, 'dist', laps);
+      const selfBleu = lapsSubsetIterator(messages, 'self_bleu', laps);
+      for (let d = dist.next(), b = selfBleu.next(); !d.done && !b.done; d = dist.next(), b = selfBleu.next()) {
+        add('dist', d.value.iteration, d.value.texts);
+        add('self_bleu', b.value.iteration, b.value.texts);
+        if (batchChars >= batchLimit) {
+          yield batch;
+          batch = { members: [], texts: [], whole: [] };
+          batchChars = 0;
+        }
+      }
+    }
+    if (batchChars >= batchLimit) {
+      yield batch;
+      batch = { members: [], texts: [], whole: [] };
+      batchChars = 0;
+    }
+    onGroup?.(++done, groups.length);
+  }
+  if (batch.members.length > 0) yield batch;
 }
