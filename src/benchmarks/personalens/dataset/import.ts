@@ -117,21 +117,30 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       } else
         await replaceDirectoryAtomic(options.workspace.datasetDir, async (dir) => {
           const file = (name: DatasetTable) => join(dir, `${name}.parquet`);
-          await allSettled(
-            splitTables().map((names, i) =>
-              inOrder(names, async (name) => {
-                const rowGroup = ROW_GROUP_SIZE[name] ? `, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[name]}` : '';
-                const [row] = await (i === 0 ? db : side).all<{ Count: bigint }>(
-                  `COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd${rowGroup})`,
-                  undefined,
-                  [file(name)],
-                );
-                rows(name, row!.Count);
-              }),
-            ),
+          const copy = (on: Database, name: DatasetTable) => async () => {
+            const rowGroup = ROW_GROUP_SIZE[name] ? `, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[name]}` : '';
+            const [row] = await on.all<{ Count: bigint }>(`COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd${rowGroup})`, undefined, [file(name)]);
+            rows(name, row!.Count);
+          };
+          // Two connections: this one writes the small tables, then interests and interactions (most of
+          // the bytes); the other scenario_pool, the fingerprint (from the files: each table is parsed
+          // once) as soon as users and tasks are written too, then affinities.
+          const [here, there] = splitTables();
+          const late = new Set<DatasetTable>(['interests', 'interactions']);
+          const small = inOrder(
+            here.filter((n) => !late.has(n)),
+            (name) => copy(db, name)(),
           );
-          // From the files just written: each table is parsed once.
-          fingerprint = await datasetFingerprint(db, (name) => `read_parquet(${sqlString(file(name))})`);
+          await allSettled([
+            small.then(() => inOrder([...late], (name) => copy(db, name)())),
+            (async () => {
+              const [pool, ...rest] = there;
+              await copy(side, pool!)();
+              await small;
+              fingerprint = await datasetFingerprint(side, (name) => `read_parquet(${sqlString(file(name))})`);
+              await inOrder(rest, (name) => copy(side, name)());
+            })(),
+          ]);
           const manifest = {
             stage: 'import',
             dataset_format: DATASET_FORMAT,
@@ -170,11 +179,12 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
 
 /**
  * The dataset tables in two halves of about equal work (interactions' texts are most of the bytes;
- * scenario_pool and affinities most of the rows), each in DATASET_TABLE_NAMES order.
+ * scenario_pool and affinities most of the rows): the first in DATASET_TABLE_NAMES order, the second
+ * scenario_pool first (the fingerprint reads its file as soon as it is written).
  */
 function splitTables(): [DatasetTable[], DatasetTable[]] {
   const second = new Set<DatasetTable>(['scenario_pool', 'affinities']);
-  return [DATASET_TABLE_NAMES.filter((n) => !second.has(n)), DATASET_TABLE_NAMES.filter((n) => second.has(n))];
+  return [DATASET_TABLE_NAMES.filter((n) => !second.has(n)), [...second]];
 }
 
 /**
