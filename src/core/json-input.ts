@@ -56,7 +56,8 @@ export function parseJsonText(text: string, file: string, lineOffset = 0): unkno
       location: { file, line: line + lineOffset, column, ...(duplicate.pointer ? { pointer: duplicate.pointer } : {}) },
     });
   }
-  if (LONE_SURROGATE_ESCAPE.test(text)) {
+  // includes() first: most texts hold no \u escape at all, and it scans several times faster than the pattern.
+  if (text.includes('\\u') && LONE_SURROGATE_ESCAPE.test(text)) {
     const bad = findIllFormedString(value, '');
     if (bad !== undefined) {
       throw new PlensError('E_INPUT_ENCODING', 'a string holds a lone UTF-16 surrogate (\\uD800-\\uDFFF escape without its pair), which is not text', {
