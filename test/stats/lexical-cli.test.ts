@@ -159,8 +159,8 @@ describe('warehouse table10 (the lexical_diversity step)', () => {
       UNION ALL VALUES ('failed-1', 'failed-1', 'SD', 'base', 'a', 'failed', 0, 'user', 'never counted'),
                        ('other-1', 'other-1', 'MD', 'base', 'b', 'ok', 0, 'user', 'one two three four five'),
                        ('other-1', 'other-1', 'MD', 'base', 'b', 'ok', 1, 'assistant', 'one two three four six');`);
-    await runStep('lexical_diversity', { db, lexical: ['laps', 'full'] }, '67_table10.sql');
-    await db.run(readFileSync(join(repoRoot, 'warehouse', '67_table10.sql'), 'utf8'));
+    await runStep('lexical_diversity', { db, lexical: ['laps', 'full'] }, '90_table10.sql');
+    await db.run(readFileSync(join(repoRoot, 'warehouse', '90_table10.sql'), 'utf8'));
     const rows = await db.all<Row & { assistant_model: string; kind: string; speakers: string }>(`SELECT * FROM table10`);
     expect(rows.map((r) => `${r.assistant_model}/${r.kind}/${r.speakers}/${r.protocol}`)).toEqual([
       'a/SD/both/laps',

@@ -27,7 +27,6 @@ describe('plens warehouse', () => {
       { file: '63_original_scoring.sql', reason: 'needs judgment_configs' },
       { file: '65_annotations.sql', reason: 'needs annotation/labels.parquet in the workspace' },
       { file: '66_table5.sql', reason: 'needs annotations' },
-      { file: '67_table10.sql', reason: 'needs turns' },
       { file: '70_paired.sql', reason: 'needs dialogue_scores' },
       { file: '71_judge_validity.sql', reason: 'needs annotations' },
       { file: '72_judge_consistency.sql', reason: 'needs judgments' },
@@ -35,6 +34,7 @@ describe('plens warehouse', () => {
       { file: '74_coverage.sql', reason: 'needs paired_scores' },
       { file: '80_persona_load.sql', reason: 'needs persona/scores/metrics.parquet in the workspace' },
       { file: '81_persona_predictions.sql', reason: 'needs persona/predictions/*/predictions.parquet in the workspace' },
+      { file: '90_table10.sql', reason: 'needs turns' },
     ]);
     expect(r.json.relations.find((x) => x.name === 'table1')).toEqual({ name: 'table1', type: 'view', rows: null });
     expect(r.json.relations.find((x) => x.name === 'users')).toEqual({ name: 'users', type: 'table', rows: 8 });

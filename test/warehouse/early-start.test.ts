@@ -9,7 +9,7 @@ import { repoRoot, sampleDir, tempDir } from '../helpers/cli.js';
 
 /**
  * Table 10's step starts on a second connection as soon as turns and dialogues exist, beside the files
- * before 67_table10.sql: the same rows as a build that runs it in place; a failure in it, or in a file
+ * before 90_table10.sql: the same rows as a build that runs it in place; a failure in it, or in a file
  * while it runs, fails the build with that error, leaves no temp database, and rejects nothing unhandled.
  */
 describe('warehouse steps started early on a second connection', () => {
@@ -22,7 +22,7 @@ describe('warehouse steps started early on a second connection', () => {
   function sqlDir(name: string, turnsSql: string, extra: Record<string, string> = {}): string {
     const dir = join(root, name);
     mkdirSync(dir);
-    for (const f of ['02_lexical.sql', '10_dataset.sql', '67_table10.sql']) copyFileSync(join(repoRoot, 'warehouse', f), join(dir, f));
+    for (const f of ['02_lexical.sql', '10_dataset.sql', '90_table10.sql']) copyFileSync(join(repoRoot, 'warehouse', f), join(dir, f));
     writeFileSync(join(dir, '50_dialogues.sql'), turnsSql);
     for (const [file, sql] of Object.entries(extra)) writeFileSync(join(dir, file), sql);
     return dir;

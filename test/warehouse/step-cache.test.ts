@@ -56,7 +56,7 @@ CREATE OR REPLACE TABLE dialogues AS SELECT DISTINCT dialogue_id, 0 AS replicate
   beforeAll(async () => {
     await runImport({ from: sampleDir, workspace });
     mkdirSync(sqlDir);
-    for (const f of ['02_lexical.sql', '10_dataset.sql', '67_table10.sql']) copyFileSync(join(repoRoot, 'warehouse', f), join(sqlDir, f));
+    for (const f of ['02_lexical.sql', '10_dataset.sql', '90_table10.sql']) copyFileSync(join(repoRoot, 'warehouse', f), join(sqlDir, f));
   });
 
   afterEach(() => writeDialogues('Now playing jazz; the lights are at thirty percent'));
