@@ -117,7 +117,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       } else
         await replaceDirectoryAtomic(options.workspace.datasetDir, async (dir) => {
           const file = (name: DatasetTable) => join(dir, `${name}.parquet`);
-          const copy = (on: Database, name: DatasetTable) => async () => {
+          const copy = async (on: Database, name: DatasetTable) => {
             const rowGroup = ROW_GROUP_SIZE[name] ? `, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[name]}` : '';
             const [row] = await on.all<{ Count: bigint }>(`COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd${rowGroup})`, undefined, [file(name)]);
             rows(name, row!.Count);
@@ -129,16 +129,16 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
           const late = new Set<DatasetTable>(['interests', 'interactions']);
           const small = inOrder(
             here.filter((n) => !late.has(n)),
-            (name) => copy(db, name)(),
+            (name) => copy(db, name),
           );
           await allSettled([
-            small.then(() => inOrder([...late], (name) => copy(db, name)())),
+            small.then(() => inOrder([...late], (name) => copy(db, name))),
             (async () => {
               const [pool, ...rest] = there;
-              await copy(side, pool!)();
+              await copy(side, pool!);
               await small;
               fingerprint = await datasetFingerprint(side, (name) => `read_parquet(${sqlString(file(name))})`);
-              await inOrder(rest, (name) => copy(side, name)());
+              await inOrder(rest, (name) => copy(side, name));
             })(),
           ]);
           const manifest = {
