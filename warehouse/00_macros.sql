@@ -17,7 +17,8 @@ CREATE OR REPLACE MACRO shannon_evenness(counts) AS
 -- (exactly, as sums of exponentials, for c_k <= 16; Wilson-Hilferty above). Cost per group: 1000 x K,
 -- whatever n is. The bounds are the 25th and 976th of the sorted resample means; NULL for n < 2.
 -- The interval depends on the histogram and the seed alone, so the views compute it once per distinct
--- histogram (small groups repeat theirs) and the same scores get the same interval in every view.
+-- histogram (small groups repeat theirs) with histogram_ci95 below: the same scores get the same
+-- interval in every view.
 -- (Macro parameters and lambda variables have unique names: DuckDB expands macros by name.)
 --
 -- Random numbers: each resample has a 64-bit key, the hash of the string 'seed:rep'; its draws are
@@ -55,3 +56,9 @@ CREATE OR REPLACE MACRO bootstrap_means(bm_h, bm_seed) AS
 
 CREATE OR REPLACE MACRO bootstrap_ci95(bc_h, bc_seed) AS
   CASE WHEN histogram_n(bc_h) >= 2 THEN list_transform([bootstrap_means(bc_h, bc_seed)], bc_m -> {'lo': bc_m[25], 'hi': bc_m[976]})[1] END;
+
+-- The interval the result views give a histogram: seeded by 'plens' and the histogram's own hash, so
+-- the same scores get the same interval in every view, and different histograms independent draws
+-- (with one seed for all, every histogram would reuse the same uniforms and the intervals' Monte
+-- Carlo errors would move together).
+CREATE OR REPLACE MACRO histogram_ci95(hc_h) AS bootstrap_ci95(hc_h, concat_ws(':', 'plens', hash(hc_h)));

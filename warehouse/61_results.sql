@@ -1,7 +1,7 @@
 -- Result tables of the paper, from the judgments. Every mean comes with its n and a seeded 95%
--- bootstrap interval (bootstrap_ci95 over score histograms, in 00_macros.sql), computed once per
--- distinct histogram of a view (the ci CTEs) with the seed 'plens': the same scores get the same
--- interval in every view. Failures and unreadable replies are counted in judgment_status and never
+-- bootstrap interval (histogram_ci95 over score histograms, in 00_macros.sql), computed once per
+-- distinct histogram of a view (the ci CTEs) and seeded by the histogram itself: the same scores get
+-- the same interval in every view. Failures and unreadable replies are counted in judgment_status and never
 -- enter a mean.
 -- requires: judgments, dialogues
 
@@ -71,7 +71,7 @@ WITH g AS (
     sum(n_failed) AS n_failed, sum(n_unparsed) AS n_unparsed,
     sum(tc_unparsed) AS n_tc_unparsed, count(tc_original) AS n_tc_original, 100 * avg(tc_original) AS tcr_original
   FROM dialogue_scores WHERE setting = 'base' GROUP BY ALL
-), ci AS (SELECT h, bootstrap_ci95(h, 'plens') AS ci FROM (SELECT tc AS h FROM g UNION SELECT p FROM g UNION SELECT nat FROM g UNION SELECT coh FROM g)),
+), ci AS (SELECT h, histogram_ci95(h) AS ci FROM (SELECT tc AS h FROM g UNION SELECT p FROM g UNION SELECT nat FROM g UNION SELECT coh FROM g)),
 c AS (
   SELECT g.*, tc_ci.ci AS tc_ci, p_ci.ci AS p_ci, nat_ci.ci AS nat_ci, coh_ci.ci AS coh_ci
   FROM g LEFT JOIN ci tc_ci ON tc_ci.h = g.tc LEFT JOIN ci p_ci ON p_ci.h = g.p LEFT JOIN ci nat_ci ON nat_ci.h = g.nat LEFT JOIN ci coh_ci ON coh_ci.h = g.coh
@@ -93,7 +93,7 @@ WITH g AS (
     sum(n_failed) + sum(n_unparsed) AS n_not_scored,
     sum(tc_unparsed) AS tc_unparsed, 100 * avg(tc_original) AS tcr_original
   FROM dialogue_scores GROUP BY ALL
-), ci AS (SELECT h, bootstrap_ci95(h, 'plens') AS ci FROM (SELECT tc AS h FROM g UNION SELECT p FROM g)),
+), ci AS (SELECT h, histogram_ci95(h) AS ci FROM (SELECT tc AS h FROM g UNION SELECT p FROM g)),
 c AS (SELECT g.*, tc_ci.ci AS tc_ci, p_ci.ci AS p_ci FROM g LEFT JOIN ci tc_ci ON tc_ci.h = g.tc LEFT JOIN ci p_ci ON p_ci.h = g.p)
 SELECT judge_model, run, assistant_model, setting,
   any_value(histogram_n(tc)) FILTER (kind = 'SD') AS sd_n, any_value(100 * histogram_mean(tc)) FILTER (kind = 'SD') AS sd_tcr,
@@ -115,7 +115,7 @@ CREATE OR REPLACE VIEW table12 AS
 WITH g AS (
   SELECT judge_model, run, assistant_model, kind, map_entries(histogram(nat_u)) AS nat, map_entries(histogram(coh_u)) AS coh
   FROM dialogue_scores WHERE setting = 'base' GROUP BY ALL
-), ci AS (SELECT h, bootstrap_ci95(h, 'plens') AS ci FROM (SELECT nat AS h FROM g UNION SELECT coh FROM g)),
+), ci AS (SELECT h, histogram_ci95(h) AS ci FROM (SELECT nat AS h FROM g UNION SELECT coh FROM g)),
 c AS (SELECT g.*, nat_ci.ci AS nat_ci, coh_ci.ci AS coh_ci FROM g LEFT JOIN ci nat_ci ON nat_ci.h = g.nat LEFT JOIN ci coh_ci ON coh_ci.h = g.coh)
 SELECT judge_model, run, assistant_model, kind, histogram_n(nat) AS n_nat, histogram_mean(nat) AS nat, nat_ci.lo AS nat_lo, nat_ci.hi AS nat_hi,
   histogram_n(coh) AS n_coh, histogram_mean(coh) AS coh, coh_ci.lo AS coh_lo, coh_ci.hi AS coh_hi
@@ -128,7 +128,7 @@ WITH d AS (SELECT *, unnest(relevant_domains) AS domain FROM dialogue_scores),
 g AS (
   SELECT judge_model, run, assistant_model, setting, kind, domain, map_entries(histogram(tc)) AS tc, map_entries(histogram(p)) AS p
   FROM d GROUP BY ALL
-), ci AS (SELECT h, bootstrap_ci95(h, 'plens') AS ci FROM (SELECT tc AS h FROM g UNION SELECT p FROM g)),
+), ci AS (SELECT h, histogram_ci95(h) AS ci FROM (SELECT tc AS h FROM g UNION SELECT p FROM g)),
 c AS (SELECT g.*, tc_ci.ci AS tc_ci, p_ci.ci AS p_ci FROM g LEFT JOIN ci tc_ci ON tc_ci.h = g.tc LEFT JOIN ci p_ci ON p_ci.h = g.p)
 SELECT judge_model, run, assistant_model, setting, kind, domain, histogram_n(tc) AS n_tc, 100 * histogram_mean(tc) AS tcr, 100 * tc_ci.lo AS tcr_lo, 100 * tc_ci.hi AS tcr_hi,
   histogram_n(p) AS n_p, histogram_mean(p) AS p, p_ci.lo AS p_lo, p_ci.hi AS p_hi
@@ -148,7 +148,7 @@ WITH s AS (
   FROM judgment_configs WHERE dimension = 'personalization_chain' AND status = 'ok'
 ), t AS (SELECT * EXCLUDE (relevant_domains), unnest(relevant_domains) AS domain FROM s),
 g AS (SELECT judge_model, run, assistant_model, setting, method, domain, turn, map_entries(histogram(score)) AS p FROM t GROUP BY ALL),
-ci AS (SELECT h, bootstrap_ci95(h, 'plens') AS ci FROM (SELECT DISTINCT p AS h FROM g)),
+ci AS (SELECT h, histogram_ci95(h) AS ci FROM (SELECT DISTINCT p AS h FROM g)),
 c AS (SELECT g.*, ci.ci FROM g LEFT JOIN ci ON ci.h = g.p)
 SELECT judge_model, run, assistant_model, setting, method, domain, turn, histogram_n(p) AS n, histogram_mean(p) AS p, ci.lo AS p_lo, ci.hi AS p_hi
 FROM c ORDER BY judge_model, run, assistant_model, setting, method DESC, domain, turn;
@@ -166,7 +166,7 @@ WITH s AS MATERIALIZED (
     map_entries(histogram(b.p - a.p)) AS d_p
   FROM s a JOIN s b ON a.run = b.run AND a.kind = b.kind AND a.scenario_id = b.scenario_id AND a.cell < b.cell
   GROUP BY ALL
-), ci AS (SELECT h, bootstrap_ci95(h, 'plens') AS ci FROM (SELECT d_tc AS h FROM pairs UNION SELECT d_p FROM pairs)),
+), ci AS (SELECT h, histogram_ci95(h) AS ci FROM (SELECT d_tc AS h FROM pairs UNION SELECT d_p FROM pairs)),
 c AS (SELECT pairs.*, tc_ci.ci AS tc_ci, p_ci.ci AS p_ci FROM pairs LEFT JOIN ci tc_ci ON tc_ci.h = pairs.d_tc LEFT JOIN ci p_ci ON p_ci.h = pairs.d_p)
 SELECT judge_model, run, kind, cell_a, cell_b, histogram_n(d_tc) AS n_tc, histogram_mean(d_tc) AS d_tcr, tc_ci.lo AS d_tcr_lo, tc_ci.hi AS d_tcr_hi,
   histogram_n(d_p) AS n_p, histogram_mean(d_p) AS d_p, p_ci.lo AS d_p_lo, p_ci.hi AS d_p_hi

@@ -62,13 +62,13 @@ it('plens tables --format csv on a mock-endpoint run is byte-identical to the co
   await expectTablesCsvGolden(db, 'mock-endpoint-tables');
 
   // The result views compute each distinct histogram's interval once and join it back to its groups:
-  // every group of Figure 4 gets exactly the interval of its own scores, and groups with the same
+  // every group of Figure 4 gets exactly the interval of its own scores (histogram_ci95), and groups with the same
   // scores share it.
   const check = await runCli([
     'sql',
     `WITH d AS (SELECT *, unnest(relevant_domains) AS domain FROM dialogue_scores),
      g AS (SELECT judge_model, run, assistant_model, setting, kind, domain, map_entries(histogram(p)) AS h,
-       bootstrap_ci95(map_entries(histogram(tc)), 'plens') AS tc_ci, bootstrap_ci95(map_entries(histogram(p)), 'plens') AS p_ci FROM d GROUP BY ALL)
+       histogram_ci95(map_entries(histogram(tc))) AS tc_ci, histogram_ci95(map_entries(histogram(p))) AS p_ci FROM d GROUP BY ALL)
      SELECT count(*)::INTEGER AS groups, count(DISTINCT h)::INTEGER AS histograms, count(f.p_lo)::INTEGER AS with_interval,
        count(*) FILTER (f.p_lo IS NOT DISTINCT FROM g.p_ci.lo AND f.p_hi IS NOT DISTINCT FROM g.p_ci.hi
          AND f.tcr_lo IS NOT DISTINCT FROM 100 * g.tc_ci.lo AND f.tcr_hi IS NOT DISTINCT FROM 100 * g.tc_ci.hi)::INTEGER AS same

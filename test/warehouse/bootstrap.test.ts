@@ -82,6 +82,16 @@ describe('bootstrap_ci95 (Bayesian bootstrap over score histograms)', () => {
     expect(c).not.toEqual(a);
   });
 
+  it("histogram_ci95: the views' interval, the same for the same scores, independent draws for different ones", async () => {
+    const a = await one<{ lo: number; hi: number }>(`SELECT histogram_ci95(${hist({ 0: 1, 1: 1 })})`);
+    expect(await one(`SELECT histogram_ci95(${hist({ 0: 1, 1: 1 })})`)).toEqual(a);
+    expect(await one(`SELECT bootstrap_ci95(${hist({ 0: 1, 1: 1 })}, 'plens:' || hash(${hist({ 0: 1, 1: 1 })}))`)).toEqual(a);
+    // The same counts at other values: with shared draws the interval would be a's shifted by 3.
+    const b = await one<{ lo: number; hi: number }>(`SELECT histogram_ci95(${hist({ 3: 1, 4: 1 })})`);
+    expect(b.lo - 3).not.toBeCloseTo(a.lo, 6);
+    expect(b.hi - 3).not.toBeCloseTo(a.hi, 6);
+  });
+
   it('gives NULL below n = 2 and a point interval when every score is the same', async () => {
     expect(await one(`SELECT bootstrap_ci95(${hist({ 3: 1 })}, 'x')`)).toBeNull();
     expect(await one(`SELECT bootstrap_ci95(NULL::STRUCT(key INTEGER, value UBIGINT)[], 'x')`)).toBeNull();
