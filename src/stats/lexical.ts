@@ -142,14 +142,14 @@ async function lapsPerIteration(db: Database, corpus: string, table: string, opt
         textRows.closeSync();
       }
       measuring = db.run(`INSERT INTO ${table} SELECT * FROM lexical_laps_counted_iterations(${members}, ${texts})`);
-      // Handled now (awaited above or below): a failure while the next batch is drawn is no unhandled rejection.
+      // Handled now (awaited in the next step or below): a failure while the next batch is drawn is no unhandled rejection.
       measuring.catch(() => undefined);
     }
+    await measuring;
   } finally {
-    // Settled before anything else runs on the connection (or the caller closes it).
+    // Settled before anything else runs on the connection (or the caller closes it), on a failure too.
     await measuring.catch(() => undefined);
   }
-  await measuring;
   if (whole.length > 0) {
     await db.run(
       `INSERT INTO ${table} SELECT t.grp, r.range::INTEGER, t.dist_1, t.dist_2, t.ent_4, t.self_bleu
@@ -182,6 +182,13 @@ async function* drawLapsBatches(
 ): AsyncGenerator<LapsBatch, void, undefined> {
   let batch: LapsBatch = { members: [], texts: [], whole: [] };
   let batchChars = 0;
+  /** The batch so far, and a new one begun. */
+  const take = (): LapsBatch => {
+    const full = batch;
+    batch = { members: [], texts: [], whole: [] };
+    batchChars = 0;
+    return full;
+  };
   let nextTid = 0;
   let done = 0;
   for (const grp of groups) {
@@ -219,18 +226,10 @@ async function* drawLapsBatches(
       for (let d = dist.next(), b = selfBleu.next(); !d.done && !b.done; d = dist.next(), b = selfBleu.next()) {
         add('dist', d.value.iteration, d.value.texts);
         add('self_bleu', b.value.iteration, b.value.texts);
-        if (batchChars >= batchLimit) {
-          yield batch;
-          batch = { members: [], texts: [], whole: [] };
-          batchChars = 0;
-        }
+        if (batchChars >= batchLimit) yield take();
       }
     }
-    if (batchChars >= batchLimit) {
-      yield batch;
-      batch = { members: [], texts: [], whole: [] };
-      batchChars = 0;
-    }
+    if (batchChars >= batchLimit) yield take();
     onGroup?.(++done, groups.length);
   }
   if (batch.members.length > 0) yield batch;

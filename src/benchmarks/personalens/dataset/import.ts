@@ -14,7 +14,7 @@ import { PreferenceSchema } from './upstream/preference-schema.js';
 import { readTaskDefinitions } from './upstream/task-definitions.js';
 import { defaultReaders, readUsers } from './read-users.js';
 import { RowFiles } from './row-files.js';
-import { PER_USER_TABLES, USER_KEY_COLUMNS, type PerUserTable, type UserSummary } from './user-rows.js';
+import { isPerUserTable, PER_USER_TABLES, USER_KEY_COLUMNS, type PerUserTable, type UserSummary } from './user-rows.js';
 
 export interface ImportOptions {
   from: string;
@@ -202,8 +202,6 @@ async function datasetFingerprint(db: Database, from: (table: DatasetTable) => s
   );
   return row!.fingerprint;
 }
-
-const isPerUserTable = (name: DatasetTable): name is PerUserTable => (PER_USER_TABLES as readonly string[]).includes(name);
 
 /** Waits for every promise, then throws the first failure: nothing is left running on a failure. */
 async function allSettled(work: Promise<unknown>[]): Promise<void> {
