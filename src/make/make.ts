@@ -11,6 +11,7 @@ import { runJudge } from '../benchmarks/personalens/judge-stage.js';
 import { runScenarios } from '../benchmarks/personalens/scenarios/stage.js';
 import { dialogueCell } from '../benchmarks/personalens/records.js';
 import { collectTables } from '../tables/tables.js';
+import { ViewRows } from '../tables/view-rows.js';
 import { runPersonaSelect } from '../benchmarks/personabench/select-stage.js';
 import { buildWarehouse } from '../warehouse/build.js';
 import { formatEstimatedCost } from '../engine/stage-summary.js';
@@ -44,6 +45,8 @@ export interface StepResult {
   work: number;
   detail: string;
   reason?: string;
+  /** Wall time of the step, checks included (a step that was up to date takes milliseconds). */
+  elapsed_ms?: number;
   cells?: Array<{
     id: string;
     assistant: string;
@@ -106,7 +109,11 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
   if (maxCost !== undefined) assertPriced(p);
   const budget = maxCost !== undefined && !o.dryRun ? new SpendBudget(maxCost) : undefined;
 
+  // The tables step's query results, for the report step that reads the same warehouse build.
+  const viewRows = new ViewRows();
+  let stepStarted = performance.now();
   const finish = (r: StepResult) => {
+    r.elapsed_ms = Math.round(performance.now() - stepStarted);
     steps.push(r);
     outcome.set(r.step, r.status);
     if (r.status === 'failed') failed.push(r.step);
@@ -123,6 +130,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
   try {
     for (const step of graph.steps) {
       if (o.signal.aborted) break;
+      stepStarted = performance.now();
       if (budget?.capped) {
         finish({
           step,
@@ -297,6 +305,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
                 formats: p.tables.formats,
                 outDir: p.tables.outDir,
                 only: graph.tables,
+                viewRows,
               });
               const files = r.files.length;
               const missing = new Set(r.missing.map((m) => m.name));
@@ -321,7 +330,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
             else {
               // Imported only when a report is written: it is the heaviest module and most targets need none.
               const { writeReport } = await import('../report/report.js');
-              const w = await writeReport({ dbPath: p.warehouse, out: r.out, title: r.title, metadata: reportMetadata(p) });
+              const w = await writeReport({ dbPath: p.warehouse, out: r.out, title: r.title, metadata: reportMetadata(p), viewRows });
               reportFile = w.file;
               await save('report', inputs, w.file);
               finish({ step, status: 'ran', work: 1, detail: `wrote ${w.file} (${w.tables} tables, ${w.charts} charts)` });
@@ -660,7 +669,9 @@ function fmtWork(w: CellWork): string {
 const LABEL: Record<StepStatus, string> = { 'up-to-date': 'up to date', ran: 'done', 'would-run': 'to do', failed: 'FAILED', 'not-run': 'not run' };
 
 export function formatStep(r: StepResult): string {
-  const lines = [`${r.step.padEnd(10)} ${r.detail}${r.reason ? ` (${r.reason})` : ''}`];
+  // Steps that did work say how long it took (up-to-date checks take milliseconds).
+  const took = r.status === 'ran' && r.elapsed_ms !== undefined ? ` in ${(r.elapsed_ms / 1000).toFixed(1)} s` : '';
+  const lines = [`${r.step.padEnd(10)} ${r.detail}${r.reason ? ` (${r.reason})` : ''}${took}`];
   for (const c of r.cells ?? []) {
     // A run lists only the cells that need attention; the ones that ran were logged as they finished.
     if (r.status !== 'would-run' && (c.status === 'ran' || c.status === 'up-to-date')) continue;

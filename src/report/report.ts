@@ -3,6 +3,7 @@ import { writeFileAtomic } from '../core/atomic.js';
 import { plensVersion } from '../core/version.js';
 import { Database } from '../db/database.js';
 import { collectTables } from '../tables/tables.js';
+import type { ViewRows } from '../tables/view-rows.js';
 import {
   figure4Chart,
   figure5Chart,
@@ -24,6 +25,8 @@ export interface ReportOptions {
   title?: string;
   /** Extra key/values from a pipeline, shown with the run's metadata. */
   metadata?: Record<string, unknown>;
+  /** The views' rows from an earlier reader of the same warehouse build (make's tables step). */
+  viewRows?: ViewRows;
 }
 
 type Row = Record<string, unknown>;
@@ -61,7 +64,7 @@ export async function writeReport(options: ReportOptions): Promise<{ file: strin
   const skipped: string[] = [];
   const warnings: string[] = [];
 
-  const collected = await collectTables({ dbPath: options.dbPath, format: 'md' });
+  const collected = await collectTables({ dbPath: options.dbPath, format: 'md', ...(options.viewRows ? { viewRows: options.viewRows } : {}) });
   const tables = collected.tables.filter((t) => t.rows.length > 0);
   for (const t of collected.tables) if (t.rows.length === 0) skipped.push(`${t.title ?? t.name}: skipped, the view ${t.name} has no rows`);
   for (const m of collected.missing) skipped.push(`${m.name}: skipped, ${m.reason}`);

@@ -5,6 +5,7 @@ import { Database, sqlIdentifier } from '../db/database.js';
 import { requireWarehouse } from '../warehouse/build.js';
 import { PAPER_TABLES } from './catalog.js';
 import { renderTable, type RenderableTable, type TableFormat } from './render.js';
+import type { ViewResult, ViewRows } from './view-rows.js';
 
 export interface TablesOptions {
   dbPath: string;
@@ -18,6 +19,8 @@ export interface TablesOptions {
   outDir?: string;
   /** Leave out the dialogues the simulator audit flags (simulator_audit_flagged). */
   excludeFlagged?: boolean;
+  /** Rows already queried from this warehouse build, reused and added to (never with excludeFlagged). */
+  viewRows?: ViewRows;
 }
 
 export interface TablesResult {
@@ -29,13 +32,13 @@ export interface TablesResult {
 
 const EXTENSION: Record<TableFormat, string> = { table: 'txt', md: 'md', csv: 'csv', tex: 'tex', json: 'json' };
 
-/** Reads the paper's tables from the warehouse views; renders and optionally writes one file per table. */
 /** What brings a missing view into the warehouse, where rebuilding it alone does not. */
 const MISSING_FIX: Record<string, string> = {
   table5:
     'not in the warehouse: it needs human labels. Export a sample with `plens annotate export`, have annotators label it, load their files with `plens annotate import`, then run `plens warehouse` again',
 };
 
+/** Reads the paper's tables from the warehouse views; renders and optionally writes one file per table. */
 export async function collectTables(options: TablesOptions): Promise<TablesResult> {
   requireWarehouse(options.dbPath);
   const known = new Set(PAPER_TABLES.map((t) => t.name));
@@ -59,12 +62,18 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
     // ... whose PersonaLens tables are left out unless named (below); only what is listed is queried.
     const listed = (t: { name: string }) => t.name.startsWith('persona_') || !personaOnly || Boolean(options.only);
     const present = wanted.filter((t) => views.has(t.name) && listed(t));
-    const results = new Map<string, { rows: Record<string, unknown>[]; notes: string[] }>();
+    const results = new Map<string, ViewResult>();
+    const kept = options.viewRows && !options.excludeFlagged ? options.viewRows.of(options.dbPath) : undefined;
     let next = 0;
     await Promise.all(
       connections.map(async (c) => {
         while (next < present.length) {
           const t = present[next++]!;
+          const known = kept?.get(t.name);
+          if (known) {
+            results.set(t.name, known);
+            continue;
+          }
           const rows = await c.all(`SELECT * FROM ${t.name}`);
           const notes: string[] = [];
           if (t.name === 'table6_7' && views.has('unmapped_birth_countries')) {
@@ -73,6 +82,7 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
               notes.push(`birth country "${u.birth_country}" (${u.users} users) has no region; shown as "Unmapped: ${u.birth_country}"`);
           }
           results.set(t.name, { rows, notes });
+          kept?.set(t.name, { rows, notes });
         }
       }),
     );

@@ -12,6 +12,7 @@ interface Step {
   step: string;
   status: string;
   work: number;
+  elapsed_ms: number;
   cells?: Array<{
     id: string;
     assistant: string;
@@ -24,6 +25,7 @@ interface Step {
 }
 interface MakeJson {
   ok: boolean;
+  elapsed_ms: number;
   work: number;
   up_to_date: boolean;
   failed: string[];
@@ -122,6 +124,10 @@ describe('plens make', () => {
     expect(step(first.json, 'dialogues').work).toBe(4 * SCENARIOS);
     expect(step(first.json, 'judge').work).toBe(4 * SCENARIOS * JUDGMENTS_PER_DIALOGUE);
     expect(first.json.steps.map((s) => s.status)).toEqual(['ran', 'ran', 'ran', 'ran', 'ran', 'ran']);
+    // Each step's wall time, within the run's.
+    const took = first.json.steps.map((s) => s.elapsed_ms);
+    expect(took.every((ms) => Number.isInteger(ms) && ms >= 0)).toBe(true);
+    expect(took.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(first.json.elapsed_ms);
     expect(existsSync(join(dir, 'out', 'tables', 'table3.md'))).toBe(true);
 
     const again = await runCli(['make', 'all', '-p', file]);
