@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type Ajv2020 from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { PlensError, type InputLocation } from './errors.js';
 import { schemasDir } from './paths.js';
 
@@ -25,7 +27,10 @@ function instance(): Ajv2020.default {
   // the u flag, and the import's 122k task keys and ids are checked about a tenth faster.
   // validateSchema off: checking our own schemas against the 2020-12 meta-schema took two thirds of
   // every process's and import thread's start (75 ms); a test checks them instead.
-  ajv = new Ajv2020.default({ allErrors: false, strict: true, allowUnionTypes: true, unicodeRegExp: false, validateSchema: false });
+  // Loaded on first use (ajv is CommonJS, so synchronously): most commands never validate, and loading
+  // it cost every CLI start 50 ms.
+  const Ajv = (createRequire(import.meta.url)('ajv/dist/2020.js') as typeof Ajv2020).default;
+  ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true, unicodeRegExp: false, validateSchema: false });
   for (const name of readdirSync(schemasDir)
     .filter((f) => f.endsWith('.schema.json'))
     .sort()) {

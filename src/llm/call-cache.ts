@@ -4,16 +4,9 @@ import { open, type RootDatabase } from 'lmdb';
 import { PlensError, storageError, usageError } from '../core/errors.js';
 import { SIM_VERSION } from './sim.js';
 import type { ChatRequest, ChatResponse } from './types.js';
+import { CACHE_MODES, type CacheMode } from './cache-mode.js';
 
-/**
- * on      serve hits, record misses (default)
- * off     neither read nor write
- * read    serve hits, record nothing
- * write   always call the endpoint, record the answer (refreshes entries)
- * replay  serve hits; a miss is an error (exact reproduction of a finished run)
- */
-export const CACHE_MODES = ['on', 'off', 'read', 'write', 'replay'] as const;
-export type CacheMode = (typeof CACHE_MODES)[number];
+export { CACHE_MODES, type CacheMode };
 
 export interface CachedCall {
   response: ChatResponse;

@@ -4,12 +4,12 @@ import type { Workspace } from '../core/workspace.js';
 import type { BatchOptions } from '../engine/llm-stage.js';
 import type { Shard } from '../engine/shard.js';
 import { SpendBudget } from '../engine/spend-budget.js';
-import { CACHE_MODES, type CacheMode } from '../llm/call-cache.js';
-import { DEFAULT_RETRY } from '../llm/retry.js';
+import { CACHE_MODES, type CacheMode } from '../llm/cache-mode.js';
+import { DEFAULT_RETRY } from '../llm/retry-policy.js';
 import type { LlmStageOptions } from '../benchmarks/personalens/llm-stage-options.js';
 import type { ImpactParser, SignParser } from '../benchmarks/personabench/parse.js';
 import type { Fidelity, Setting as PersonaSetting, Task as PersonaTask } from '../benchmarks/personabench/selection.js';
-import { parseEmbeddingsSpec } from '../llm/embedders.js';
+import { parseEmbeddingsSpec } from '../llm/embeddings-spec.js';
 
 /**
  * How LLM stages run, whether asked for by flags (`plens dialogues`, `plens judge`, `plens make`)

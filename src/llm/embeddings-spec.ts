@@ -1,0 +1,27 @@
+import { resolve } from 'node:path';
+import { usageError } from '../core/errors.js';
+import { parseModelSpec } from './model-spec.js';
+
+// Syntax only, apart from embedders.ts (which loads the HTTP client and transformers.js): the CLI and
+// the pipeline loader check a spec without loading either.
+
+export type EmbeddingsSpec = { kind: 'openai'; model: string; baseUrl: string; keyEnv?: string } | { kind: 'local'; folder: string };
+
+export const EMBEDDINGS_SPEC_FORMS =
+  'openai:MODEL?base_url=URL[&key_env=VAR] (an OpenAI-compatible embeddings endpoint) or local:FOLDER (a model folder for transformers.js)';
+
+/** A spec's parts; a relative local folder is resolved against the working directory. Syntax only: nothing is opened. */
+export function parseEmbeddingsSpec(spec: string, field = '--embeddings'): EmbeddingsSpec {
+  const trimmed = spec.trim();
+  if (trimmed.startsWith('local:')) {
+    const folder = trimmed.slice('local:'.length);
+    if (folder === '') throw usageError(`${field} "${spec}": local: needs a model folder, e.g. local:models/all-MiniLM-L6-v2`);
+    return { kind: 'local', folder: resolve(folder) };
+  }
+  const parsed = parseModelSpec(trimmed, field);
+  if (parsed.provider !== 'openai' || parsed.baseUrl === undefined)
+    throw usageError(
+      `${field} "${spec}": give an OpenAI-compatible embeddings endpoint, e.g. openai:sentence-transformers/all-MiniLM-L6-v2?base_url=http://127.0.0.1:8080/v1, or a local model folder, local:FOLDER`,
+    );
+  return { kind: 'openai', model: parsed.model, baseUrl: parsed.baseUrl, ...(parsed.keyEnv === undefined ? {} : { keyEnv: parsed.keyEnv }) };
+}
