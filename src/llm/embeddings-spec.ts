@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 import { usageError } from '../core/errors.js';
 import { parseModelSpec } from './model-spec.js';
 
-// Syntax only, apart from embedders.ts (which loads the HTTP client and transformers.js): the CLI and
-// the pipeline loader check a spec without loading either.
+// Syntax only, apart from embedders.ts (which loads LMDB and the HTTP client): the CLI and the
+// pipeline loader check a spec without loading either.
 
 export type EmbeddingsSpec = { kind: 'openai'; model: string; baseUrl: string; keyEnv?: string } | { kind: 'local'; folder: string };
 

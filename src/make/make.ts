@@ -113,7 +113,8 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
   const viewRows = new ViewRows();
   let stepStarted = performance.now();
   const finish = (r: StepResult) => {
-    r.elapsed_ms = Math.round(performance.now() - stepStarted);
+    // Floored, so the steps' times never add up to more than the run's.
+    r.elapsed_ms = Math.floor(performance.now() - stepStarted);
     steps.push(r);
     outcome.set(r.step, r.status);
     if (r.status === 'failed') failed.push(r.step);
@@ -669,8 +670,8 @@ function fmtWork(w: CellWork): string {
 const LABEL: Record<StepStatus, string> = { 'up-to-date': 'up to date', ran: 'done', 'would-run': 'to do', failed: 'FAILED', 'not-run': 'not run' };
 
 export function formatStep(r: StepResult): string {
-  // Steps that did work say how long it took (up-to-date checks take milliseconds).
-  const took = r.status === 'ran' && r.elapsed_ms !== undefined ? ` in ${(r.elapsed_ms / 1000).toFixed(1)} s` : '';
+  // Steps that ran (or failed) say how long they took; up-to-date checks take milliseconds.
+  const took = (r.status === 'ran' || r.status === 'failed') && r.elapsed_ms !== undefined ? ` [${(r.elapsed_ms / 1000).toFixed(1)} s]` : '';
   const lines = [`${r.step.padEnd(10)} ${r.detail}${r.reason ? ` (${r.reason})` : ''}${took}`];
   for (const c of r.cells ?? []) {
     // A run lists only the cells that need attention; the ones that ran were logged as they finished.

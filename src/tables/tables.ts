@@ -45,6 +45,8 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
   for (const name of options.only ?? []) {
     if (!known.has(name)) throw usageError(`--only: unknown table "${name}"`, `known tables: ${[...known].join(', ')}`);
   }
+  // The build's stamp is taken before the file is opened: a build swapped in meanwhile is not taken for this one.
+  const kept = options.viewRows && !options.excludeFlagged ? options.viewRows.of(options.dbPath) : undefined;
   const db = await Database.open(options.dbPath, { readOnly: true });
   try {
     const views = new Set((await db.all<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables`)).map((r) => r.name));
@@ -63,15 +65,14 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
     const listed = (t: { name: string }) => t.name.startsWith('persona_') || !personaOnly || Boolean(options.only);
     const present = wanted.filter((t) => views.has(t.name) && listed(t));
     const results = new Map<string, ViewResult>();
-    const kept = options.viewRows && !options.excludeFlagged ? options.viewRows.of(options.dbPath) : undefined;
     let next = 0;
     await Promise.all(
       connections.map(async (c) => {
         while (next < present.length) {
           const t = present[next++]!;
-          const known = kept?.get(t.name);
-          if (known) {
-            results.set(t.name, known);
+          const cached = kept?.get(t.name);
+          if (cached) {
+            results.set(t.name, cached);
             continue;
           }
           const rows = await c.all(`SELECT * FROM ${t.name}`);

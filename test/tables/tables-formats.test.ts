@@ -52,6 +52,7 @@ it('reuses the rows an earlier reader of the same warehouse build kept, and forg
   // --exclude-flagged reads other rows: it neither uses nor fills what is kept.
   const flagged = await collectTables({ dbPath: file, format: 'md', viewRows: kept, excludeFlagged: true });
   expect(flagged.tables.find((t) => t.name === 'table3')!.rows).not.toContainEqual(expect.objectContaining({ mean: -1 }));
+  expect(kept.of(file).get('table3')!.rows).toEqual([{ ...table3.rows[0], mean: -1 }]);
   // A rebuilt warehouse (the same inputs, so the same rows) is a new file: what was kept is gone, the views are queried again.
   await buildWarehouse({ workspace: new Workspace(ws), dbPath: file, force: true, lexical: [] });
   const rebuilt = await collectTables({ dbPath: file, format: 'md', viewRows: kept });
