@@ -6,8 +6,6 @@ import { SIM_VERSION } from './sim.js';
 import type { ChatRequest, ChatResponse } from './types.js';
 import { CACHE_MODES, type CacheMode } from './cache-mode.js';
 
-export { CACHE_MODES, type CacheMode };
-
 export interface CachedCall {
   response: ChatResponse;
   /** The original call's latency, so a replayed run reports what the endpoint took. */

@@ -7,9 +7,6 @@ import { parseModelSpec } from './model-spec.js';
 
 export type EmbeddingsSpec = { kind: 'openai'; model: string; baseUrl: string; keyEnv?: string } | { kind: 'local'; folder: string };
 
-export const EMBEDDINGS_SPEC_FORMS =
-  'openai:MODEL?base_url=URL[&key_env=VAR] (an OpenAI-compatible embeddings endpoint) or local:FOLDER (a model folder for transformers.js)';
-
 /** A spec's parts; a relative local folder is resolved against the working directory. Syntax only: nothing is opened. */
 export function parseEmbeddingsSpec(spec: string, field = '--embeddings'): EmbeddingsSpec {
   const trimmed = spec.trim();

@@ -18,7 +18,8 @@ import { postJson, redactUrl } from './http.js';
 import { DEFAULT_TIMEOUTS, type HttpTimeouts, type HttpTransport } from './http-transport.js';
 import { InlineTransport } from './inline-transport.js';
 import { checkBaseUrl } from './model-spec.js';
-import { DEFAULT_RETRY, withRetry, type RetryPolicy } from './retry.js';
+import { withRetry } from './retry.js';
+import { DEFAULT_RETRY, type RetryPolicy } from './retry-policy.js';
 
 /** Anything that turns texts into vectors, one per text, in order. */
 export interface Embedder {

@@ -1,9 +1,7 @@
 import pRetry, { AbortError } from 'p-retry';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LlmCallError } from './errors.js';
-import { DEFAULT_RETRY, type RetryPolicy } from './retry-policy.js';
-
-export { DEFAULT_RETRY, type RetryPolicy };
+import type { RetryPolicy } from './retry-policy.js';
 
 /**
  * The single retry layer: retries what LlmCallError marks retryable (408/409/429/5xx,

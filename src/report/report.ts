@@ -64,7 +64,7 @@ export async function writeReport(options: ReportOptions): Promise<{ file: strin
   const skipped: string[] = [];
   const warnings: string[] = [];
 
-  const collected = await collectTables({ dbPath: options.dbPath, format: 'md', ...(options.viewRows ? { viewRows: options.viewRows } : {}) });
+  const collected = await collectTables({ dbPath: options.dbPath, format: 'md', viewRows: options.viewRows });
   const tables = collected.tables.filter((t) => t.rows.length > 0);
   for (const t of collected.tables) if (t.rows.length === 0) skipped.push(`${t.title ?? t.name}: skipped, the view ${t.name} has no rows`);
   for (const m of collected.missing) skipped.push(`${m.name}: skipped, ${m.reason}`);

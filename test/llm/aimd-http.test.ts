@@ -5,7 +5,7 @@ import { CallCache } from '../../src/llm/call-cache.js';
 import { LlmClient } from '../../src/llm/client.js';
 import { startMockLlm, type MockLlmServer } from '../../src/testkit/mock-server.js';
 import { parseModelSpec } from '../../src/llm/model-spec.js';
-import type { RetryPolicy } from '../../src/llm/retry.js';
+import type { RetryPolicy } from '../../src/llm/retry-policy.js';
 import type { ChatRequest } from '../../src/llm/types.js';
 import { tempDir } from '../helpers/cli.js';
 

@@ -7,7 +7,7 @@ import { LlmClient } from '../../src/llm/client.js';
 import { LlmCallError } from '../../src/llm/errors.js';
 import { parseModelSpec } from '../../src/llm/model-spec.js';
 import { pricesOf } from '../../src/llm/providers.js';
-import type { RetryPolicy } from '../../src/llm/retry.js';
+import type { RetryPolicy } from '../../src/llm/retry-policy.js';
 import type { ChatRequest } from '../../src/llm/types.js';
 import { tempDir } from '../helpers/cli.js';
 import { startMockBedrock, type MockBedrockFault, type MockBedrockRequest, type MockBedrockServer } from '../helpers/mock-bedrock.js';

@@ -6,7 +6,7 @@ import { LlmCallError } from '../../src/llm/errors.js';
 import type { TransportKind } from '../../src/llm/http-transport.js';
 import { startMockLlm, type MockFault, type MockLlmServer, type MockRequest } from '../../src/testkit/mock-server.js';
 import { parseModelSpec } from '../../src/llm/model-spec.js';
-import type { RetryPolicy } from '../../src/llm/retry.js';
+import type { RetryPolicy } from '../../src/llm/retry-policy.js';
 import type { ChatRequest } from '../../src/llm/types.js';
 import { tempDir } from '../helpers/cli.js';
 

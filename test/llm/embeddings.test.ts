@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddingsClient, embeddingKey } from '../../src/llm/embeddings.js';
-import type { RetryPolicy } from '../../src/llm/retry.js';
+import type { RetryPolicy } from '../../src/llm/retry-policy.js';
 
 const KEY = 'sk-embed-test-0123456789';
 const FAST_RETRY: RetryPolicy = { retries: 2, minDelayMs: 1, maxDelayMs: 5, factor: 1, maxTotalMs: 5_000, maxRetryAfterMs: 5 };
