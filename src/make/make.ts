@@ -273,7 +273,7 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
               finish({ step, status: 'up-to-date', work: 0, detail: `up to date (${p.warehouse})` });
             else if (o.dryRun) finish({ step, status: 'would-run', work: 1, detail: `would build ${p.warehouse}` });
             else {
-              const r = await buildWarehouse({ workspace: ws, dbPath: p.warehouse, lexical: p.lexical });
+              const r = await buildWarehouse({ workspace: ws, dbPath: p.warehouse, lexical: p.lexical, lapsSpeakers: p.lapsSpeakers });
               // Fingerprinted after the build: the inputs are what this build read.
               await save('warehouse', inputs, fileStamp(p.warehouse)!);
               // The build itself found nothing it reads changed (e.g. a step before it ran and rewrote nothing).

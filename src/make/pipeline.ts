@@ -20,6 +20,7 @@ import {
 } from './run-settings.js';
 import { scenarioSelectionOf } from './scenario-settings.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
+import { DEFAULT_LAPS_SPEAKERS, speakerGroupsInOrder, type SpeakerGroup } from '../stats/speaker-groups.js';
 import { PAPER_TABLES } from '../tables/catalog.js';
 import type { TableFormat } from '../tables/render.js';
 import { assertValid, escapePointer } from '../core/validator.js';
@@ -45,7 +46,7 @@ interface PipelineFile {
     batch_size?: number;
   };
   limits?: Record<string, unknown>;
-  statistics?: { lexical?: LexicalProtocol[] };
+  statistics?: { lexical?: LexicalProtocol[]; laps_speakers?: SpeakerGroup[] };
   tables?: { only?: string[]; formats?: Array<Exclude<TableFormat, 'table'>>; out_dir?: string };
   report?: boolean | { title?: string; out?: string };
 }
@@ -73,6 +74,8 @@ export interface Pipeline {
   /** The run limits in force: flags over the file's `limits:` over the defaults (make/run-settings.ts). */
   limits: RunLimits;
   lexical: LexicalProtocol[];
+  /** The speaker groups Table 10's laps protocol measures (statistics.laps_speakers; default both). */
+  lapsSpeakers: SpeakerGroup[];
   tables: { only: string[]; formats: Array<Exclude<TableFormat, 'table'>>; outDir: string };
   report?: { title: string; out: string };
 }
@@ -262,6 +265,7 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
     ...(p.judge ? { judge: judgeOf(p.judge, locate) } : {}),
     limits: resolveLimits({ ...(overrides.limits ? { flags: overrides.limits } : {}), pipeline: { ...(p.limits ? { limits: p.limits } : {}), locate } }),
     lexical: p.statistics?.lexical ?? ['laps', 'full'],
+    lapsSpeakers: speakerGroupsInOrder(p.statistics?.laps_speakers ?? DEFAULT_LAPS_SPEAKERS),
     tables: {
       only: p.tables?.only ?? defaultTables,
       formats: p.tables?.formats ?? ['md'],

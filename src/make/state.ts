@@ -96,7 +96,7 @@ export function personaScoresInputs(p: Pipeline): string {
 
 /** Everything the warehouse reads: the workspace's Parquet files, the SQL files, the statistics asked for. */
 export function warehouseInputs(p: Pipeline): string {
-  return buildInputs({ workspaceRoot: p.workspace, sqlDir: defaultSqlDir, dbPath: p.warehouse, lexical: p.lexical });
+  return buildInputs({ workspaceRoot: p.workspace, sqlDir: defaultSqlDir, dbPath: p.warehouse, lexical: p.lexical, lapsSpeakers: p.lapsSpeakers });
 }
 
 /** A partition whose logs are newer than its compacted Parquet (e.g. a run was killed before compaction). */

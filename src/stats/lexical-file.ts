@@ -2,10 +2,8 @@ import { PlensError } from '../core/errors.js';
 import { Database } from '../db/database.js';
 import type { LapsOptions } from './laps-subsets.js';
 import { computeLexical, loadLexicalMacros, type LexicalProtocol, type LexicalRow } from './lexical.js';
+import type { SpeakerGroup } from './speaker-groups.js';
 import { loadUtterances, type UtteranceFields, type UtteranceFormat } from './utterance-file.js';
-
-export const SPEAKER_GROUPS = ['both', 'user', 'assistant'] as const;
-export type SpeakerGroup = (typeof SPEAKER_GROUPS)[number];
 
 export interface LexicalFileOptions {
   input: string;

@@ -29,6 +29,8 @@ export interface LexicalRunOptions {
   laps?: LapsOptions;
   /** Characters of distinct texts measured per laps batch (default LAPS_BATCH_CHARS). */
   lapsBatchChars?: number;
+  /** The corpus table the laps protocol measures (default: the same corpus), e.g. some of its groups only. */
+  lapsCorpus?: string;
   /** Called after each laps group, for progress. */
   onGroup?: (done: number, total: number) => void;
 }
@@ -55,12 +57,13 @@ export async function computeLexical(db: Database, corpus: string, out: string, 
     parts.push('SELECT * FROM lexical_full_tmp');
   }
   if (options.protocols.includes('laps')) {
-    await lapsPerIteration(db, corpus, 'lexical_laps_iterations_tmp', options);
+    const lapsCorpus = options.lapsCorpus ?? corpus;
+    await lapsPerIteration(db, lapsCorpus, 'lexical_laps_iterations_tmp', options);
     await db.run(`
       CREATE OR REPLACE TEMP TABLE lexical_laps_tmp AS
       SELECT l.* REPLACE (c.n_utterances AS n_utterances, c.n_tokens AS n_tokens)
       FROM lexical_laps_means(lexical_laps_iterations_tmp) l
-        JOIN (SELECT grp, count(*) AS n_utterances, sum(len(python_split(text))) AS n_tokens FROM ${corpus} GROUP BY grp) c USING (grp);
+        JOIN (SELECT grp, count(*) AS n_utterances, sum(len(python_split(text))) AS n_tokens FROM ${lapsCorpus} GROUP BY grp) c USING (grp);
       DROP TABLE lexical_laps_iterations_tmp;`);
     parts.push('SELECT * FROM lexical_laps_tmp');
   }

@@ -5,12 +5,13 @@ import { writeFileAtomic } from '../core/atomic.js';
 import { fileStamp, fileStats } from '../core/file-stamps.js';
 import { plensVersion } from '../core/version.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
+import type { SpeakerGroup } from '../stats/speaker-groups.js';
 import { stepCacheDir } from './step-cache.js';
 
 /**
  * A warehouse is rebuilt only when something it is built from changed, as make decides: the
  * fingerprint of its inputs (every Parquet file of the workspace by path, size and mtime; the SQL
- * files by content; the plens version; Table 10's protocols) is recorded beside the database after
+ * files by content; the plens version; Table 10's protocols and laps speaker groups) is recorded beside the database after
  * each build, with the database file's own stamp, in `<db>.steps/build.json`. A build whose inputs
  * and database are both as recorded has nothing to do.
  */
@@ -20,6 +21,8 @@ export interface WarehouseInputs {
   sqlDir: string;
   dbPath: string;
   lexical: readonly LexicalProtocol[];
+  /** The laps protocol's speaker groups, in SPEAKER_GROUPS order (speakerGroupsInOrder). */
+  lapsSpeakers: readonly SpeakerGroup[];
 }
 
 interface BuildRecord {
@@ -41,7 +44,10 @@ export function warehouseInputs(o: WarehouseInputs): string {
     (dir) => dir === steps || dir === 'tables' || dir === 'report',
   );
   const sql = fileStats(o.sqlDir, (name) => name.endsWith('.sql')).map(([f]) => [f, sha(readFileSync(join(o.sqlDir, f), 'utf8'))]);
-  return sha(['warehouse', plensVersion, o.workspaceRoot, parquet, sql, [...o.lexical].sort()]);
+  const lexical = [...o.lexical].sort();
+  // The laps speaker groups count only when laps runs.
+  const laps = lexical.includes('laps') ? [...o.lapsSpeakers] : [];
+  return sha(['warehouse', plensVersion, o.workspaceRoot, parquet, sql, lexical, laps]);
 }
 
 const recordFile = (dbPath: string) => join(stepCacheDir(dbPath), 'build.json');

@@ -9,6 +9,7 @@ import { plensVersion } from '../core/version.js';
 import type { Workspace } from '../core/workspace.js';
 import { Database, sqlIdentifier } from '../db/database.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
+import { DEFAULT_LAPS_SPEAKERS, speakerGroupsInOrder, type SpeakerGroup } from '../stats/speaker-groups.js';
 import { readWarehouseSqlFiles } from './sql-files.js';
 import { isBuildCurrent, recordBuild, warehouseInputs } from './build-record.js';
 import { stepCacheDir, type StepRun } from './step-cache.js';
@@ -22,6 +23,8 @@ export interface WarehouseOptions {
   dryRun?: boolean;
   /** Protocols of Table 10's lexical diversity (default both); [] leaves lexical_diversity empty. */
   lexical?: readonly LexicalProtocol[];
+  /** Speaker groups the laps protocol measures (default both speakers, the paper's row; full measures all three). */
+  lapsSpeakers?: readonly SpeakerGroup[];
   /** Reuse and keep expensive steps' outputs in `<db>.steps/` (default true). */
   stepCache?: boolean;
   /** DuckDB's memory limit for the build (default: PLENS_MEMORY_LIMIT or 1GB). */
@@ -62,8 +65,9 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
   const files = await readWarehouseSqlFiles(sqlDir);
   const cacheDir = options.dryRun || options.stepCache === false ? null : stepCacheDir(options.dbPath);
   const lexical = options.dryRun ? [] : (options.lexical ?? ['laps', 'full']);
+  const lapsSpeakers = speakerGroupsInOrder(options.lapsSpeakers ?? DEFAULT_LAPS_SPEAKERS);
   // Taken before the build reads anything: a file changed while it runs makes the next build run again.
-  const inputs = cacheDir ? warehouseInputs({ workspaceRoot: options.workspace.root, sqlDir, dbPath: options.dbPath, lexical }) : null;
+  const inputs = cacheDir ? warehouseInputs({ workspaceRoot: options.workspace.root, sqlDir, dbPath: options.dbPath, lexical, lapsSpeakers }) : null;
   if (inputs && !options.force && isBuildCurrent(options.dbPath, inputs)) return upToDate(options, started);
   await mkdir(dirname(options.dbPath), { recursive: true });
   const tmp = options.dryRun ? ':memory:' : tempSibling(options.dbPath);
@@ -72,7 +76,7 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
   const steps: StepRun[] = [];
   let relations: WarehouseSummary['relations'] = [];
   const db = await Database.open(tmp, { threads: 2, ...(options.memoryLimit ? { memoryLimit: options.memoryLimit } : {}) });
-  const early = new EarlySteps(db, { lexical, cacheDir });
+  const early = new EarlySteps(db, { lexical, lapsSpeakers, cacheDir });
   try {
     await db.run('SET VARIABLE workspace = $1', undefined, [options.workspace.root]);
     for (const [index, file] of files.entries()) {
@@ -96,7 +100,7 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
         );
         continue;
       }
-      for (const step of file.steps) steps.push(await early.result(file, step, () => runStep(step, { db, lexical, cacheDir }, file.path)));
+      for (const step of file.steps) steps.push(await early.result(file, step, () => runStep(step, { db, lexical, lapsSpeakers, cacheDir }, file.path)));
       await db.run(file.sql, { file: file.path });
       ran.push(file.name);
     }

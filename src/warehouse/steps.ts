@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { PlensError } from '../core/errors.js';
-import type { Database } from '../db/database.js';
+import { sqlList, type Database } from '../db/database.js';
 import { computeLexical, LEXICAL_SQL, type LexicalProtocol } from '../stats/lexical.js';
+import { DEFAULT_LAPS_SPEAKERS, SPEAKER_GROUPS, speakerGroupsInOrder, type SpeakerGroup } from '../stats/speaker-groups.js';
 import type { WarehouseSqlFile } from './sql-files.js';
 import { runWithStepCache, stepFingerprint, type CacheableStep, type StepRun } from './step-cache.js';
 
@@ -10,6 +11,8 @@ export interface StepContext {
   db: Database;
   /** Protocols for the lexical_diversity step; empty: the step writes an empty table. */
   lexical: readonly LexicalProtocol[];
+  /** The speaker groups the laps protocol measures (default DEFAULT_LAPS_SPEAKERS: both); full measures all three. */
+  lapsSpeakers?: readonly SpeakerGroup[];
   /** Folder of cached step outputs (see step-cache.ts); null: always compute, store nothing. */
   cacheDir: string | null;
 }
@@ -36,7 +39,8 @@ export const WAREHOUSE_STEPS: Record<string, WarehouseStep> = {
     inputQuery: `SELECT count(*)::BIGINT AS n, sum(hash(t.assistant_model, t.kind, t.speaker, t.scenario_id, t.setting, d.replicate, t.dialogue_id, t.turn, t.text))::VARCHAR AS h
       FROM turns t JOIN dialogues d USING (dialogue_id) WHERE t.status = 'ok' AND t.text IS NOT NULL`,
     run: buildLexicalDiversity,
-    settings: ({ lexical }) => (lexical.length === 0 ? null : { lexical: [...lexical].sort() }),
+    settings: ({ lexical, lapsSpeakers }) =>
+      lexical.length === 0 ? null : { lexical: [...lexical].sort(), ...(lexical.includes('laps') ? { laps_speakers: lapsSpeakersOf(lapsSpeakers) } : {}) },
     sources: () => [readFileSync(LEXICAL_SQL, 'utf8')],
   },
 };
@@ -49,13 +53,17 @@ export async function runStep(name: string, ctx: StepContext, file: string): Pro
   return runWithStepCache(ctx.db, step, fingerprint, ctx.cacheDir, () => step.run(ctx));
 }
 
+const lapsSpeakersOf = (groups: readonly SpeakerGroup[] | undefined): SpeakerGroup[] => speakerGroupsInOrder(groups ?? DEFAULT_LAPS_SPEAKERS);
+
 /**
  * Table lexical_diversity: Dist-1, Dist-2, Ent-4 and Self-BLEU of the finished dialogues' utterances per
  * assistant and task kind (all settings and user agents together, as the paper pools its dialogues), for
- * both speakers together and each alone. Corpus order: scenario, setting, replicate, turn. Each laps group
- * costs about the same whatever its size (100 subsets of 7,012 tokens): a few seconds.
+ * both speakers together and each alone: the full protocol for all three groups, the laps protocol for
+ * the groups in lapsSpeakers (by default both speakers, the paper's row). Corpus order: scenario,
+ * setting, replicate, turn. Each laps group costs about the same whatever its size (100 subsets of 7,012
+ * tokens): about a second of CPU.
  */
-async function buildLexicalDiversity({ db, lexical }: StepContext): Promise<void> {
+async function buildLexicalDiversity({ db, lexical, lapsSpeakers }: StepContext): Promise<void> {
   await db.run(`
     CREATE OR REPLACE TEMP TABLE lexical_groups AS
     SELECT DISTINCT assistant_model, kind, s.speaker_group, concat_ws(' | ', assistant_model, kind, s.speaker_group) AS grp
@@ -74,11 +82,24 @@ async function buildLexicalDiversity({ db, lexical }: StepContext): Promise<void
       NULL::BIGINT AS n_tokens, NULL::BIGINT AS iterations, NULL::DOUBLE AS dist_1, NULL::DOUBLE AS dist_2, NULL::DOUBLE AS ent_4, NULL::DOUBLE AS self_bleu
       FROM lexical_groups g LIMIT 0`);
   } else {
-    await computeLexical(db, 'lexical_dialogue_corpus', 'lexical_diversity_raw', { protocols: lexical });
+    const laps = lapsSpeakersOf(lapsSpeakers);
+    const lapsOnEveryGroup = laps.length === SPEAKER_GROUPS.length || !lexical.includes('laps');
+    if (!lapsOnEveryGroup) {
+      await db.run(
+        `CREATE OR REPLACE TEMP TABLE lexical_laps_corpus AS
+         SELECT c.* FROM lexical_dialogue_corpus c SEMI JOIN (SELECT grp FROM lexical_groups WHERE list_contains($1, speaker_group)) USING (grp)`,
+        undefined,
+        [sqlList(laps)],
+      );
+    }
+    await computeLexical(db, 'lexical_dialogue_corpus', 'lexical_diversity_raw', {
+      protocols: lexical,
+      ...(lapsOnEveryGroup ? {} : { lapsCorpus: 'lexical_laps_corpus' }),
+    });
     await db.run(`
       CREATE OR REPLACE TABLE lexical_diversity AS
       SELECT ${columns}, r.* EXCLUDE (grp) FROM lexical_diversity_raw r JOIN lexical_groups g USING (grp);
-      DROP TABLE lexical_diversity_raw;`);
+      DROP TABLE lexical_diversity_raw; DROP TABLE IF EXISTS lexical_laps_corpus;`);
   }
   await db.run(`DROP TABLE lexical_groups; DROP TABLE lexical_dialogue_corpus;`);
 }

@@ -40,6 +40,22 @@ describe('the step table', () => {
     expect(() => buildGraph(['judge'], p)).toThrow(/does not include judge/);
   });
 
+  it("statistics.laps_speakers picks Table 10's laps speaker groups (default both), and a change makes the warehouse step stale", () => {
+    const { p } = built();
+    expect(p.lexical).toEqual(['laps', 'full']);
+    expect(p.lapsSpeakers).toEqual(['both']);
+    const every = built('statistics:\n  laps_speakers: [assistant, user, both]\n').p;
+    expect(every.lapsSpeakers).toEqual(['both', 'user', 'assistant']);
+    expect(stepInputs('warehouse', { ...p, lapsSpeakers: every.lapsSpeakers })).not.toBe(stepInputs('warehouse', p));
+    expect(stepInputs('warehouse', { ...p, lapsSpeakers: ['both'] })).toBe(stepInputs('warehouse', p));
+    expect(() => built('statistics:\n  laps_speakers: [everyone]\n')).toThrow(
+      expect.objectContaining({
+        message: expect.stringMatching(/expected one of \["both","user","assistant"\]/),
+        location: expect.objectContaining({ pointer: '/statistics/laps_speakers/0' }),
+      }),
+    );
+  });
+
   it('a recorded build is current while its inputs and outputs are unchanged; status sees the chain', () => {
     const { p, dir, state } = built();
     expect(isCurrent('import', p, state)).toBe(true);

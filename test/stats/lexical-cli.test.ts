@@ -159,7 +159,7 @@ describe('warehouse table10 (the lexical_diversity step)', () => {
       UNION ALL VALUES ('failed-1', 'failed-1', 'SD', 'base', 'a', 'failed', 0, 'user', 'never counted'),
                        ('other-1', 'other-1', 'MD', 'base', 'b', 'ok', 0, 'user', 'one two three four five'),
                        ('other-1', 'other-1', 'MD', 'base', 'b', 'ok', 1, 'assistant', 'one two three four six');`);
-    await runStep('lexical_diversity', { db, lexical: ['laps', 'full'] }, '90_table10.sql');
+    await runStep('lexical_diversity', { db, lexical: ['laps', 'full'], lapsSpeakers: ['both', 'user', 'assistant'], cacheDir: null }, '90_table10.sql');
     await db.run(readFileSync(join(repoRoot, 'warehouse', '90_table10.sql'), 'utf8'));
     const rows = await db.all<Row & { assistant_model: string; kind: string; speakers: string }>(`SELECT * FROM table10`);
     expect(rows.map((r) => `${r.assistant_model}/${r.kind}/${r.speakers}/${r.protocol}`)).toEqual([
@@ -182,5 +182,31 @@ describe('warehouse table10 (the lexical_diversity step)', () => {
     expect(b.dist_1).toBeCloseTo(0.6, 15);
     // A one-utterance group has no Self-BLEU (no references).
     expect(rows.find((r) => r.assistant_model === 'b' && r.speakers === 'user' && r.protocol === 'full')!.self_bleu).toBeNull();
+  });
+
+  it("by default measures laps for both speakers only (the paper's row) and full for every group, with the same values", async () => {
+    const all = await db.all<Row & { assistant_model: string; speakers: string }>(`SELECT * FROM table10`);
+    await runStep('lexical_diversity', { db, lexical: ['laps', 'full'], cacheDir: null }, '90_table10.sql');
+    const rows = await db.all<Row & { assistant_model: string; kind: string; speakers: string }>(`SELECT * FROM table10`);
+    expect(rows.map((r) => `${r.assistant_model}/${r.kind}/${r.speakers}/${r.protocol}`)).toEqual([
+      'a/SD/both/laps',
+      'a/SD/both/full',
+      'a/SD/user/full',
+      'a/SD/assistant/full',
+      'b/MD/both/laps',
+      'b/MD/both/full',
+      'b/MD/user/full',
+      'b/MD/assistant/full',
+    ]);
+    // Each row as the every-group run gave it: the laps draws of a group do not depend on the other groups.
+    const key = (r: { assistant_model: string; speakers: string; protocol: string }) => `${r.assistant_model}/${r.speakers}/${r.protocol}`;
+    expect(rows).toEqual(all.filter((r) => rows.some((d) => key(d) === key(r))));
+    // user alone, on request
+    await runStep('lexical_diversity', { db, lexical: ['laps'], lapsSpeakers: ['user'], cacheDir: null }, '90_table10.sql');
+    const user = await db.all<{ speakers: string; protocol: string }>(`SELECT speakers, protocol FROM table10 WHERE protocol = 'laps'`);
+    expect(user).toEqual([
+      { speakers: 'user', protocol: 'laps' },
+      { speakers: 'user', protocol: 'laps' },
+    ]);
   });
 });

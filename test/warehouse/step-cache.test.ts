@@ -66,7 +66,7 @@ CREATE OR REPLACE TABLE dialogues AS SELECT DISTINCT dialogue_id, 0 AS replicate
     const first = await build('w.duckdb');
     expect(first.steps).toEqual([expect.objectContaining({ step: 'lexical_diversity', status: 'computed' })]);
     const computed = await table10('w.duckdb');
-    expect(computed).toHaveLength(12); // 2 kinds x 3 speaker groups x 2 protocols
+    expect(computed).toHaveLength(8); // 2 kinds x (3 speaker groups full + both laps)
     expect(entries('w.duckdb')).toEqual([`lexical_diversity-${first.steps[0]!.fingerprint}`]);
 
     // Forced: with nothing changed, a build would otherwise have nothing to do (up-to-date.test.ts).
@@ -79,6 +79,17 @@ CREATE OR REPLACE TABLE dialogues AS SELECT DISTINCT dialogue_id, 0 AS replicate
     expect(fresh.steps).toEqual([expect.objectContaining({ status: 'uncached', fingerprint: null })]);
     expect(existsSync(stepCacheDir(join(root, 'nocache.duckdb')))).toBe(false);
     expect(await table10('nocache.duckdb')).toEqual(computed);
+  });
+
+  it('recomputes for other laps speaker groups, and reuses each choice in any order', async () => {
+    writeDialogues('Now playing jazz; the lights are at thirty percent');
+    const both = await build('s.duckdb');
+    const every = await build('s.duckdb', { lapsSpeakers: ['both', 'user', 'assistant'] });
+    expect(every.steps[0]).toMatchObject({ status: 'computed' });
+    expect(every.steps[0]!.fingerprint).not.toBe(both.steps[0]!.fingerprint);
+    expect(await table10('s.duckdb')).toHaveLength(12); // 2 kinds x 3 speaker groups x 2 protocols
+    const again = await build('s.duckdb', { lapsSpeakers: ['assistant', 'user', 'both', 'user'], force: true });
+    expect(again.steps[0]).toMatchObject({ status: 'reused', fingerprint: every.steps[0]!.fingerprint });
   });
 
   it('recomputes when an utterance changes, and keeps only the latest entry', async () => {

@@ -63,6 +63,12 @@ describe('warehouse: a build with nothing changed is up to date', () => {
     await build('c.duckdb');
     expect((await build('c.duckdb', { lexical: ['full'] })).up_to_date).toBe(false);
     expect((await build('c.duckdb', { lexical: ['full'] })).up_to_date).toBe(true);
+    // The laps speaker groups matter only when laps runs.
+    expect((await build('c.duckdb', { lexical: ['full'], lapsSpeakers: ['user'] })).up_to_date).toBe(true);
+    expect((await build('c.duckdb', { lexical: ['laps'] })).up_to_date).toBe(false);
+    expect((await build('c.duckdb', { lexical: ['laps'], lapsSpeakers: ['both'] })).up_to_date).toBe(true);
+    expect((await build('c.duckdb', { lexical: ['laps'], lapsSpeakers: ['both', 'user'] })).up_to_date).toBe(false);
+    expect((await build('c.duckdb', { lexical: ['laps'], lapsSpeakers: ['user', 'both'] })).up_to_date).toBe(true);
 
     const otherSql = join(root, 'sql-other');
     cpSync(sqlDir, otherSql, { recursive: true });
@@ -97,6 +103,19 @@ describe('warehouse: a build with nothing changed is up to date', () => {
     expect((await build('e.duckdb', { stepCache: false })).up_to_date).toBe(false);
     const dry = await build('e.duckdb', { dryRun: true });
     expect(dry).toMatchObject({ up_to_date: false, dry_run: true });
+  });
+
+  it('--laps-speakers is part of what a build is made from; an unknown group is a usage error', async () => {
+    const db = join(root, 'cli-laps.duckdb');
+    const args = ['warehouse', '-w', ws, '--db', db, '--sql-dir', sqlDir, '--lexical', 'laps', '--json'];
+    const upToDate = async (...extra: string[]) => (await runCliJson<{ up_to_date: boolean }>([...args, ...extra])).json.up_to_date;
+    expect(await upToDate('--laps-speakers', 'both', 'user')).toBe(false);
+    expect(await upToDate('--laps-speakers', 'user', 'both')).toBe(true);
+    expect(await upToDate()).toBe(false); // the default: both alone
+    expect(await upToDate('--laps-speakers', 'both')).toBe(true);
+    const bad = await runCli([...args.slice(0, -1), '--laps-speakers', 'everyone']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/laps-speakers, Given: "everyone", Choices: "both", "user", "assistant"/);
   });
 
   it('says so on the command line; --force rebuilds', async () => {

@@ -1,13 +1,14 @@
 import type { Argv, CommandModule } from 'yargs';
 import { usageError } from '../../core/errors.js';
 import { userPath } from '../../core/paths.js';
+import { SPEAKER_GROUPS, type SpeakerGroup } from '../../stats/speaker-groups.js';
 import { showProgress, type GlobalArgs } from '../options.js';
 
 interface LexicalArgs extends GlobalArgs {
   input: string;
   'input-format': 'auto' | 'jsonl' | 'parquet';
   protocol: Array<'laps' | 'full'>;
-  speaker: Array<'both' | 'user' | 'assistant'>;
+  speaker: SpeakerGroup[];
   format: 'table' | 'md' | 'csv' | 'tex' | 'json';
   'text-field': string;
   'speaker-field': string;
@@ -48,8 +49,8 @@ const lexicalCommand: CommandModule<GlobalArgs, LexicalArgs> = {
       })
       .option('speaker', {
         type: 'array',
-        choices: ['both', 'user', 'assistant'] as const,
-        default: ['both', 'user', 'assistant'] as Array<'both' | 'user' | 'assistant'>,
+        choices: SPEAKER_GROUPS,
+        default: [...SPEAKER_GROUPS] as SpeakerGroup[],
         describe: 'Speaker groups to score (Table 10 reports both)',
       })
       .option('format', { choices: ['table', 'md', 'csv', 'tex', 'json'] as const, default: 'table' as const, describe: 'Output format' })

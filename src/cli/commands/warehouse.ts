@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { userPath } from '../../core/paths.js';
+import { DEFAULT_LAPS_SPEAKERS, SPEAKER_GROUPS, type SpeakerGroup } from '../../stats/speaker-groups.js';
 import { printResult, warehouseOption, workspaceOf, type GlobalArgs } from '../options.js';
 
 interface WarehouseArgs extends GlobalArgs {
@@ -7,6 +8,7 @@ interface WarehouseArgs extends GlobalArgs {
   'sql-dir'?: string;
   'dry-run': boolean;
   lexical: Array<'laps' | 'full' | 'none'>;
+  'laps-speakers': SpeakerGroup[];
   'memory-limit'?: string;
   'step-cache': boolean;
   force: boolean;
@@ -25,6 +27,13 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
         default: ['laps', 'full'] as Array<'laps' | 'full' | 'none'>,
         describe: "Table 10's lexical-diversity protocols (full costs about 40 s per million utterances; none skips it)",
       })
+      .option('laps-speakers', {
+        type: 'array',
+        choices: SPEAKER_GROUPS,
+        default: [...DEFAULT_LAPS_SPEAKERS] as SpeakerGroup[],
+        describe:
+          "Speaker groups the laps protocol measures: both (the paper's row) and, on request, user and assistant alone (each group adds about a second of CPU); full measures all three",
+      })
       .option('memory-limit', {
         type: 'string',
         describe: 'DuckDB memory limit, e.g. 4GB; beyond it DuckDB spills to disk (default 1GB; env PLENS_MEMORY_LIMIT)',
@@ -38,7 +47,7 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
       .option('force', {
         type: 'boolean',
         default: false,
-        describe: 'Build even when nothing changed since the last build (the workspace Parquet, the SQL files, the plens version, --lexical)',
+        describe: 'Build even when nothing changed since the last build (the workspace Parquet, the SQL files, the plens version, --lexical, --laps-speakers)',
       })
       .example('$0 warehouse', 'build warehouse/plens.duckdb from ./out (nothing to do if nothing changed)')
       .example('$0 warehouse --db /tmp/run.duckdb -w /data/run1', 'another workspace and database'),
@@ -50,6 +59,7 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
       ...(args['sql-dir'] ? { sqlDir: userPath(args['sql-dir']) } : {}),
       dryRun: args['dry-run'],
       lexical: args.lexical.filter((p): p is 'laps' | 'full' => p !== 'none'),
+      lapsSpeakers: args['laps-speakers'],
       stepCache: args['step-cache'],
       force: args.force,
       ...(args['memory-limit'] ? { memoryLimit: args['memory-limit'] } : {}),
