@@ -8,8 +8,8 @@ export type SpeakerGroup = (typeof SPEAKER_GROUPS)[number];
 /**
  * The speaker groups a warehouse build measures with the laps protocol unless told otherwise: the
  * paper's (both speakers). Each laps group costs the same whatever its size (100 subsets of 7,012
- * tokens), so the per-speaker laps rows would triple Table 10's cost; the full protocol, which costs
- * in proportion to the corpus, measures every group.
+ * tokens per assistant and kind), so the per-speaker groups would triple the laps protocol's work; the
+ * full protocol, which costs in proportion to the corpus, measures every group.
  */
 export const DEFAULT_LAPS_SPEAKERS: readonly SpeakerGroup[] = ['both'];
 

@@ -5,7 +5,7 @@ import { writeFileAtomic } from '../core/atomic.js';
 import { fileStamp, fileStats } from '../core/file-stamps.js';
 import { plensVersion } from '../core/version.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
-import type { SpeakerGroup } from '../stats/speaker-groups.js';
+import { speakerGroupsInOrder, type SpeakerGroup } from '../stats/speaker-groups.js';
 import { stepCacheDir } from './step-cache.js';
 
 /**
@@ -21,7 +21,7 @@ export interface WarehouseInputs {
   sqlDir: string;
   dbPath: string;
   lexical: readonly LexicalProtocol[];
-  /** The laps protocol's speaker groups, in SPEAKER_GROUPS order (speakerGroupsInOrder). */
+  /** The laps protocol's speaker groups, in any order. */
   lapsSpeakers: readonly SpeakerGroup[];
 }
 
@@ -46,7 +46,7 @@ export function warehouseInputs(o: WarehouseInputs): string {
   const sql = fileStats(o.sqlDir, (name) => name.endsWith('.sql')).map(([f]) => [f, sha(readFileSync(join(o.sqlDir, f), 'utf8'))]);
   const lexical = [...o.lexical].sort();
   // The laps speaker groups count only when laps runs.
-  const laps = lexical.includes('laps') ? [...o.lapsSpeakers] : [];
+  const laps = lexical.includes('laps') ? speakerGroupsInOrder(o.lapsSpeakers) : [];
   return sha(['warehouse', plensVersion, o.workspaceRoot, parquet, sql, lexical, laps]);
 }
 

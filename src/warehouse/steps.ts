@@ -99,7 +99,8 @@ async function buildLexicalDiversity({ db, lexical, lapsSpeakers }: StepContext)
     await db.run(`
       CREATE OR REPLACE TABLE lexical_diversity AS
       SELECT ${columns}, r.* EXCLUDE (grp) FROM lexical_diversity_raw r JOIN lexical_groups g USING (grp);
-      DROP TABLE lexical_diversity_raw; DROP TABLE IF EXISTS lexical_laps_corpus;`);
+      DROP TABLE lexical_diversity_raw;`);
+    if (!lapsOnEveryGroup) await db.run('DROP TABLE temp.lexical_laps_corpus');
   }
   await db.run(`DROP TABLE lexical_groups; DROP TABLE lexical_dialogue_corpus;`);
 }

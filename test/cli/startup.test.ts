@@ -51,7 +51,15 @@ export async function resolve(specifier, context, next) { const r = await next(s
 }
 
 it('plens --version and --help load none of the heavy packages; a command that needs them loads them', () => {
-  for (const args of [['--version'], ['--help'], ['judge', '--help'], ['make', '--help'], ['persona', 'predict', '--help']]) {
+  for (const args of [
+    ['--version'],
+    ['--help'],
+    ['judge', '--help'],
+    ['make', '--help'],
+    ['warehouse', '--help'],
+    ['stats', 'lexical', '--help'],
+    ['persona', 'predict', '--help'],
+  ]) {
     const loaded = packagesLoaded(args);
     // The hooks saw the CLI's own parser (CommonJS): they ran.
     expect(loaded, args.join(' ')).toContain('yargs');

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, runCliJson, tempDir } from '../helpers/cli.js';
@@ -137,8 +137,22 @@ describe('plens make', () => {
     expect(againJson.json).toMatchObject({ up_to_date: true, work: 0 });
     expect(againJson.json.steps.every((s) => s.status === 'up-to-date')).toBe(true);
 
+    // Table 10's laps speaker groups come from statistics.laps_speakers: a change rebuilds the warehouse with those rows.
+    writeFileSync(file, readFileSync(file, 'utf8').replace('  lexical: []\n', '  lexical: [laps]\n  laps_speakers: [user]\n'));
+    const lexical = await runCliJson<MakeJson>(['make', 'warehouse', '-p', file]);
+    expect(lexical.code, lexical.stderr).toBe(0);
+    expect(step(lexical.json, 'warehouse').status).toBe('ran');
+    const table10 = await runCliJson<Array<{ speakers: string; protocol: string }>>([
+      'sql',
+      '--db',
+      join(dir, 'w.duckdb'),
+      'select distinct speakers, protocol from table10 order by all',
+    ]);
+    expect(table10.json).toEqual([{ speakers: 'user', protocol: 'laps' }]);
+    expect((await runCliJson<MakeJson>(['make', 'warehouse', '-p', file])).json.up_to_date).toBe(true);
+
     // One parameter of one assistant: new keys for its two cells only; the judge judges just those.
-    writeFileSync(file, (await import('node:fs')).readFileSync(file, 'utf8').replace('temperature=0.2', 'temperature=0.7'));
+    writeFileSync(file, readFileSync(file, 'utf8').replace('temperature=0.2', 'temperature=0.7'));
     const plan = await runCliJson<MakeJson>(['make', '-p', file, '--dry-run']);
     expect(step(plan.json, 'dialogues').work).toBe(2 * SCENARIOS);
     const changed = await runCliJson<MakeJson>(['make', '-p', file]);

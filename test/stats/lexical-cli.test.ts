@@ -2,8 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database, sqlString } from '../../src/db/database.js';
-import { loadLexicalMacros } from '../../src/stats/lexical.js';
-import { runStep } from '../../src/warehouse/steps.js';
+import { computeLexical, loadLexicalMacros } from '../../src/stats/lexical.js';
+import { runStep, type StepContext } from '../../src/warehouse/steps.js';
 import { repoRoot, runCli, runCliJson, tempDir } from '../helpers/cli.js';
 
 /**
@@ -142,9 +142,16 @@ describe('plens stats lexical', () => {
 
 describe('warehouse table10 (the lexical_diversity step)', () => {
   let db: Database;
-  afterAll(() => db?.close());
+  type Table10Row = Row & { assistant_model: string; kind: string; speakers: string };
+  /** Table 10 of the step run with these settings. */
+  const table10 = async (ctx: Partial<StepContext>): Promise<Table10Row[]> => {
+    await runStep('lexical_diversity', { db, lexical: ['laps', 'full'], cacheDir: null, ...ctx }, '90_table10.sql');
+    await db.run(readFileSync(join(repoRoot, 'warehouse', '90_table10.sql'), 'utf8'));
+    return db.all<Table10Row>(`SELECT * FROM table10`);
+  };
+  const names = (rows: Table10Row[]) => rows.map((r) => `${r.assistant_model}/${r.kind}/${r.speakers}/${r.protocol}`);
 
-  it('scores the dialogues per assistant, kind and speakers, in corpus order, like the reference', async () => {
+  beforeAll(async () => {
     // The small corpus as one assistant's SD dialogues (dialogue ids and turns already in corpus order),
     // plus a failed dialogue that must not count and a second assistant's MD dialogue.
     db = await Database.open(':memory:');
@@ -159,10 +166,12 @@ describe('warehouse table10 (the lexical_diversity step)', () => {
       UNION ALL VALUES ('failed-1', 'failed-1', 'SD', 'base', 'a', 'failed', 0, 'user', 'never counted'),
                        ('other-1', 'other-1', 'MD', 'base', 'b', 'ok', 0, 'user', 'one two three four five'),
                        ('other-1', 'other-1', 'MD', 'base', 'b', 'ok', 1, 'assistant', 'one two three four six');`);
-    await runStep('lexical_diversity', { db, lexical: ['laps', 'full'], lapsSpeakers: ['both', 'user', 'assistant'], cacheDir: null }, '90_table10.sql');
-    await db.run(readFileSync(join(repoRoot, 'warehouse', '90_table10.sql'), 'utf8'));
-    const rows = await db.all<Row & { assistant_model: string; kind: string; speakers: string }>(`SELECT * FROM table10`);
-    expect(rows.map((r) => `${r.assistant_model}/${r.kind}/${r.speakers}/${r.protocol}`)).toEqual([
+  });
+  afterAll(() => db?.close());
+
+  it('scores the dialogues per assistant, kind and speakers, in corpus order, like the reference', async () => {
+    const rows = await table10({ lapsSpeakers: ['both', 'user', 'assistant'] });
+    expect(names(rows)).toEqual([
       'a/SD/both/laps',
       'a/SD/both/full',
       'a/SD/user/laps',
@@ -184,11 +193,10 @@ describe('warehouse table10 (the lexical_diversity step)', () => {
     expect(rows.find((r) => r.assistant_model === 'b' && r.speakers === 'user' && r.protocol === 'full')!.self_bleu).toBeNull();
   });
 
-  it("by default measures laps for both speakers only (the paper's row) and full for every group, with the same values", async () => {
-    const all = await db.all<Row & { assistant_model: string; speakers: string }>(`SELECT * FROM table10`);
-    await runStep('lexical_diversity', { db, lexical: ['laps', 'full'], cacheDir: null }, '90_table10.sql');
-    const rows = await db.all<Row & { assistant_model: string; kind: string; speakers: string }>(`SELECT * FROM table10`);
-    expect(rows.map((r) => `${r.assistant_model}/${r.kind}/${r.speakers}/${r.protocol}`)).toEqual([
+  it("by default measures laps for both speakers only (the paper's row) and full for every group; other groups on request", async () => {
+    const every = await table10({ lapsSpeakers: ['both', 'user', 'assistant'] });
+    const rows = await table10({});
+    expect(names(rows)).toEqual([
       'a/SD/both/laps',
       'a/SD/both/full',
       'a/SD/user/full',
@@ -198,15 +206,33 @@ describe('warehouse table10 (the lexical_diversity step)', () => {
       'b/MD/user/full',
       'b/MD/assistant/full',
     ]);
-    // Each row as the every-group run gave it: the laps draws of a group do not depend on the other groups.
-    const key = (r: { assistant_model: string; speakers: string; protocol: string }) => `${r.assistant_model}/${r.speakers}/${r.protocol}`;
-    expect(rows).toEqual(all.filter((r) => rows.some((d) => key(d) === key(r))));
-    // user alone, on request
-    await runStep('lexical_diversity', { db, lexical: ['laps'], lapsSpeakers: ['user'], cacheDir: null }, '90_table10.sql');
-    const user = await db.all<{ speakers: string; protocol: string }>(`SELECT speakers, protocol FROM table10 WHERE protocol = 'laps'`);
-    expect(user).toEqual([
-      { speakers: 'user', protocol: 'laps' },
-      { speakers: 'user', protocol: 'laps' },
-    ]);
+    // Each row as the every-group run gave it (this corpus fits the token budget: each laps group is measured whole).
+    expect(rows).toEqual(every.filter((r) => names(rows).includes(names([r])[0]!)));
+    const user = await table10({ lexical: ['laps'], lapsSpeakers: ['user'] });
+    expect(names(user)).toEqual(['a/SD/user/laps', 'b/MD/user/laps']);
+    // Without laps the laps groups change nothing.
+    expect(await table10({ lexical: ['full'], lapsSpeakers: ['user'] })).toEqual(await table10({ lexical: ['full'] }));
+  });
+
+  it("a laps group's draws do not depend on the other groups measured, across subsets and batches", async () => {
+    // A small budget and batch: every group is drawn subset by subset, and the subsets span several batches.
+    await db.run(`
+      CREATE OR REPLACE TEMP TABLE corpus AS
+      SELECT s.g AS grp, row_number() OVER (PARTITION BY s.g ORDER BY t.dialogue_id, t.turn) AS utt, t.text
+      FROM turns t, (VALUES ('both'), ('user'), ('assistant')) s(g)
+      WHERE t.assistant_model = 'a' AND (s.g = 'both' OR s.g = t.speaker);
+      CREATE OR REPLACE TEMP TABLE corpus_user AS SELECT * FROM corpus WHERE grp = 'user';`);
+    const options = { laps: { iterations: 30, tokenBudget: 40 }, lapsBatchChars: 500 };
+    const all = await computeLexical(db, 'corpus', 'lexical_all_tmp', { ...options, protocols: ['laps'] });
+    const user = await computeLexical(db, 'corpus', 'lexical_user_tmp', { ...options, protocols: ['laps'], lapsCorpus: 'corpus_user' });
+    expect(user.map((r) => r.grp)).toEqual(['user']);
+    const want = all.find((r) => r.grp === 'user')!;
+    expect(user[0]!.iterations).toBe(30);
+    expect(user[0]!.n_tokens).toBe(want.n_tokens);
+    expect(user[0]!.n_utterances).toBe(want.n_utterances);
+    for (const k of ['dist_1', 'dist_2', 'ent_4', 'self_bleu'] as const) close(user[0]![k]!, want[k]!);
+    // The draws matter: the whole-group values differ from the subsets' means.
+    const whole = await computeLexical(db, 'corpus_user', 'lexical_whole_tmp', { protocols: ['laps'], laps: { iterations: 30, tokenBudget: 10_000 } });
+    expect(whole[0]!.dist_1).not.toBeCloseTo(want.dist_1!, 6);
   });
 });
