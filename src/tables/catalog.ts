@@ -194,7 +194,7 @@ export const PAPER_TABLES: PaperTable[] = [
     name: 'table10',
     title: 'Table 10: Lexical diversity of the dialogues',
     caption:
-      "Finished dialogues per assistant and task kind (all settings pooled). laps: the LAPS reference procedure the paper uses (mean of 100 subsets of 7,012 tokens drawn with Python's random stream seeded 42; character-level Self-BLEU); full: the whole corpus, word tokens, exact Self-BLEU.",
+      "Finished dialogues per assistant and task kind (all settings pooled). laps: the LAPS reference procedure the paper uses (mean of 100 subsets of 7,012 tokens drawn with Python's random stream seeded 42; character-level Self-BLEU; both speakers, as in the paper, unless the warehouse was built with --laps-speakers); full: the whole corpus, word tokens, exact Self-BLEU, for both speakers and each alone.",
     columns: [
       { key: 'assistant_model', label: 'Assistant', group: true },
       { key: 'kind', label: 'Kind', group: true },
