@@ -243,7 +243,7 @@ export function formatWarehouseSummary(s: WarehouseSummary): string {
   for (const k of s.skipped) lines.push(`  skipped  ${k.file}: ${k.reason}`);
   for (const k of s.steps)
     lines.push(
-      `  step     ${k.step}: ${k.status === 'reused' ? 'reused (inputs unchanged)' : k.status} in ${(k.elapsed_ms / 1000).toFixed(1)} s${k.early ? ' (beside the build)' : ''}`,
+      `  step     ${k.step}: ${k.status === 'reused' ? 'reused (inputs unchanged)' : k.status} in ${(k.elapsed_ms / 1000).toFixed(1)} s${k.early ? ' (beside the build)' : ''}${k.settings ? `; ${describeSettings(k.settings)}` : ''}`,
     );
   const tables = s.relations.filter((r) => r.type === 'table');
   const views = s.relations.filter((r) => r.type === 'view');
@@ -252,6 +252,13 @@ export function formatWarehouseSummary(s: WarehouseSummary): string {
   lines.push(`  took     ${(s.elapsed_ms / 1000).toFixed(1)} s`);
   lines.push(`Query it: plens sql "select * from ${exampleRelation(s)}"`);
   return lines.join('\n');
+}
+
+/** A step's settings in a line: `lexical full, laps; laps_speakers both`. */
+function describeSettings(settings: Record<string, unknown>): string {
+  return Object.entries(settings)
+    .map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(', ') : String(v)}`)
+    .join('; ');
 }
 
 function exampleRelation(s: WarehouseSummary): string {

@@ -34,6 +34,8 @@ export interface StepRun {
   status: 'computed' | 'reused' | 'uncached';
   fingerprint: string | null;
   elapsed_ms: number;
+  /** The settings the outputs were computed with (part of the fingerprint), e.g. Table 10's protocols and laps speaker groups. */
+  settings?: Record<string, unknown>;
   /** Ran on a second connection beside the files before its own (see EarlySteps in steps.ts). */
   early?: boolean;
 }
@@ -62,9 +64,16 @@ export async function runWithStepCache(
   fingerprint: string | null,
   cacheDir: string | null,
   compute: () => Promise<void>,
+  settings?: Record<string, unknown> | null,
 ): Promise<StepRun> {
   const started = performance.now();
-  const done = (status: StepRun['status']): StepRun => ({ step: step.name, status, fingerprint, elapsed_ms: Math.round(performance.now() - started) });
+  const done = (status: StepRun['status']): StepRun => ({
+    step: step.name,
+    status,
+    fingerprint,
+    elapsed_ms: Math.round(performance.now() - started),
+    ...(settings ? { settings } : {}),
+  });
   if (!cacheDir || !fingerprint) {
     await compute();
     return done('uncached');

@@ -20,7 +20,7 @@ export interface StepContext {
 interface WarehouseStep extends CacheableStep {
   run: (ctx: StepContext) => Promise<void>;
   /** The settings that change the output (part of the fingerprint); null: nothing worth caching. */
-  settings: (ctx: StepContext) => unknown;
+  settings: (ctx: StepContext) => Record<string, unknown> | null;
   /** Source text the outputs depend on besides the inputs (e.g. the SQL macros it calls). */
   sources: () => string[];
 }
@@ -50,7 +50,7 @@ export async function runStep(name: string, ctx: StepContext, file: string): Pro
   if (!step) throw new PlensError('E_SQL', `unknown step "${name}"; known: ${Object.keys(WAREHOUSE_STEPS).join(', ')}`, { location: { file } });
   const settings = step.settings(ctx);
   const fingerprint = ctx.cacheDir && settings !== null ? await stepFingerprint(ctx.db, step, settings, step.sources()) : null;
-  return runWithStepCache(ctx.db, step, fingerprint, ctx.cacheDir, () => step.run(ctx));
+  return runWithStepCache(ctx.db, step, fingerprint, ctx.cacheDir, () => step.run(ctx), settings);
 }
 
 const lapsSpeakersOf = (groups: readonly SpeakerGroup[] | undefined): SpeakerGroup[] => speakerGroupsInOrder(groups ?? DEFAULT_LAPS_SPEAKERS);

@@ -4,7 +4,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Workspace } from '../../src/core/workspace.js';
 import { Database } from '../../src/db/database.js';
 import { runImport } from '../../src/benchmarks/personalens/dataset/import.js';
-import { buildWarehouse, type WarehouseSummary } from '../../src/warehouse/build.js';
+import { buildWarehouse, formatWarehouseSummary, type WarehouseSummary } from '../../src/warehouse/build.js';
 import { stepCacheDir } from '../../src/warehouse/step-cache.js';
 import { repoRoot, sampleDir, tempDir } from '../helpers/cli.js';
 
@@ -84,7 +84,12 @@ CREATE OR REPLACE TABLE dialogues AS SELECT DISTINCT dialogue_id, 0 AS replicate
   it('recomputes for other laps speaker groups, and reuses each choice in any order', async () => {
     writeDialogues('Now playing jazz; the lights are at thirty percent');
     const both = await build('s.duckdb');
+    expect(both.steps[0]!.settings).toEqual({ lexical: ['full', 'laps'], laps_speakers: ['both'] });
     const every = await build('s.duckdb', { lapsSpeakers: ['both', 'user', 'assistant'] });
+    // The summary says what Table 10 was computed with.
+    expect(formatWarehouseSummary(every)).toMatch(
+      /step {5}lexical_diversity: computed in \d+\.\d s \(beside the build\); lexical full, laps; laps_speakers both, user, assistant\n/,
+    );
     expect(every.steps[0]).toMatchObject({ status: 'computed' });
     expect(every.steps[0]!.fingerprint).not.toBe(both.steps[0]!.fingerprint);
     expect(await table10('s.duckdb')).toHaveLength(12); // 2 kinds x 3 speaker groups x 2 protocols
