@@ -29,8 +29,8 @@ export interface LexicalRunOptions {
   laps?: LapsOptions;
   /** Characters of distinct texts measured per laps batch (default LAPS_BATCH_CHARS). */
   lapsBatchChars?: number;
-  /** The corpus table the laps protocol measures (default: the same corpus), e.g. some of its groups only. */
-  lapsCorpus?: string;
+  /** The groups the laps protocol measures (default: every group of the corpus). */
+  lapsGroups?: readonly string[];
   /** Called after each laps group, for progress. */
   onGroup?: (done: number, total: number) => void;
 }
@@ -57,13 +57,12 @@ export async function computeLexical(db: Database, corpus: string, out: string, 
     parts.push('SELECT * FROM lexical_full_tmp');
   }
   if (options.protocols.includes('laps')) {
-    const lapsCorpus = options.lapsCorpus ?? corpus;
-    await lapsPerIteration(db, lapsCorpus, 'lexical_laps_iterations_tmp', options);
+    await lapsPerIteration(db, corpus, 'lexical_laps_iterations_tmp', options);
     await db.run(`
       CREATE OR REPLACE TEMP TABLE lexical_laps_tmp AS
       SELECT l.* REPLACE (c.n_utterances AS n_utterances, c.n_tokens AS n_tokens)
       FROM lexical_laps_means(lexical_laps_iterations_tmp) l
-        JOIN (SELECT grp, count(*) AS n_utterances, sum(len(python_split(text))) AS n_tokens FROM ${lapsCorpus} GROUP BY grp) c USING (grp);
+        JOIN (SELECT grp, count(*) AS n_utterances, sum(len(python_split(text))) AS n_tokens FROM ${corpus} GROUP BY grp) c USING (grp);
       DROP TABLE lexical_laps_iterations_tmp;`);
     parts.push('SELECT * FROM lexical_laps_tmp');
   }
@@ -118,7 +117,9 @@ async function lapsPerIteration(db: Database, corpus: string, table: string, opt
   await db.run(`CREATE OR REPLACE TEMP TABLE ${table} (grp VARCHAR, iteration INTEGER, dist_1 DOUBLE, dist_2 DOUBLE, ent_4 DOUBLE, self_bleu DOUBLE);
     CREATE OR REPLACE TEMP TABLE ${members} (grp VARCHAR, stream VARCHAR, iteration INTEGER, tid INTEGER, k INTEGER);
     CREATE OR REPLACE TEMP TABLE ${texts} (tid INTEGER, text VARCHAR)`);
-  const groups = (await db.all<{ grp: string }>(`SELECT DISTINCT grp FROM ${corpus} ORDER BY grp`)).map((r) => r.grp);
+  const groups = (await db.all<{ grp: string }>(`SELECT DISTINCT grp FROM ${corpus} ORDER BY grp`))
+    .map((r) => r.grp)
+    .filter((grp) => options.lapsGroups?.includes(grp) ?? true);
   let measuring: Promise<void> = Promise.resolve();
   // One group's texts at a time, in corpus order (the random stream depends on the order), read once the
   // connection is free of the last batch's SQL.

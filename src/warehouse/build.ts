@@ -9,7 +9,7 @@ import { plensVersion } from '../core/version.js';
 import type { Workspace } from '../core/workspace.js';
 import { Database, sqlIdentifier } from '../db/database.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
-import { DEFAULT_LAPS_SPEAKERS, speakerGroupsInOrder, type SpeakerGroup } from '../stats/speaker-groups.js';
+import { DEFAULT_LAPS_SPEAKERS, type SpeakerGroup } from '../stats/speaker-groups.js';
 import { readWarehouseSqlFiles } from './sql-files.js';
 import { isBuildCurrent, recordBuild, warehouseInputs } from './build-record.js';
 import { stepCacheDir, type StepRun } from './step-cache.js';
@@ -65,7 +65,7 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
   const files = await readWarehouseSqlFiles(sqlDir);
   const cacheDir = options.dryRun || options.stepCache === false ? null : stepCacheDir(options.dbPath);
   const lexical = options.dryRun ? [] : (options.lexical ?? ['laps', 'full']);
-  const lapsSpeakers = speakerGroupsInOrder(options.lapsSpeakers ?? DEFAULT_LAPS_SPEAKERS);
+  const lapsSpeakers = options.lapsSpeakers ?? DEFAULT_LAPS_SPEAKERS;
   // Taken before the build reads anything: a file changed while it runs makes the next build run again.
   const inputs = cacheDir ? warehouseInputs({ workspaceRoot: options.workspace.root, sqlDir, dbPath: options.dbPath, lexical, lapsSpeakers }) : null;
   if (inputs && !options.force && isBuildCurrent(options.dbPath, inputs)) return upToDate(options, started);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { PlensError } from '../core/errors.js';
 import { sqlList, type Database } from '../db/database.js';
 import { computeLexical, LEXICAL_SQL, type LexicalProtocol } from '../stats/lexical.js';
-import { DEFAULT_LAPS_SPEAKERS, SPEAKER_GROUPS, speakerGroupsInOrder, type SpeakerGroup } from '../stats/speaker-groups.js';
+import { DEFAULT_LAPS_SPEAKERS, speakerGroupsInOrder, type SpeakerGroup } from '../stats/speaker-groups.js';
 import type { WarehouseSqlFile } from './sql-files.js';
 import { runWithStepCache, stepFingerprint, type CacheableStep, type StepRun } from './step-cache.js';
 
@@ -82,25 +82,14 @@ async function buildLexicalDiversity({ db, lexical, lapsSpeakers }: StepContext)
       NULL::BIGINT AS n_tokens, NULL::BIGINT AS iterations, NULL::DOUBLE AS dist_1, NULL::DOUBLE AS dist_2, NULL::DOUBLE AS ent_4, NULL::DOUBLE AS self_bleu
       FROM lexical_groups g LIMIT 0`);
   } else {
-    const laps = lapsSpeakersOf(lapsSpeakers);
-    const lapsOnEveryGroup = laps.length === SPEAKER_GROUPS.length || !lexical.includes('laps');
-    if (!lapsOnEveryGroup) {
-      await db.run(
-        `CREATE OR REPLACE TEMP TABLE lexical_laps_corpus AS
-         SELECT c.* FROM lexical_dialogue_corpus c SEMI JOIN (SELECT grp FROM lexical_groups WHERE list_contains($1, speaker_group)) USING (grp)`,
-        undefined,
-        [sqlList(laps)],
-      );
-    }
-    await computeLexical(db, 'lexical_dialogue_corpus', 'lexical_diversity_raw', {
-      protocols: lexical,
-      ...(lapsOnEveryGroup ? {} : { lapsCorpus: 'lexical_laps_corpus' }),
-    });
+    const lapsGroups = await db.all<{ grp: string }>(`SELECT grp FROM lexical_groups WHERE list_contains($1, speaker_group)`, undefined, [
+      sqlList(lapsSpeakersOf(lapsSpeakers)),
+    ]);
+    await computeLexical(db, 'lexical_dialogue_corpus', 'lexical_diversity_raw', { protocols: lexical, lapsGroups: lapsGroups.map((g) => g.grp) });
     await db.run(`
       CREATE OR REPLACE TABLE lexical_diversity AS
       SELECT ${columns}, r.* EXCLUDE (grp) FROM lexical_diversity_raw r JOIN lexical_groups g USING (grp);
       DROP TABLE lexical_diversity_raw;`);
-    if (!lapsOnEveryGroup) await db.run('DROP TABLE temp.lexical_laps_corpus');
   }
   await db.run(`DROP TABLE lexical_groups; DROP TABLE lexical_dialogue_corpus;`);
 }

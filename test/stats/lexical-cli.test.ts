@@ -224,7 +224,7 @@ describe('warehouse table10 (the lexical_diversity step)', () => {
       CREATE OR REPLACE TEMP TABLE corpus_user AS SELECT * FROM corpus WHERE grp = 'user';`);
     const options = { laps: { iterations: 30, tokenBudget: 40 }, lapsBatchChars: 500 };
     const all = await computeLexical(db, 'corpus', 'lexical_all_tmp', { ...options, protocols: ['laps'] });
-    const user = await computeLexical(db, 'corpus', 'lexical_user_tmp', { ...options, protocols: ['laps'], lapsCorpus: 'corpus_user' });
+    const user = await computeLexical(db, 'corpus', 'lexical_user_tmp', { ...options, protocols: ['laps'], lapsGroups: ['user'] });
     expect(user.map((r) => r.grp)).toEqual(['user']);
     const want = all.find((r) => r.grp === 'user')!;
     expect(user[0]!.iterations).toBe(30);
