@@ -3,6 +3,7 @@ import type { LlmClient } from '../../llm/client.js';
 import { LlmCallError } from '../../llm/errors.js';
 import type { SimulationFacts } from '../../llm/sim.js';
 import type { ChatRequest } from '../../llm/types.js';
+import { pythonLstrip, pythonStrip } from './python-whitespace.js';
 import { defaultPromptStyle, type PromptSet, type PromptStyle } from './prompt-set.js';
 import type { ScenarioContext, ScenarioRow } from './scenario-context.js';
 import { PAPER_SAMPLING, ROUND_LIMITS, SETTINGS, TERMINATE, type Setting } from './settings.js';
@@ -49,7 +50,7 @@ export function renderAssistantHistory(messages: Array<{ role: string; content: 
  */
 export function stripTerminate(text: string): { text: string; terminated: boolean } {
   if (!text.includes(TERMINATE)) return { text, terminated: false };
-  return { text: text.split(TERMINATE).join('').trim(), terminated: true };
+  return { text: pythonStrip(text.split(TERMINATE).join('')), terminated: true };
 }
 
 /**
@@ -57,7 +58,7 @@ export function stripTerminate(text: string): { text: string; terminated: boolea
  * style) as returned, Llama and Mistral replies (the Markdown style) without leading whitespace.
  */
 export function storedReply(text: string, style: PromptStyle): string {
-  return style === 'xml' ? text : text.trimStart();
+  return style === 'xml' ? text : pythonLstrip(text);
 }
 
 /** What the user agent's templates are filled with: the whole profile in every prompt (its system prompt carries no data). */

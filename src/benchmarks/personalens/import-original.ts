@@ -53,6 +53,8 @@ interface Role {
   needed: boolean;
   /** Whether the original fills the text with str.format (system prompts are sent as written). */
   formatted: boolean;
+  /** Written from this other template's constant when the original has none of its own (the markdown style's Vanilla prompts). */
+  substitute?: string;
 }
 
 const USER_FIELDS: readonly Field[] = ['demographics', 'preferences', 'interactions', 'situation', 'intent', 'conversation'];
@@ -78,16 +80,29 @@ function rolesFor(styles: string[]): Role[] {
   }
   for (const style of styles) {
     const suffix = style ? `.${style}` : '';
-    roles.push({ template: `assistant-system-vanilla${suffix}`, file: 'assistant', allowed: [], required: [], needed: true, formatted: false });
+    // The original has Vanilla prompts for Claude only (and its scripts never select them): the
+    // markdown style's are written from the XML ones when its own are missing.
+    const vanilla = style === 'markdown' && styles.includes('xml') ? { needed: false, substitute: true } : { needed: true, substitute: false };
+    roles.push({
+      template: `assistant-system-vanilla${suffix}`,
+      file: 'assistant',
+      allowed: [],
+      required: [],
+      needed: vanilla.needed,
+      formatted: false,
+      ...(vanilla.substitute ? { substitute: 'assistant-system-vanilla.xml' } : {}),
+    });
     roles.push({ template: `assistant-system-base${suffix}`, file: 'assistant', allowed: [], required: [], needed: true, formatted: false });
     for (const [setting, fields] of Object.entries(ASSISTANT_CONTEXT)) {
+      const isVanilla = setting === 'vanilla';
       roles.push({
         template: `assistant-turn.${setting}${suffix}`,
         file: 'assistant',
         allowed: [...fields, 'conversation'],
         required: [...fields, 'conversation'],
-        needed: true,
+        needed: isVanilla ? vanilla.needed : true,
         formatted: true,
+        ...(isVanilla && vanilla.substitute ? { substitute: 'assistant-turn.vanilla.xml' } : {}),
       });
     }
   }
@@ -127,8 +142,14 @@ interface Found {
 export interface ImportSummary {
   source: string;
   out: string;
-  templates: Array<{ template: string; file: string; constant: string; line: number; fields: Record<string, string> }>;
+  /** `substitute_for`: the template was written from another one's constant, since the original has none of its own. */
+  templates: Array<{ template: string; file: string; constant: string; line: number; fields: Record<string, string>; substitute_for?: string }>;
+  /** Templates the original has no prompt for, and what plens writes in their place. */
+  lacking: Array<{ template: string; used: string }>;
+  /** Constants that fill no template, and why, where known (`file:Class.NAME`). */
   skipped: string[];
+  /** Remarks on the source: constants left out because they equal imported ones, and the like. */
+  notes: string[];
   dry_run: boolean;
 }
 
@@ -259,10 +280,16 @@ export function importOriginal(options: { source: string; out: string; mapping?:
   }
 
   const written: ImportSummary['templates'] = [];
+  const lacking: ImportSummary['lacking'] = [];
   const files = new Map<string, string>();
   for (const role of roles) {
-    const c = chosen.get(role.template);
+    let c = chosen.get(role.template);
     const file = join(source, ORIGINAL_FILES[role.file]);
+    const substitute = !c && role.substitute ? chosen.get(role.substitute) : undefined;
+    if (substitute) {
+      c = substitute;
+      lacking.push({ template: role.template, used: `${role.substitute} (${qualified(substitute.constant)})` });
+    }
     if (!c) {
       if (!role.needed) continue;
       throw new PlensError('E_INPUT_SCHEMA', `no constant found for the ${role.template} prompt in ${ORIGINAL_FILES[role.file]}`, {
@@ -311,11 +338,19 @@ export function importOriginal(options: { source: string; out: string; mapping?:
     // sends without formatting is written so that it renders to exactly its text.
     const parts: PythonFormatPart[] = role.formatted ? c.parts!.map((p) => ('field' in p ? { field: rename[p.field]! } : p)) : [{ text: c.constant.value }];
     files.set(`${role.template}.pyfmt`, formatTemplateText(parts));
-    written.push({ template: role.template, file: ORIGINAL_FILES[role.file], constant: qualified(c.constant), line: c.constant.line, fields: rename });
+    written.push({
+      template: role.template,
+      file: ORIGINAL_FILES[role.file],
+      constant: qualified(c.constant),
+      line: c.constant.line,
+      fields: rename,
+      ...(substitute ? { substitute_for: role.substitute! } : {}),
+    });
   }
+  const notes = sameAsImported(constants.get('assistant')!, written, skipped);
 
   const out = resolve(options.out);
-  if (options.dryRun) return { source, out, templates: written, skipped, dry_run: true };
+  if (options.dryRun) return { source, out, templates: written, lacking, skipped, notes, dry_run: true };
   // Written to a temporary folder and moved into place: a failed import leaves nothing half-written.
   if (existsSync(out) && readdirSync(out).length && !options.force) {
     throw new PlensError('E_USAGE', `output folder is not empty`, { location: { file: out }, hint: 'choose another --out, or pass --force to replace it' });
@@ -327,18 +362,53 @@ export function importOriginal(options: { source: string; out: string; mapping?:
   mkdirSync(tmp, { recursive: true });
   for (const [name, text] of files) writeFileSync(join(tmp, name), text);
   writeFileSync(join(tmp, 'VERSION'), `personalens-original-${hash.digest('hex').slice(0, 8)}\n`);
-  writeFileSync(join(tmp, 'prompt-set.json'), JSON.stringify({ fallback: false, imported_from: source, templates: written }, null, 2) + '\n');
+  writeFileSync(join(tmp, 'prompt-set.json'), JSON.stringify({ fallback: false, imported_from: source, templates: written, lacking, notes }, null, 2) + '\n');
   mkdirSync(dirname(out), { recursive: true });
   rmSync(out, { recursive: true, force: true });
   renameSync(tmp, out);
-  return { source, out, templates: written, skipped, dry_run: false };
+  return { source, out, templates: written, lacking, skipped, notes, dry_run: false };
+}
+
+/**
+ * The assistant file's constants of a family plens does not import (Mistral's) checked against the
+ * imported family's of the same name (Llama's): equal texts are the same prompts, so the markdown
+ * style serves both families exactly; a difference is said, never hidden.
+ */
+function sameAsImported(found: Found[], written: ImportSummary['templates'], skipped: string[]): string[] {
+  const byName = new Map(found.map((f) => [f.constant.name, f.constant.value]));
+  // The constants the markdown style was imported from (the family a skipped one would share a style with).
+  const imported = new Set(written.filter((w) => w.template.endsWith('.markdown') && !w.substitute_for).map((w) => w.constant));
+  const notes: string[] = [];
+  const family = (n: string) => /^([A-Z]+)_/.exec(n)?.[1];
+  const groups = new Map<string, string[]>();
+  for (const f of found) {
+    const fam = family(f.constant.name);
+    if (!fam || !skipped.includes(`${ORIGINAL_FILES.assistant}:${qualified(f.constant)}`)) continue;
+    groups.set(fam, [...(groups.get(fam) ?? []), f.constant.name]);
+  }
+  for (const [fam, names] of groups) {
+    for (const other of new Set([...imported].map(family).filter((x): x is string => !!x && x !== fam))) {
+      const pairs = names.map((n) => [n, `${other}${n.slice(fam.length)}`] as const).filter(([, o]) => imported.has(o));
+      if (!pairs.length) continue;
+      const differ = pairs.filter(([n, o]) => byName.get(n) !== byName.get(o));
+      notes.push(
+        differ.length
+          ? `${fam}_* differ from ${other}_* in ${differ.map(([n]) => n).join(', ')}: the ${fam.toLowerCase()} family's own texts are not imported (the markdown style uses ${other}_*)`
+          : `${fam}_* (${pairs.length} constants) are identical to ${other}_*: the markdown style serves both families exactly`,
+      );
+    }
+  }
+  return notes;
 }
 
 export function formatImportSummary(s: ImportSummary): string {
   const lines = [
     `${s.dry_run ? 'would import' : 'imported'} ${s.templates.length} prompt templates from ${s.source} into ${s.out}${s.dry_run ? ' (dry run: nothing written)' : ''}`,
   ];
-  for (const t of s.templates) lines.push(`  ${t.template.padEnd(34)} ${t.file}:${t.line} ${t.constant}`);
+  for (const t of s.templates)
+    lines.push(`  ${t.template.padEnd(34)} ${t.file}:${t.line} ${t.constant}${t.substitute_for ? ` (in place of a prompt the original lacks)` : ''}`);
+  for (const l of s.lacking) lines.push(`  the original has no ${l.template} prompt: plens uses ${l.used} in its place`);
+  for (const n of s.notes) lines.push(`  note: ${n}`);
   if (s.skipped.length) lines.push(`  not prompts (skipped): ${s.skipped.join(', ')}`);
   lines.push(`use it with --prompts ${s.out}`);
   return lines.join('\n');

@@ -1,6 +1,9 @@
 import { PlensError } from '../../core/errors.js';
 
-/** A string constant assigned in a Python file: `NAME = "..."` at module level or in a class body. */
+/**
+ * A string constant assigned in a Python file: `NAME = "..."` at module level or in a class body,
+ * or `self.NAME = "..."` in a method (reported with the method's class, as `Class.NAME`).
+ */
 export interface PythonConstant {
   name: string;
   /** The enclosing class, if the assignment is in a class body. */
@@ -22,13 +25,14 @@ interface Token {
  * Reads the string constants of a Python source file without Python: a small tokenizer that knows
  * comments, every string literal form (single, double and triple quotes; r/u/b prefixes; escapes;
  * implicit concatenation, also across lines inside parentheses) and indentation, enough to find
- * `NAME = <string literals>` statements and the class they sit in. f-strings and expressions
+ * `NAME = <string literals>` and `self.NAME = <string literals>` statements and the class they sit in. f-strings and expressions
  * other than string literals (and `+` between them) make the assignment not a constant.
  */
 export function pythonStringConstants(source: string, file: string): PythonConstant[] {
   const tokens = tokenize(source, file);
   const out: PythonConstant[] = [];
-  const classes: Array<{ name: string; indent: number }> = [];
+  // The blocks the current statement sits in: classes and functions, by indentation.
+  const scopes: Array<{ kind: 'class' | 'def'; name: string; indent: number }> = [];
   // Constants seen so far: `B = A + "..."` builds on an earlier one.
   const known = new Map<string, string>();
   let i = 0;
@@ -40,23 +44,32 @@ export function pythonStringConstants(source: string, file: string): PythonConst
     i++;
     if (stmt.length === 0) continue;
     const indent = stmt[0]!.column;
-    while (classes.length && classes.at(-1)!.indent >= indent) classes.pop();
-    if (stmt[0]!.kind === 'name' && stmt[0]!.text === 'class' && stmt[1]?.kind === 'name') {
-      classes.push({ name: stmt[1].text, indent });
+    while (scopes.length && scopes.at(-1)!.indent >= indent) scopes.pop();
+    const head = stmt[0]!.kind === 'name' && stmt[0]!.text === 'async' ? 1 : 0;
+    const keyword = stmt[head]?.kind === 'name' ? stmt[head].text : '';
+    if ((keyword === 'class' || keyword === 'def') && stmt[head + 1]?.kind === 'name') {
+      scopes.push({ kind: keyword, name: stmt[head + 1]!.text, indent });
       continue;
     }
-    // NAME [: annotation] = literal ...
     if (stmt[0]!.kind !== 'name') continue;
-    let j = 1;
+    const inner = scopes.at(-1);
+    // `self.NAME = literal` in a method of a class: an instance attribute, reported as Class.NAME.
+    const attribute = stmt[0]!.text === 'self' && stmt[1]?.kind === 'op' && stmt[1].text === '.' && stmt[2]?.kind === 'name';
+    const owner = attribute ? (inner?.kind === 'def' && scopes.at(-2)?.kind === 'class' ? scopes.at(-2)! : undefined) : inner;
+    // A bare name counts at module level or in a class body; inside a function it is a local variable.
+    if (attribute ? !owner : inner?.kind === 'def') continue;
+    const target = attribute ? stmt[2]! : stmt[0]!;
+    // NAME [: annotation] = literal ...
+    let j = attribute ? 3 : 1;
     if (stmt[j]?.kind === 'op' && stmt[j]!.text === ':') {
       while (j < stmt.length && !(stmt[j]!.kind === 'op' && stmt[j]!.text === '=')) j++;
     }
     if (!(stmt[j]?.kind === 'op' && stmt[j]!.text === '=')) continue;
-    const rhs = stmt.slice(j + 1);
-    const value = literalValue(rhs, known);
+    const value = literalValue(stmt.slice(j + 1), known);
     if (value === undefined) continue;
-    out.push({ name: stmt[0]!.text, className: classes.at(-1)?.name ?? null, line: stmt[0]!.line, value });
-    known.set(stmt[0]!.text, value);
+    out.push({ name: target.text, className: owner?.name ?? null, line: target.line, value });
+    // Only a bare name can be built on later (`self.A + "..."` is not read as a constant).
+    if (!attribute) known.set(target.text, value);
   }
   return out;
 }

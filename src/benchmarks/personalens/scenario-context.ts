@@ -193,15 +193,18 @@ export class ScenarioContextSource {
     if (!task)
       throw new PlensError('E_PREREQUISITE', `scenario ${s.scenario_id} names task ${s.task_id}, which the import does not have; rerun plens scenarios`);
     const domains = s.relevant_domains.map((d) => user.domains.get(d) ?? { domain: d, preferences: [], interactions: null });
-    // The original's rendering, byte for byte: `- <type>: <value>` lines (a list joined with ", ");
-    // MD groups them per domain after a blank line and a `<Domain>:` line, and wraps each
-    // domain's summary in <Domain>...</Domain>.
+    // The original's rendering, byte for byte: `- <type>: <value>` lines (a list joined with ", ").
+    // MD builds one chunk per domain that starts and ends with a newline and concatenates the
+    // chunks as they are: "\n<Domain>:\n" + lines + "\n" for the preferences, and
+    // "\n<Domain>\n" + summary + "\n</Domain>\n" for the past interactions (generate_dialogue_md.py,
+    // evaluate_dialogue.py -md), so the blocks carry their blank lines into every prompt.
     const preferenceLines = (d: UserDomain) => d.preferences.map((p) => `- ${p.type}: ${p.values.join(', ')}`).join('\n');
     const md = s.kind === 'MD';
-    const preferences = md ? domains.map((d) => `\n${d.domain}:\n${preferenceLines(d)}`).join('\n') : domains.map(preferenceLines).join('\n');
+    // SD takes the first relevant domain's values alone, as the original does.
+    const preferences = md ? domains.map((d) => `\n${d.domain}:\n${preferenceLines(d)}\n`).join('') : domains.slice(0, 1).map(preferenceLines).join('');
     const interactions = md
-      ? domains.map((d) => `<${d.domain}>\n${d.interactions ?? ''}\n</${d.domain}>`).join('\n')
-      : domains.map((d) => d.interactions ?? '').join('\n');
+      ? domains.map((d) => `\n<${d.domain}>\n${d.interactions ?? ''}\n</${d.domain}>\n`).join('')
+      : (domains[0]?.interactions ?? '');
     const relevant = new Set(s.relevant_preference_types);
     const relevantPreferences = domains.flatMap((d) =>
       d.preferences.filter((p) => relevant.has(p.type) && p.values.length).map((p) => `${p.type}: ${p.values.join(', ')}`),

@@ -126,8 +126,9 @@ describe('plens prompts import-original', () => {
       tasks as Record<string, { 'User Intent': string; 'Relevant Domains': string[]; situations: Record<string, string>; 'Task Goal': string }>,
     ).find((t) => opening.messages[0]!.content.includes(`TASK\n${t['User Intent']}\n`))!;
     expect(task).toBeDefined();
-    // The original's rendering, written out here from the raw profile: "- key: value" lines, MD
-    // preferences as a blank line + "Domain:" + lines, summaries in <Domain> tags.
+    // The original's rendering, written out here from the raw profile: "- key: value" lines; MD
+    // builds a chunk per domain that starts and ends with a newline ("\nDomain:\n" + lines + "\n",
+    // "\n<Domain>\n" + summary + "\n</Domain>\n") and concatenates the chunks as they are.
     const demo = Object.entries(profile.demographics as Record<string, string>)
       .filter(([k]) => k !== 'user_id')
       .map(([k, v]) => `- ${k}: ${v}`)
@@ -138,10 +139,11 @@ describe('plens prompts import-original', () => {
           `\n${dom}:\n` +
           Object.entries(profile.affinities[dom] as Record<string, string | string[]>)
             .map(([k, v]) => `- ${k}: ${Array.isArray(v) ? v.join(', ') : v}`)
-            .join('\n'),
+            .join('\n') +
+          '\n',
       )
-      .join('\n');
-    const past = task['Relevant Domains'].map((dom) => `<${dom}>\n${profile.interactions[dom]}\n</${dom}>`).join('\n');
+      .join('');
+    const past = task['Relevant Domains'].map((dom) => `\n<${dom}>\n${profile.interactions[dom]}\n</${dom}>\n`).join('');
     const situation = Object.entries(task.situations)
       .map(([k, v]) => `- ${k}: ${v}`)
       .join('\n');

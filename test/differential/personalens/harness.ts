@@ -1,0 +1,354 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
+import { repoRoot, runCliInProcess } from '../../helpers/cli.js';
+import { dialogueTag, scriptedReply, type Plan } from './replies.js';
+
+/**
+ * The PersonaLens differential test's moving parts: the original scripts, run unmodified with
+ * /usr/bin/python3 and stub boto3 / botocore / diskcache modules (stubs/), and plens, run through
+ * its CLI against a local mock Bedrock endpoint, both on the same users and tasks of the released
+ * data and the same scripted replies (replies.ts, stubs/plens_replies.py). Every request either
+ * side sends is normalised to model, system prompt, messages, temperature and max tokens.
+ * Nothing of the original is copied: its code and data are read from ../shared.
+ */
+export const SHARED = resolve(repoRoot, '..', 'shared');
+export const ORIGINAL = join(SHARED, 'personalens-original');
+export const RELEASE = join(SHARED, 'personalens');
+export const PYTHON = '/usr/bin/python3';
+const STUBS = join(import.meta.dirname, 'stubs');
+
+/** One request as either side sent it. */
+export interface SentRequest {
+  model: string;
+  system: string;
+  messages: Array<{ role: string; content: string }>;
+  temperature: number | undefined;
+  max_tokens: number | undefined;
+  /** Sent by the original for Llama (0.9, its class default); plens sends none (see the fidelity ledger). */
+  top_p?: number;
+}
+
+/** The assistants a run covers, by the original's short names; plens names them `bedrock:<name>`. */
+export const ASSISTANTS = ['claude-3-sonnet-v1', 'llama-3-1-70b-instruct-v1'] as const;
+export const USER_MODEL = 'claude-3-sonnet-v1';
+export const JUDGE_MODEL = 'claude-3-5-sonnet-v2';
+
+/** The original's assistant-context flags per plens setting (the settings its scripts can run). */
+export const SETTINGS: Record<string, { flags: string[]; tag: string }> = {
+  base: { flags: [], tag: '' },
+  'base+d': { flags: ['-d'], tag: '_d' },
+  'base+i': { flags: ['-p'], tag: '_p' },
+  'base+s': { flags: ['-si'], tag: '_s' },
+  'base+all': { flags: ['-d', '-p', '-si'], tag: '_d_p_s' },
+};
+
+/** The judge runs of evaluate_dialogue.py: dimension (as plens names the call) -> its flags. */
+export const JUDGE_RUNS: Record<string, string[]> = {
+  'naturalness.user': ['-d', 'naturalness'],
+  'naturalness.assistant': ['-d', 'naturalness', '-a'],
+  'coherence.user': ['-d', 'coherence'],
+  'coherence.assistant': ['-d', 'coherence', '-a'],
+  task_completion: ['-d', 'task_completion'],
+  personalization: ['-d', 'personalization'],
+};
+
+export interface Inputs {
+  dir: string;
+  users: number[];
+  plans: Plan[];
+  /** Selected task ids per user, SD then MD. */
+  tasks: Record<number, string[]>;
+}
+
+type TaskFile = Record<string, { task_id: string; 'User Intent': string }>;
+
+/**
+ * A data folder in the released layout holding `users`' profiles and, of their tasks, the SD and
+ * MD ones at the given positions (the original runs every task of a user's task files, so the
+ * selection is made in the files). Task definitions and the schema are linked from the release.
+ * The first user's tasks get the plans that reach every ending: the round limit, a reply that is
+ * only the marker, the marker inside a word, the marker after text with odd whitespace.
+ */
+export function buildInputs(dir: string, users: number[], sdPositions: number[], mdPositions: number[]): Inputs {
+  mkdirSync(join(dir, 'data', 'profile'), { recursive: true });
+  mkdirSync(join(dir, 'res'), { recursive: true });
+  symlinkSync(join(RELEASE, 'data', 'task'), join(dir, 'data', 'task'));
+  symlinkSync(join(RELEASE, 'res', 'schema.json'), join(dir, 'res', 'schema.json'));
+  const plans: Plan[] = [];
+  const kinds: Array<Omit<Plan, 'intent'>> = [
+    { kind: 'limit', at: 0 },
+    { kind: 'terminate-only', at: 1 },
+    { kind: 'terminate', at: 2 },
+    { kind: 'in-word', at: 3 },
+    { kind: 'terminate', at: 1 },
+  ];
+  const tasks: Record<number, string[]> = {};
+  for (const user of users) {
+    const from = join(RELEASE, 'data', 'profile', `user${user}`);
+    const to = join(dir, 'data', 'profile', `user${user}`);
+    mkdirSync(to, { recursive: true });
+    writeFileSync(join(to, 'profile.json'), readFileSync(join(from, 'profile.json')));
+    tasks[user] = [];
+    for (const [file, positions] of [
+      ['tasks.json', sdPositions],
+      ['tasks_md.json', mdPositions],
+    ] as const) {
+      const all = JSON.parse(readFileSync(join(from, file), 'utf8')) as TaskFile;
+      const keys = Object.keys(all);
+      const kept = Object.fromEntries(positions.map((p) => keys[p % keys.length]!).map((k) => [k, all[k]!]));
+      writeFileSync(join(to, file), JSON.stringify(kept, null, 4));
+      for (const t of Object.values(kept)) {
+        tasks[user]!.push(t.task_id);
+        const intent = t['User Intent'];
+        // The limit plan goes to an SD task (41 calls a setting), not to an MD one (61).
+        const next = kinds[plans.length];
+        if (next && !plans.some((p) => p.intent === intent) && !(next.kind === 'limit' && file === 'tasks_md.json')) plans.push({ intent, ...next });
+      }
+    }
+  }
+  writeFileSync(join(dir, 'plans.json'), JSON.stringify({ plans }));
+  return { dir, users, plans, tasks };
+}
+
+function python(cwd: string, args: string[], log: string): Promise<void> {
+  return new Promise((done, fail) => {
+    const child = spawn(PYTHON, args, {
+      cwd,
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        PYTHONPATH: STUBS,
+        PYTHONDONTWRITEBYTECODE: '1',
+        PYTHONHASHSEED: '0',
+        PLENS_DIFF_PLANS: join(cwd, 'plans.json'),
+        PLENS_DIFF_LOG: log,
+        DATA_DIR: join(cwd, 'caches-unused'),
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => void (stderr += c.toString()));
+    child.on('error', fail);
+    child.on('close', (code) => (code === 0 ? done() : fail(new Error(`${PYTHON} ${args.join(' ')} exited ${code}:\n${stderr.slice(-3000)}`))));
+  });
+}
+
+function readLog(file: string): SentRequest[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as SentRequest);
+}
+
+/** Runs `tasks` (promise factories) at most `n` at a time. */
+async function limited<T>(n: number, tasks: Array<() => Promise<T>>): Promise<T[]> {
+  const out: T[] = new Array(tasks.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(n, tasks.length) }, async () => {
+      while (next < tasks.length) {
+        const i = next++;
+        out[i] = await tasks[i]!();
+      }
+    }),
+  );
+  return out;
+}
+
+export interface OriginalRun {
+  /** `<assistant>/<setting>` -> the requests of the SD and the MD script, in the order sent. */
+  dialogues: Map<string, SentRequest[]>;
+  /** Judge dimension -> every request of its evaluate_dialogue.py runs (all cells, SD and MD). */
+  judge: Map<string, SentRequest[]>;
+}
+
+/** Runs the original's dialogue scripts for every assistant and setting, then its judge on every dialogue they wrote. */
+export async function runOriginal(inputs: Inputs): Promise<OriginalRun> {
+  const cwd = inputs.dir;
+  for (const [name, target] of [
+    ['src', join(ORIGINAL, 'src')],
+    ['util', join(ORIGINAL, 'util')],
+  ]) {
+    if (!existsSync(join(cwd, name))) symlinkSync(target!, join(cwd, name));
+  }
+  const logs = join(cwd, 'logs');
+  mkdirSync(logs, { recursive: true });
+  const users = inputs.users.map(String);
+  const jobs: Array<() => Promise<void>> = [];
+  for (const assistant of ASSISTANTS) {
+    for (const [setting, { flags }] of Object.entries(SETTINGS)) {
+      for (const script of ['src.generate_dialogue', 'src.generate_dialogue_md']) {
+        const log = join(logs, `dialogues-${assistant}-${setting}.jsonl`);
+        // One script at a time per log: SD then MD append in order.
+        jobs.push(() => python(cwd, ['-m', script, '--sample_idxs', ...users, '-u', USER_MODEL, '-m', assistant, ...flags], log));
+      }
+    }
+  }
+  // SD and MD of one cell write one log: run the pairs in sequence, the cells side by side.
+  const pairs = Array.from({ length: jobs.length / 2 }, (_, i) => async () => {
+    await jobs[2 * i]!();
+    await jobs[2 * i + 1]!();
+  });
+  await limited(4, pairs);
+  const dialogues = new Map<string, SentRequest[]>();
+  for (const assistant of ASSISTANTS)
+    for (const setting of Object.keys(SETTINGS)) dialogues.set(`${assistant}/${setting}`, readLog(join(logs, `dialogues-${assistant}-${setting}.jsonl`)));
+  return { dialogues, judge: await runOriginalJudge(inputs) };
+}
+
+async function runOriginalJudge(inputs: Inputs): Promise<Map<string, SentRequest[]>> {
+  const cwd = inputs.dir;
+  const logs = join(cwd, 'logs');
+  const jobs: Array<() => Promise<void>> = [];
+  const files = new Map<string, string[]>();
+  for (const assistant of ASSISTANTS) {
+    for (const { tag } of Object.values(SETTINGS)) {
+      for (const [dimension, flags] of Object.entries(JUDGE_RUNS)) {
+        for (const md of [false, true]) {
+          const log = join(logs, `judge-${dimension}-${assistant}${tag}-${md ? 'md' : 'sd'}.jsonl`);
+          files.set(dimension, [...(files.get(dimension) ?? []), log]);
+          // evaluate_dialogue.py has no --sample_idxs: one run per user, as --start_index N --end_index N.
+          jobs.push(async () => {
+            for (const user of inputs.users) {
+              await python(
+                cwd,
+                ['-m', 'src.evaluate_dialogue', '-s', String(user), '-e', String(user), '-m', `${assistant}${tag}`, '-i', JUDGE_MODEL, ...flags, ...(md ? ['-md'] : [])],
+                log,
+              );
+            }
+          });
+        }
+      }
+    }
+  }
+  await limited(4, jobs);
+  return new Map([...files].map(([dimension, logsOf]) => [dimension, logsOf.flatMap(readLog)]));
+}
+
+export interface PlensRun {
+  dialogues: Map<string, SentRequest[]>;
+  /** Every judge request, with the dimension plens sent it for. */
+  judge: Map<string, SentRequest[]>;
+  server: MockBedrockServer;
+}
+
+const CREDS = { accessKeyId: 'AKIAPLENSDIFFTEST001', secretAccessKey: 'plensDiffSecret/abcdefghijklmnopqrstuvwxyz0123' };
+const AWS_ENV = {
+  AWS_PROFILE: '',
+  AWS_EC2_METADATA_DISABLED: 'true',
+  AWS_CONFIG_FILE: '/nonexistent/plens-config',
+  AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/plens-credentials',
+  AWS_ACCESS_KEY_ID: CREDS.accessKeyId,
+  AWS_SECRET_ACCESS_KEY: CREDS.secretAccessKey,
+  AWS_REGION: 'us-east-1',
+};
+
+function fromConverse(r: MockBedrockServer['requests'][number]): SentRequest {
+  return {
+    model: r.modelId,
+    system: (r.body.system ?? []).map((b) => b.text).join(''),
+    messages: r.body.messages.map((m) => ({ role: m.role, content: m.content.map((c) => c.text).join('') })),
+    temperature: r.body.inferenceConfig?.temperature,
+    max_tokens: r.body.inferenceConfig?.maxTokens,
+  };
+}
+
+async function cli(args: string[]): Promise<void> {
+  const r = await runCliInProcess(args, { env: AWS_ENV });
+  if (r.code !== 0) throw new Error(`plens ${args.join(' ')} exited ${r.code}:\n${r.stderr.slice(-3000)}`);
+}
+
+/**
+ * plens on the same inputs: import, scenarios for the users, the original's prompts imported from
+ * ../shared, then one dialogues run per assistant and setting (the call cache off: the original
+ * sends every opening again) and one judge run over all of them.
+ */
+export async function runPlens(inputs: Inputs, workDir: string): Promise<PlensRun> {
+  const server = await startMockBedrock({
+    credentials: CREDS,
+    reply: (r) => {
+      const q = fromConverse(r);
+      return scriptedReply(inputs.plans, q.system, q.messages.at(-1)?.content ?? '');
+    },
+  });
+  const ws = join(workDir, 'ws');
+  const prompts = join(workDir, 'original-prompts');
+  const spec = (m: string) => `bedrock:${m}?base_url=${server.url}`;
+  await cli(['import', '--from', join(inputs.dir, 'data'), '-w', ws, '--no-progress', '-q']);
+  await cli(['scenarios', '-w', ws, '--users', inputs.users.join(','), '--kind', 'all', '-q']);
+  await cli(['prompts', 'import-original', ORIGINAL, '--out', prompts, '-q']);
+  const dialogues = new Map<string, SentRequest[]>();
+  for (const assistant of ASSISTANTS) {
+    for (const setting of Object.keys(SETTINGS)) {
+      const before = server.requests.length;
+      await cli([
+        'dialogues',
+        '-w',
+        ws,
+        '--assistant',
+        spec(assistant),
+        '--user',
+        spec(USER_MODEL),
+        '--setting',
+        setting,
+        '--prompts',
+        prompts,
+        '--cache',
+        'off',
+        '--no-progress',
+        '-q',
+      ]);
+      dialogues.set(`${assistant}/${setting}`, server.requests.slice(before).map(fromConverse));
+    }
+  }
+  const judge = new Map<string, SentRequest[]>();
+  for (const dimension of ['task_completion', 'personalization', 'naturalness', 'coherence']) {
+    const before = server.requests.length;
+    await cli(['judge', '-w', ws, '--judge', spec(JUDGE_MODEL), '--dimensions', dimension, '--prompts', prompts, '--cache', 'off', '--no-progress', '-q']);
+    for (const r of server.requests.slice(before).map(fromConverse)) {
+      // Naturalness and coherence are judged per speaker: the template says which.
+      const who = dimension === 'naturalness' || dimension === 'coherence' ? `.${speakerOf(r, prompts, dimension)}` : '';
+      judge.set(`${dimension}${who}`, [...(judge.get(`${dimension}${who}`) ?? []), r]);
+    }
+  }
+  return { dialogues, judge, server };
+}
+
+/** Which speaker a naturalness or coherence request judges: the imported template whose fixed text it starts with. */
+function speakerOf(r: SentRequest, prompts: string, dimension: string): string {
+  const text = r.messages[0]?.content ?? '';
+  for (const who of ['user', 'assistant']) {
+    const template = readFileSync(join(prompts, `judge-${dimension}.${who}.pyfmt`), 'utf8');
+    const head = template.slice(0, template.indexOf('{'));
+    if (text.startsWith(head.replaceAll('{{', '{').replaceAll('}}', '}'))) return who;
+  }
+  return 'unknown';
+}
+
+/** A request's dialogue: the tag the scripted opening carries into every later request. */
+export function groupByDialogue(requests: SentRequest[]): Map<string, SentRequest[]> {
+  const out = new Map<string, SentRequest[]>();
+  for (const r of requests) {
+    const tag = dialogueTag(r.system, r.messages.at(-1)?.content ?? '') ?? 'untagged';
+    out.set(tag, [...(out.get(tag) ?? []), r]);
+  }
+  return out;
+}
+
+/** The fields compared, in a fixed order (top_p is the original's alone: see the fidelity ledger). */
+export function canonical(r: SentRequest): string {
+  return JSON.stringify([r.model, r.system, r.messages, r.temperature, r.max_tokens]);
+}
+
+export const hashOf = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 12);
+
+/** Where two texts first differ, with a little context on each side (for failure messages). */
+export function firstDifference(a: string, b: string): string {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  const show = (s: string) => JSON.stringify(s.slice(Math.max(0, i - 60), i + 60));
+  return `at character ${i}: original ${show(a)} vs plens ${show(b)}`;
+}

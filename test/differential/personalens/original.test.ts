@@ -1,0 +1,115 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../../helpers/cli.js';
+import {
+  ASSISTANTS,
+  buildInputs,
+  canonical,
+  firstDifference,
+  groupByDialogue,
+  ORIGINAL,
+  PYTHON,
+  RELEASE,
+  runOriginal,
+  runPlens,
+  SETTINGS,
+  type Inputs,
+  type OriginalRun,
+  type PlensRun,
+  type SentRequest,
+} from './harness.js';
+
+/*
+ * PersonaLens request by request against the original code (issue 28): the original dialogue and
+ * judge scripts run unmodified with /usr/bin/python3 and a recording stub boto3; plens runs with
+ * the original's prompts imported from the same checkout (`plens prompts import-original`), on
+ * the same users and tasks of the released data and the same scripted replies. Every request must
+ * be identical: model, system prompt, message text, temperature, max tokens, and the count and
+ * order of the requests of each dialogue.
+ *
+ * Covered: SD and MD tasks; the five settings the original can run; a Claude assistant (XML
+ * prompts) and a Llama one (markdown prompts, replies left-stripped); a dialogue that reaches the
+ * round limit, a reply that is only TERMINATE, the marker inside a word, the marker after text
+ * with whitespace Python strips and JavaScript does not (and the other way round); all six judge
+ * templates on every dialogue.
+ *
+ * It needs ../shared (the original code and the released data) and /usr/bin/python3; CI has both.
+ * Without ../shared (a clone outside the workplace) it is skipped, and says so; in CI a missing
+ * piece fails it.
+ */
+const available = existsSync(ORIGINAL) && existsSync(RELEASE);
+if (!available && process.env['CI']) throw new Error(`the differential test needs ${ORIGINAL} and ${RELEASE}`);
+if (available && !existsSync(PYTHON)) throw new Error(`the differential test runs the original with ${PYTHON}, which this machine lacks (apt-get install python3)`);
+
+let inputs: Inputs;
+let original: OriginalRun;
+let plens: PlensRun;
+
+describe.skipIf(!available)('PersonaLens: plens sends what the original code sends', () => {
+  beforeAll(async () => {
+    const dir = tempDir('plens-diff-');
+    // Two users of the paper's sample; three SD and two MD tasks each.
+    inputs = buildInputs(join(dir, 'original'), [7, 53], [0, 11, 23], [0, 5]);
+    original = await runOriginal(inputs);
+    plens = await runPlens(inputs, join(dir, 'plens'));
+  }, 600_000);
+  afterAll(async () => {
+    await plens?.server.close();
+  });
+
+  it('the inputs reach every ending the loop has', () => {
+    expect(inputs.plans.map((p) => p.kind)).toEqual(['limit', 'terminate-only', 'terminate', 'in-word', 'terminate']);
+  });
+
+  for (const assistant of ASSISTANTS) {
+    for (const setting of Object.keys(SETTINGS)) {
+      it(`dialogues, ${assistant}, ${setting}: every request of every dialogue identical, in order`, () => {
+        const ours = groupByDialogue(plens.dialogues.get(`${assistant}/${setting}`)!);
+        const theirs = groupByDialogue(original.dialogues.get(`${assistant}/${setting}`)!);
+        // Each user runs its three SD and two MD tasks.
+        expect(theirs.size).toBe(inputs.users.length * 5);
+        expect(theirs.has('untagged')).toBe(false);
+        expect([...ours.keys()].sort()).toEqual([...theirs.keys()].sort());
+        for (const [tag, sent] of theirs) {
+          const got = ours.get(tag)!;
+          expect(got.length, `dialogue ${tag}: number of requests`).toBe(sent.length);
+          sent.forEach((r, i) => {
+            const a = canonical(r);
+            const b = canonical(got[i]!);
+            if (a !== b) expect.fail(`dialogue ${tag}, request ${i + 1} of ${sent.length} differs ${firstDifference(a, b)}`);
+          });
+        }
+      });
+    }
+  }
+
+  it('dialogues: the round limit is reached (41 requests for SD), and both endings with the marker occur', () => {
+    const lengths = [...original.dialogues.values()].flatMap((reqs) => [...groupByDialogue(reqs).values()].map((d) => d.length));
+    expect(lengths).toContain(41);
+    expect(Math.min(...lengths)).toBe(4);
+    // The reply that was only the marker is an empty user message in the history the assistant then sees.
+    const all = [...plens.dialogues.values()].flat();
+    expect(all.some((r) => /\nUser: \n/.test(r.messages[0]!.content) || r.messages[0]!.content.endsWith('\nUser: '))).toBe(true);
+  });
+
+  for (const dimension of ['task_completion', 'personalization', 'naturalness.user', 'naturalness.assistant', 'coherence.user', 'coherence.assistant']) {
+    it(`judge, ${dimension}: the same requests for every dialogue`, () => {
+      const theirs = original.judge.get(dimension)!;
+      const ours = plens.judge.get(dimension) ?? [];
+      // Every dialogue of every cell: two assistants x five settings x ten dialogues.
+      expect(theirs.length).toBe(ASSISTANTS.length * Object.keys(SETTINGS).length * inputs.users.length * 5);
+      expect(ours.length).toBe(theirs.length);
+      const key = (r: SentRequest) => canonical(r);
+      const want = theirs.map(key).sort();
+      const got = ours.map(key).sort();
+      for (let i = 0; i < want.length; i++) {
+        if (want[i] !== got[i]) {
+          const missing = want.find((w) => !got.includes(w));
+          const extra = got.find((g) => !want.includes(g));
+          expect.fail(`${dimension}: request ${i + 1} of ${want.length} differs; first missing one ${firstDifference(missing ?? '', extra ?? '')}`);
+        }
+      }
+    });
+  }
+});
