@@ -22,6 +22,7 @@ export function anthropicBody(model: string, request: ChatRequest): Record<strin
     messages: request.messages,
     temperature: request.params.temperature,
     max_tokens: request.params.maxTokens,
+    ...(request.params.topP !== undefined ? { top_p: request.params.topP } : {}),
   };
 }
 

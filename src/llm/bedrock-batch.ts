@@ -33,6 +33,7 @@ export function bedrockClaudeBody(request: ChatRequest): Record<string, unknown>
     messages: request.messages,
     temperature: request.params.temperature,
     max_tokens: request.params.maxTokens,
+    ...(request.params.topP !== undefined ? { top_p: request.params.topP } : {}),
   };
 }
 

@@ -71,7 +71,11 @@ export class BedrockProvider implements Provider {
       // Converse refuses an empty text block; an empty system prompt is no system prompt.
       ...(request.system ? { system: [{ text: request.system }] } : {}),
       messages: request.messages.map((m) => ({ role: m.role, content: [{ text: m.content }] })),
-      inferenceConfig: { temperature: request.params.temperature, maxTokens: request.params.maxTokens },
+      inferenceConfig: {
+        temperature: request.params.temperature,
+        maxTokens: request.params.maxTokens,
+        ...(request.params.topP !== undefined ? { topP: request.params.topP } : {}),
+      },
     });
     let out: ConverseCommandOutput;
     try {

@@ -35,6 +35,8 @@ export function callKey(provider: string, model: string, request: ChatRequest, e
   if (provider === 'sim') part(SIM_VERSION);
   part(String(request.params.temperature));
   part(String(request.params.maxTokens));
+  // Only when set, so keys of calls without it stay what they were.
+  if (request.params.topP !== undefined) part(`top_p:${request.params.topP}`);
   part(request.purpose);
   part(request.promptVersion);
   part(String(request.replicate));

@@ -202,7 +202,12 @@ export class LlmClient {
 
   /** The agent's defaults (the paper's), overridden by what the model spec sets. */
   params(defaults: SamplingParams): SamplingParams {
-    return { temperature: this.spec.temperature ?? defaults.temperature, maxTokens: this.spec.maxTokens ?? defaults.maxTokens };
+    const topP = this.spec.topP ?? defaults.topP;
+    return {
+      temperature: this.spec.temperature ?? defaults.temperature,
+      maxTokens: this.spec.maxTokens ?? defaults.maxTokens,
+      ...(topP !== undefined ? { topP } : {}),
+    };
   }
 
   costOf(usage: { inputTokens: number; outputTokens: number }): number {

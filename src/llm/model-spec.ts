@@ -17,6 +17,8 @@ export interface ModelSpec {
   model: string;
   temperature?: number;
   maxTokens?: number;
+  /** Nucleus sampling (0-1], sent only when given (the original sends 0.9 for Llama, 1.0 for Mistral). */
+  topP?: number;
   baseUrl?: string;
   keyEnv?: string;
   /** USD per 1M input / output tokens. */
@@ -43,6 +45,7 @@ export interface ModelSpec {
 const NUMERIC = {
   temperature: 'temperature',
   max_tokens: 'maxTokens',
+  top_p: 'topP',
   price_in: 'priceIn',
   price_out: 'priceOut',
   rpm: 'rpm',
@@ -96,6 +99,7 @@ export function parseModelSpec(spec: string, what = 'model'): ModelSpec {
     }
   }
   if (out.maxTokens !== undefined && !Number.isInteger(out.maxTokens)) throw usageError(`${what}: max_tokens must be a whole number`);
+  if (out.topP !== undefined && !(out.topP > 0 && out.topP <= 1)) throw usageError(`${what}: top_p must be above 0 and at most 1`);
   if (out.batchMinRecords !== undefined && !Number.isInteger(out.batchMinRecords)) throw usageError(`${what}: batch_min_records must be a whole number`);
   if (out.batchDiscount !== undefined && out.batchDiscount > 1)
     throw usageError(`${what}: batch_discount is the fraction off the online price, from 0 to 1 (0.5: half price)`);

@@ -18,6 +18,7 @@ export function openAiChatBody(model: string, request: ChatRequest): Record<stri
     messages: request.system === null ? request.messages : [{ role: 'system', content: request.system }, ...request.messages],
     temperature: request.params.temperature,
     max_tokens: request.params.maxTokens,
+    ...(request.params.topP !== undefined ? { top_p: request.params.topP } : {}),
   };
 }
 

@@ -8,6 +8,8 @@ export interface ChatMessage {
 export interface SamplingParams {
   temperature: number;
   maxTokens: number;
+  /** Nucleus sampling; sent only when set (the spec's `top_p`). */
+  topP?: number;
 }
 
 export interface ChatRequest {

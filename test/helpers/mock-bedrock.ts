@@ -15,7 +15,7 @@ export interface MockBedrockRequest {
   body: {
     system?: Array<{ text: string }>;
     messages: Array<{ role: string; content: Array<{ text: string }> }>;
-    inferenceConfig?: { temperature?: number; maxTokens?: number };
+    inferenceConfig?: { temperature?: number; maxTokens?: number; topP?: number };
   };
   headers: Record<string, string | string[] | undefined>;
   authorization: { accessKeyId: string; date: string; region: string; service: string; signedHeaders: string[] } | undefined;

@@ -202,9 +202,7 @@ export class ScenarioContextSource {
     const md = s.kind === 'MD';
     // SD takes the first relevant domain's values alone, as the original does.
     const preferences = md ? domains.map((d) => `\n${d.domain}:\n${preferenceLines(d)}\n`).join('') : domains.slice(0, 1).map(preferenceLines).join('');
-    const interactions = md
-      ? domains.map((d) => `\n<${d.domain}>\n${d.interactions ?? ''}\n</${d.domain}>\n`).join('')
-      : (domains[0]?.interactions ?? '');
+    const interactions = md ? domains.map((d) => `\n<${d.domain}>\n${d.interactions ?? ''}\n</${d.domain}>\n`).join('') : (domains[0]?.interactions ?? '');
     const relevant = new Set(s.relevant_preference_types);
     const relevantPreferences = domains.flatMap((d) =>
       d.preferences.filter((p) => relevant.has(p.type) && p.values.length).map((p) => `${p.type}: ${p.values.join(', ')}`),

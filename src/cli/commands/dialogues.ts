@@ -23,7 +23,7 @@ export const dialoguesCommand: CommandModule<GlobalArgs, DialoguesArgs> = {
           array: true,
           demandOption: true,
           describe:
-            'Assistant model spec(s): openai:MODEL, anthropic:MODEL or sim:default; params after ?, e.g. openai:gpt-4o-mini?temperature=0&price_in=0.15&price_out=0.6 (also max_tokens, rpm, tpm, base_url, key_env)',
+            'Assistant model spec(s): openai:MODEL, anthropic:MODEL or sim:default; params after ?, e.g. openai:gpt-4o-mini?temperature=0&price_in=0.15&price_out=0.6 (also max_tokens, top_p, rpm, tpm, base_url, key_env)',
         })
         .option('setting', { type: 'string', array: true, default: ['base'], describe: 'Setting(s): vanilla, base, base+d, base+i, base+s, base+all' })
         .option('user', { type: 'string', describe: 'User-agent model spec (required unless every assistant is sim)' })

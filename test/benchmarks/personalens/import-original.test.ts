@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startMockLlm, type MockLlmServer, type MockRequest } from '../../../src/testkit/mock-server.js';
 import { importOriginal } from '../../../src/benchmarks/personalens/import-original.js';
@@ -202,3 +203,98 @@ async function dialogueMessages(ws: string): Promise<Array<{ role: string; conte
     db.close();
   }
 }
+
+/*
+ * The real checkout (../shared/personalens-original, amazon-science/PersonaLens e755f90): the import
+ * finds every prompt, and each template renders exactly what /usr/bin/python3 gets from the
+ * original's own constant with str.format (system prompts: the constant as it is). Python reads
+ * the constants by importing the original modules (the dialogue scripts with the differential
+ * test's stub boto3); nothing of the original is stored here.
+ */
+const REAL = resolve(repoRoot, '..', 'shared', 'personalens-original');
+const STUBS = join(repoRoot, 'test', 'differential', 'personalens', 'stubs');
+
+describe.skipIf(!existsSync(REAL))('plens prompts import-original on the real original code', () => {
+  it('imports all 29 templates, says what the original lacks, and renders each as Python does', () => {
+    const out = join(tempDir('plens-orig-real-'), 'set');
+    const summary = importOriginal({ source: REAL, out });
+    expect(summary.templates).toHaveLength(29);
+    expect(summary.templates.find((t) => t.template === 'user-system.sd')).toMatchObject({
+      constant: 'UserPromptTemplate.system_prompt',
+      file: 'src/generate_dialogue.py',
+    });
+    expect(summary.templates.find((t) => t.template === 'user-turn.md')).toMatchObject({
+      constant: 'UserPromptTemplate.task_prompt',
+      file: 'src/generate_dialogue_md.py',
+    });
+    // Llama and Mistral have no Vanilla prompts: the Claude ones stand in, and the import says so.
+    expect(summary.lacking.map((l) => l.template)).toEqual(['assistant-system-vanilla.markdown', 'assistant-turn.vanilla.markdown']);
+    expect(summary.templates.find((t) => t.template === 'assistant-turn.vanilla.markdown')).toMatchObject({
+      constant: 'CLAUDE_TASK_PROMPT_VANILLA',
+      substitute_for: 'assistant-turn.vanilla.xml',
+    });
+    expect(summary.notes).toEqual(['MISTRAL_* (6 constants) are identical to LLAMA_*: the markdown style serves both families exactly']);
+    const manifest = JSON.parse(readFileSync(join(out, 'prompt-set.json'), 'utf8')) as { lacking: unknown[]; fallback: boolean };
+    expect(manifest.fallback).toBe(false);
+    expect(manifest.lacking).toHaveLength(2);
+
+    // Values with braces, backslashes, blank lines and non-ASCII, as a str.format argument would carry them.
+    const values: Record<string, string> = {
+      demographics: '- age: 25-34 {x}',
+      preferences: '\nBooks:\n- Genre: a, b\n',
+      interactions: '\n<Books>\nRead \\n "things"\n</Books>\n',
+      situation: '- Location: Zürich',
+      intent: 'Find {a} book',
+      goal: 'A book is found.',
+      conversation: '[USER]: hi\n[ASSISTANT]: hello}',
+    };
+    const script = [
+      'import json, sys',
+      'sys.path[:0] = [sys.argv[1], sys.argv[2]]',
+      'import util.assistant_prompts as a, util.evaluation_prompts as e',
+      'import src.generate_dialogue as g, src.generate_dialogue_md as gm',
+      'modules = {"util/assistant_prompts.py": a, "util/evaluation_prompts.py": e, "src/generate_dialogue.py": g, "src/generate_dialogue_md.py": gm}',
+      'jobs = json.load(sys.stdin)',
+      'out = {}',
+      'for j in jobs:',
+      '    m = modules[j["file"]]',
+      '    cls, _, name = j["constant"].rpartition(".")',
+      '    text = getattr(getattr(m, cls)(), name) if cls else getattr(m, name)',
+      '    out[j["template"]] = text.format(**j["kwargs"]) if j["formatted"] else text',
+      'print(json.dumps(out))',
+    ].join('\n');
+    const prompts = PromptSet.load(out);
+    const jobs = summary.templates.map((t) => ({
+      template: t.template,
+      file: t.file,
+      constant: t.constant,
+      formatted: Object.keys(t.fields).length > 0,
+      kwargs: Object.fromEntries(Object.entries(t.fields).map(([original, canonical]) => [original, values[canonical]])),
+    }));
+    const python = spawnSync('/usr/bin/python3', ['-c', script, REAL, STUBS], {
+      input: JSON.stringify(jobs),
+      encoding: 'utf8',
+      env: { PATH: '/usr/bin:/bin', PYTHONDONTWRITEBYTECODE: '1', DATA_DIR: tempDir('plens-orig-cache-') },
+    });
+    expect(python.status, python.stderr).toBe(0);
+    const expected = JSON.parse(python.stdout) as Record<string, string>;
+    expect(Object.keys(expected)).toHaveLength(29);
+    for (const t of summary.templates) {
+      const got = prompts.render(t.template, values);
+      if (got !== expected[t.template]) expect.fail(`${t.template} (${t.constant}) renders differently from Python's str.format`);
+    }
+  });
+
+  it("the README's command works as written (relative path, --out) and refuses to overwrite without --force", async () => {
+    const dir = tempDir('plens-orig-readme-');
+    const r = await runCli(['prompts', 'import-original', REAL, '--out', 'original-prompts'], { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      'the original has no assistant-turn.vanilla.markdown prompt: plens uses assistant-turn.vanilla.xml (CLAUDE_TASK_PROMPT_VANILLA) in its place',
+    );
+    expect(existsSync(join(dir, 'original-prompts', 'user-turn.md.pyfmt'))).toBe(true);
+    const again = await runCli(['prompts', 'import-original', REAL, '--out', 'original-prompts'], { cwd: dir });
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain('--force');
+  });
+});

@@ -27,12 +27,14 @@ export interface SentRequest {
   messages: Array<{ role: string; content: string }>;
   temperature: number | undefined;
   max_tokens: number | undefined;
-  /** Sent by the original for Llama (0.9, its class default); plens sends none (see the fidelity ledger). */
+  /** Sent by the original for Llama (0.9, its class default); plens sends it when the spec says `top_p=0.9`. */
   top_p?: number;
 }
 
 /** The assistants a run covers, by the original's short names; plens names them `bedrock:<name>`. */
 export const ASSISTANTS = ['claude-3-sonnet-v1', 'llama-3-1-70b-instruct-v1'] as const;
+/** What plens's spec adds to send what the original sends: its Llama class's top_p. */
+const SPEC_EXTRA: Record<string, string> = { 'llama-3-1-70b-instruct-v1': '&top_p=0.9' };
 export const USER_MODEL = 'claude-3-sonnet-v1';
 export const JUDGE_MODEL = 'claude-3-5-sonnet-v2';
 
@@ -98,7 +100,7 @@ export function buildInputs(dir: string, users: number[], sdPositions: number[],
     ] as const) {
       const all = JSON.parse(readFileSync(join(from, file), 'utf8')) as TaskFile;
       const keys = Object.keys(all);
-      const kept = Object.fromEntries(positions.map((p) => keys[p % keys.length]!).map((k) => [k, all[k]!]));
+      const kept = Object.fromEntries([...new Set(positions.map((p) => keys[p % keys.length]!))].map((k) => [k, all[k]!]));
       writeFileSync(join(to, file), JSON.stringify(kept, null, 4));
       for (const t of Object.values(kept)) {
         tasks[user]!.push(t.task_id);
@@ -215,7 +217,20 @@ async function runOriginalJudge(inputs: Inputs): Promise<Map<string, SentRequest
             for (const user of inputs.users) {
               await python(
                 cwd,
-                ['-m', 'src.evaluate_dialogue', '-s', String(user), '-e', String(user), '-m', `${assistant}${tag}`, '-i', JUDGE_MODEL, ...flags, ...(md ? ['-md'] : [])],
+                [
+                  '-m',
+                  'src.evaluate_dialogue',
+                  '-s',
+                  String(user),
+                  '-e',
+                  String(user),
+                  '-m',
+                  `${assistant}${tag}`,
+                  '-i',
+                  JUDGE_MODEL,
+                  ...flags,
+                  ...(md ? ['-md'] : []),
+                ],
                 log,
               );
             }
@@ -253,6 +268,7 @@ function fromConverse(r: MockBedrockServer['requests'][number]): SentRequest {
     messages: r.body.messages.map((m) => ({ role: m.role, content: m.content.map((c) => c.text).join('') })),
     temperature: r.body.inferenceConfig?.temperature,
     max_tokens: r.body.inferenceConfig?.maxTokens,
+    ...(r.body.inferenceConfig?.topP !== undefined ? { top_p: r.body.inferenceConfig.topP } : {}),
   };
 }
 
@@ -289,7 +305,7 @@ export async function runPlens(inputs: Inputs, workDir: string): Promise<PlensRu
         '-w',
         ws,
         '--assistant',
-        spec(assistant),
+        spec(assistant) + (SPEC_EXTRA[assistant] ?? ''),
         '--user',
         spec(USER_MODEL),
         '--setting',
@@ -338,9 +354,9 @@ export function groupByDialogue(requests: SentRequest[]): Map<string, SentReques
   return out;
 }
 
-/** The fields compared, in a fixed order (top_p is the original's alone: see the fidelity ledger). */
+/** The fields compared, in a fixed order. */
 export function canonical(r: SentRequest): string {
-  return JSON.stringify([r.model, r.system, r.messages, r.temperature, r.max_tokens]);
+  return JSON.stringify([r.model, r.system, r.messages, r.temperature, r.max_tokens, r.top_p ?? null]);
 }
 
 export const hashOf = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 12);
