@@ -12,7 +12,7 @@ import { LlmCallError } from '../llm/errors.js';
 import type { HttpTimeouts } from '../llm/http-transport.js';
 import { batchMinItems, batchPriceFactor, checkBatchSupport, hasPrice, isSimulator, modelId, unpriced, type ModelSpec } from '../llm/model-spec.js';
 import type { RetryPolicy } from '../llm/retry-policy.js';
-import type { ChatRequest } from '../llm/types.js';
+import type { ChatRequest, SamplingParams } from '../llm/types.js';
 import type { ColumnsOf, Partition, PartitionFormat } from './partition.js';
 import type { Shard } from './shard.js';
 import { addCallSpend, emptySpend, type SpendBreakdown, type SpendBudget } from './spend-budget.js';
@@ -183,6 +183,14 @@ export function failureOf(error: LlmCallError): StageFailure {
 /** A stable key from the declared inputs: sha256 of their JSON, hex, cut to `length`. */
 export function hashParts(parts: readonly unknown[], length = 32): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, length);
+}
+
+/**
+ * Sampling settings as part of a key or a partition's identity: temperature and max tokens, and
+ * top_p only when it is set, so the keys of runs without it stay what they were.
+ */
+export function samplingIdentity(p: SamplingParams): unknown[] {
+  return p.topP === undefined ? [p.temperature, p.maxTokens] : [p.temperature, p.maxTokens, { top_p: p.topP }];
 }
 
 /** A name safe in a folder name: runs of other characters become '_'. */

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { cellDir, dialogueKey, type DialogueCell } from '../../src/benchmarks/personalens/dialogue-cell.js';
+import { samplingIdentity } from '../../src/engine/llm-stage.js';
 import { anthropicBody } from '../../src/llm/anthropic.js';
 import { bedrockClaudeBody } from '../../src/llm/bedrock-batch.js';
 import { callKey } from '../../src/llm/call-cache.js';
@@ -41,5 +43,24 @@ describe('top_p', () => {
     expect(callKey('openai', 'm', request())).toBe('151f6c4292980dc84ba90530fa4dfbd962ba16e6e665c6905b28cf22186579d0');
     expect(callKey('openai', 'm', request(0.9))).not.toBe(callKey('openai', 'm', request()));
     expect(callKey('openai', 'm', request(0.9))).not.toBe(callKey('openai', 'm', request(1)));
+  });
+});
+
+describe("top_p in the stages' keys", () => {
+  const cell = (topP?: number): DialogueCell => ({
+    setting: 'base',
+    assistant: { model: 'bedrock:llama-3-1-70b-instruct-v1', params: { temperature: 0, maxTokens: 800, ...(topP !== undefined ? { topP } : {}) } },
+    user: { model: 'bedrock:claude-3-sonnet-v1', params: { temperature: 0.5, maxTokens: 800 } },
+    promptVersion: 'v',
+    promptStyle: 'markdown',
+    simulated: false,
+  });
+
+  it('a dialogue run with top_p is its own configuration; one without keeps its keys', () => {
+    // The key as plens computed it before top_p existed (taken from 2e58453).
+    expect(dialogueKey(cell(), 'SD-1', 0)).toBe('26932d0ff1accb21cf38195909fb8611');
+    expect(dialogueKey(cell(0.9), 'SD-1', 0)).not.toBe(dialogueKey(cell(), 'SD-1', 0));
+    expect(cellDir('/w', cell(0.9))).not.toBe(cellDir('/w', cell()));
+    expect(samplingIdentity({ temperature: 0, maxTokens: 800 })).toEqual([0, 800]);
   });
 });

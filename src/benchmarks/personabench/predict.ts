@@ -11,7 +11,7 @@ import { PlensError, usageError } from '../../core/errors.js';
 import { replaceDirectoryAtomic } from '../../core/atomic.js';
 import type { Workspace } from '../../core/workspace.js';
 import { Database, sqlString } from '../../db/database.js';
-import { hashParts, LlmStageKit, llmStageFormat, partitionName, type LlmStageOptions } from '../../engine/llm-stage.js';
+import { hashParts, LlmStageKit, llmStageFormat, partitionName, samplingIdentity, type LlmStageOptions } from '../../engine/llm-stage.js';
 import { Partition, type ColumnsOf, type PartitionFormat } from '../../engine/partition.js';
 import { runSingleCall, type Answer } from '../../engine/single-call.js';
 import type { StageOutput, StageSummary, WorkCost } from '../../engine/stage-runner.js';
@@ -256,7 +256,7 @@ export async function runPersonaPredictions(options: PersonaPredictOptions): Pro
     const partitionOf = (r: PromptRecord): Partition => {
       const params = client.params(PERSONA_DECODING[r.task]);
       const n = r.task === '3.3' ? samples : 1;
-      const identity = [client.id, r.task, r.setting, fidelityOf(r), sourceOf(r), params.temperature, params.maxTokens, n, parsers[r.task]];
+      const identity = [client.id, r.task, r.setting, fidelityOf(r), sourceOf(r), ...samplingIdentity(params), n, parsers[r.task]];
       const name = partitionName([r.task, r.setting, client.id], identity);
       let entry = partitions.get(name);
       if (!entry) {

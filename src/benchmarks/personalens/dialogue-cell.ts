@@ -1,4 +1,4 @@
-import { hashParts, partitionName } from '../../engine/llm-stage.js';
+import { hashParts, partitionName, samplingIdentity } from '../../engine/llm-stage.js';
 import { Partition } from '../../engine/partition.js';
 import type { LlmClient } from '../../llm/client.js';
 import type { SamplingParams } from '../../llm/types.js';
@@ -29,7 +29,7 @@ export function makeCell(setting: Setting, assistant: LlmClient, user: LlmClient
 }
 
 function identity(cell: DialogueCell): unknown[] {
-  const p = (x: SamplingParams) => [x.temperature, x.maxTokens];
+  const p = samplingIdentity;
   const base = [cell.assistant.model, p(cell.assistant.params), cell.setting, cell.user.model, p(cell.user.params), cell.promptVersion, cell.promptStyle];
   // Two servers are two configurations; the vendor's default endpoint adds nothing, so its keys stay as they were.
   if (!cell.assistant.endpoint && !cell.user.endpoint) return base;

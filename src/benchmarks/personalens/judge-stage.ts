@@ -1,6 +1,6 @@
 import { PlensError, usageError } from '../../core/errors.js';
 import { sqlString } from '../../db/database.js';
-import { hashParts, LlmStageKit, partitionName, type LlmStageOptions } from '../../engine/llm-stage.js';
+import { hashParts, LlmStageKit, partitionName, samplingIdentity, type LlmStageOptions } from '../../engine/llm-stage.js';
 import { Partition } from '../../engine/partition.js';
 import { runSingleCall, type Answer } from '../../engine/single-call.js';
 import type { StageSummary } from '../../engine/stage-runner.js';
@@ -102,7 +102,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
     const judge = kit.client(spec);
     const params = judge.params(JUDGE_SAMPLING);
     // The endpoint only when it is not the vendor's default, so judgments against it keep their keys.
-    const identity = [judge.id, params.temperature, params.maxTokens, prompts.judgeVersion, ...(judge.endpoint ? [judge.endpoint] : [])];
+    const identity = [judge.id, ...samplingIdentity(params), prompts.judgeVersion, ...(judge.endpoint ? [judge.endpoint] : [])];
     const partition = Partition.in(judgmentsRoot(options.workspace), partitionName([judge.id], identity), JUDGMENTS_FORMAT);
     const keyOf = (item: Item) => hashParts(['judgment-v1', item.dialogue.dialogue_id, item.dimension, item.target, item.turn, ...identity]);
     const simulated = isSimulator(spec);
