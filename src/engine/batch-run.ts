@@ -6,6 +6,8 @@
  * (through the same stage code as online calls: parse, re-ask, record); requests it did not answer
  * are called online (fallback online) or recorded as failures (fallback none).
  */
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PlensError } from '../core/errors.js';
 import { isTerminal, type BatchApi, type BatchLine, type BatchResult, type BatchState } from '../llm/batch.js';
@@ -13,7 +15,7 @@ import type { LlmClient } from '../llm/client.js';
 import { LlmCallError } from '../llm/errors.js';
 import { withRetry } from '../llm/retry.js';
 import { DEFAULT_RETRY } from '../llm/retry-policy.js';
-import { BatchLedger, type LedgerBatch } from './batch-ledger.js';
+import { BatchLedger, readLedgers, type LedgerBatch } from './batch-ledger.js';
 import type { LlmStageDefinition, LlmStageKit } from './llm-stage.js';
 import type { WriterLock } from './lock.js';
 import type { KeyState, Partition } from './partition.js';
@@ -80,7 +82,7 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
     return api;
   };
   /** One control call to the batch API, retried as online calls are; a lasting failure stops the run, the ledger intact. */
-  const control = async <T>(part: Part, what: string, call: () => Promise<T>): Promise<T> => {
+  const control = async <T>(part: Part, what: string, call: (attempt: number) => Promise<T>): Promise<T> => {
     try {
       return (await withRetry(call, retry, signal)).value;
     } catch (error) {
@@ -88,7 +90,10 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
       if (!(error instanceof LlmCallError) || error.kind === 'batch_lost') throw error;
       throw new PlensError('E_PREREQUISITE', `batch API (${what}): ${error.message}`, {
         location: { file: part.partition.ledgerPath(o.shard) },
-        hint: 'the ledger keeps every batch submitted: rerun to resume polling and collecting (nothing is submitted twice)',
+        hint:
+          error.kind === 'batch_ambiguous'
+            ? 'nothing was created; the ledger keeps the staged requests for the rerun'
+            : 'the ledger keeps every batch submitted: rerun to resume polling and collecting (nothing is submitted twice)',
       });
     }
   };
@@ -112,13 +117,41 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
     return part;
   };
 
+  /**
+   * Every batch id a ledger holds, this run's and any other writer's (the other shards', other
+   * configurations' of the stage), read now: recovery never takes one of them for its own.
+   */
+  const knownBatchIds = async (): Promise<Set<string>> => {
+    const ids = new Set<string>();
+    const roots = new Set([...parts.values()].map((p) => dirname(p.partition.dir)));
+    for (const root of roots) {
+      for (const dir of existsSync(root) ? readdirSync(root, { withFileTypes: true }) : []) {
+        if (dir.isDirectory()) for (const x of await readLedgers(join(root, dir.name))) if (x.batchId) ids.add(x.batchId);
+      }
+    }
+    for (const p of parts.values()) for (const x of p.ledger.batches) if (x.batchId) ids.add(x.batchId);
+    return ids;
+  };
+
   const submit = async (part: Part, b: LedgerBatch, fresh: boolean): Promise<void> => {
     const api = await apiOf(b.model);
-    // A batch may have been created by a run killed before it could record it: find it first.
-    const known = new Set([...parts.values()].flatMap((p) => p.ledger.batches.flatMap((x) => (x.batchId ? [x.batchId] : []))));
-    let state = fresh ? undefined : await control(part, 'recover', () => api.recover(b.staged, known, signal));
+    let state: BatchState | undefined;
     try {
-      state ??= await control(part, 'create', () => api.submit(b.staged, signal));
+      // A create is paid work and is never repeated blindly: a batch may have been made by a run
+      // killed before it could record it, or by an attempt whose answer was lost (a 5xx after the
+      // side effect, a reset, a timeout). Every attempt but a fresh batch's first asks the provider
+      // for the batch made from this input before it creates one; a failed look-up is retried
+      // before any create.
+      state = await control(part, 'create', async (attempt) => {
+        if (!fresh || attempt > 1) {
+          const found = await api.recover(b.staged, await knownBatchIds(), signal, b.keys);
+          if (found) {
+            say(`batch ${found.batchId}: found the batch made from ${b.id}'s input (its create's answer was lost); not created again`);
+            return found;
+          }
+        }
+        return api.submit(b.staged, signal);
+      });
     } catch (error) {
       if (!(error instanceof LlmCallError && error.kind === 'batch_lost')) throw error;
       // Its requests are gone with the process that staged them: the batch ended unanswered, and the fallback decides.

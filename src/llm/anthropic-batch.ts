@@ -53,10 +53,13 @@ export class AnthropicBatchApi implements BatchApi {
   }
 
   /**
-   * A batch created by a run killed before recording it: one made no earlier than the staging with
-   * as many requests and not already in a ledger. Taken only when exactly one fits.
+   * A batch created by a run killed before recording it, or by a create whose answer was lost: one
+   * made no earlier than the staging with as many requests and not already in a ledger. Taken when
+   * exactly one fits. When several do (batches of one size, say from shards killed together), the
+   * ended ones are told apart by the custom ids of their results; while that cannot be done it is
+   * an error, never a guess (creating another could pay for the work twice).
    */
-  async recover(token: string, known: ReadonlySet<string>, signal: AbortSignal): Promise<BatchState | undefined> {
+  async recover(token: string, known: ReadonlySet<string>, signal: AbortSignal, keys?: readonly string[]): Promise<BatchState | undefined> {
     const [, at, count] = token.split(':');
     const since = Number(at) - RECOVER_SLACK_MS;
     const fits: MessageBatch[] = [];
@@ -75,7 +78,24 @@ export class AnthropicBatchApi implements BatchApi {
       if (older || !list.has_more || !list.last_id) break;
       after = list.last_id;
     }
-    return fits.length === 1 ? stateOf(fits[0]!) : undefined;
+    if (fits.length <= 1) return fits.length === 1 ? stateOf(fits[0]!) : undefined;
+    if (keys) {
+      const want = new Set(keys);
+      for (const b of fits.filter((x) => x.processing_status === 'ended')) {
+        const ids = (await this.results(stateOf(b), signal)).map((r) => r.id);
+        if (ids.length === want.size && ids.every((id) => want.has(id))) return stateOf(b);
+      }
+    }
+    const running = fits.filter((x) => x.processing_status !== 'ended').length;
+    throw new LlmCallError(
+      'batch_ambiguous',
+      `${fits.length} message batches (${fits.map((b) => b.id).join(', ')}) were made after these requests were staged, with as many requests, and no ledger holds them; ` +
+        (running
+          ? `plens tells them apart by their results' custom ids once they have ended (${running} still running, within 24 h): rerun then`
+          : 'none of them holds exactly these requests') +
+        '. Nothing was created.',
+      { retryable: false },
+    );
   }
 
   async status(batchId: string, signal: AbortSignal): Promise<BatchState> {

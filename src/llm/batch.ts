@@ -33,13 +33,15 @@ export type BatchResult = { id: string; ok: true; response: ChatResponse } | { i
  * One model's batch API. Submitting is two steps, each recorded by the caller before the next:
  * `stage` (OpenAI uploads the input; nothing is charged yet) and `submit` (create the batch: paid).
  * `recover` finds the batch made from a staged input when a crash came between submit and its
- * record (`known`: batch ids the ledgers already hold, never taken). A `submit` that cannot be made
+ * record, or the create's answer was lost (`known`: batch ids the ledgers already hold, never
+ * taken; `keys`: the staged requests' custom ids, for a provider that can only tell its batches
+ * apart by what they hold). It throws (kind `batch_ambiguous`) rather than guess. A `submit` that cannot be made
  * any more (the staged requests lived only in a process that is gone) fails with kind `batch_lost`.
  */
 export interface BatchApi {
   stage(lines: BatchLine[], signal: AbortSignal): Promise<string>;
   submit(staged: string, signal: AbortSignal): Promise<BatchState>;
-  recover(staged: string, known: ReadonlySet<string>, signal: AbortSignal): Promise<BatchState | undefined>;
+  recover(staged: string, known: ReadonlySet<string>, signal: AbortSignal, keys?: readonly string[]): Promise<BatchState | undefined>;
   status(batchId: string, signal: AbortSignal): Promise<BatchState>;
   /** Every result of a terminal batch: answers and errors; requests it never reached are absent. */
   results(state: BatchState, signal: AbortSignal): Promise<BatchResult[]>;

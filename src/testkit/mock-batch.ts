@@ -22,9 +22,18 @@ export interface MockBatchPlan {
   itemStatus?: (customId: string, index: number) => number | undefined;
 }
 
+/**
+ * What becomes of a create call's answer after the batch was made (the side effect has happened,
+ * as on a real network): `reset` drops the connection, `status` answers with a 5xx, `hang` never
+ * answers (the client's timeout ends it), `slow` answers after `delayMs`.
+ */
+export type MockCreateFault = { kind: 'reset' } | { kind: 'status'; status: number } | { kind: 'hang' } | { kind: 'slow'; delayMs: number };
+
 export interface MockBatchOptions {
   /** The plan of the n-th batch created (0-based); default: completed after one status check. */
   plan?: (batchIndex: number) => MockBatchPlan;
+  /** The n-th create call (0-based, both APIs, counting only calls that made a batch): its answer's fate. */
+  createFault?: (createIndex: number) => MockCreateFault | undefined;
 }
 
 export interface MockBatchInfo {
@@ -39,6 +48,8 @@ export interface MockBatchInfo {
 export interface MockBatchControl {
   /** Batches created (POST /v1/batches): paid work. */
   readonly submissions: number;
+  /** How many batches carried each custom id (a request paid for more than once has more than 1). */
+  submittedPerCustomId(): Map<string, number>;
   /** Files uploaded. */
   readonly uploads: number;
   list(): MockBatchInfo[];
@@ -271,6 +282,20 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
     return { status: 200, body: anthropicView(b) };
   };
 
+  let creates = 0;
+  /** A create's answer, after the batch was made: sent, or lost as the test's fault says. */
+  const answerCreate = (res: ServerResponse, r: { status: number }, send: () => void): void => {
+    const fault = r.status === 200 ? options.createFault?.(creates++) : undefined;
+    if (!fault) return send();
+    if (fault.kind === 'reset') res.socket?.destroy();
+    else if (fault.kind === 'status') {
+      const payload = JSON.stringify({ error: { message: `HTTP ${fault.status} (mock, after the batch was made)`, type: 'server_error' } });
+      res.writeHead(fault.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+      res.end(payload);
+    } else if (fault.kind === 'slow') setTimeout(send, fault.delayMs);
+    // hang: no answer at all; the client's timeout (or the server's close) ends the exchange.
+  };
+
   /** Answers a request under /v1/files or /v1/batches; false when the path is not one of them. */
   const handle = (
     req: IncomingMessage,
@@ -326,7 +351,7 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
         body = undefined;
       }
       const r = typeof body === 'object' && body !== null ? create(body as Record<string, unknown>) : { status: 400, body: { error: { message: 'not JSON' } } };
-      reply(r.status, r.body);
+      answerCreate(res, r, () => reply(r.status, r.body));
       return true;
     }
     if (m === 'GET' && path === '/v1/batches') {
@@ -381,7 +406,7 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
         body = undefined;
       }
       const r = typeof body === 'object' && body !== null ? createAnthropic(body as Record<string, unknown>) : { status: 400, body: { type: 'error' } };
-      reply(r.status, r.body);
+      answerCreate(res, r, () => reply(r.status, r.body));
       return true;
     }
     if (m === 'GET' && path === '/v1/messages/batches') {
@@ -423,6 +448,11 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
     },
     get uploads() {
       return uploads;
+    },
+    submittedPerCustomId: () => {
+      const counts = new Map<string, number>();
+      for (const b of batches.values()) for (const l of b.lines) counts.set(l.customId, (counts.get(l.customId) ?? 0) + 1);
+      return counts;
     },
     list: () => [...batches.values()].map((b) => ({ id: b.id, status: b.status, inputFileId: b.inputFileId, total: b.lines.length, polls: b.polls })),
     release: () => {

@@ -1,0 +1,122 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { JudgeSummary } from '../../../src/benchmarks/personalens/judge-stage.js';
+import type { MockBatchOptions } from '../../../src/testkit/mock-batch.js';
+import { startMockLlm, type MockLlmServer } from '../../../src/testkit/mock-server.js';
+import { runCliJson } from '../../helpers/cli.js';
+import { judgePartition, judgeReply } from '../../helpers/batch.js';
+import { simDialoguesWorkspace } from '../../helpers/workspace.js';
+
+/*
+ * A batch create is paid work: when its answer is lost after the provider made the batch (a 5xx
+ * after the side effect, a reset connection, a client timeout), plens must find that batch and
+ * never create another for the same requests. Counted on the server: batches created, and how
+ * many batches carried each request (custom id): 1 each, whatever fails.
+ */
+let server: MockLlmServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const ENV = { env: { OPENAI_API_KEY: 'sk-batch-test', ANTHROPIC_API_KEY: 'sk-ant-batch-test' } };
+
+/** Dialogues of users 0-1 (49) judged on task completion: 49 requests. */
+async function setup(batch: MockBatchOptions, provider: 'openai' | 'anthropic', extra: string[] = []): Promise<{ ws: string; args: string[] }> {
+  server = await startMockLlm({ reply: judgeReply, batch, requireAuth: true });
+  const ws = await simDialoguesWorkspace();
+  const judge = `${provider}:judge?base_url=${server.url}${provider === 'openai' ? '/v1' : ''}&price_in=2.5&price_out=10`;
+  return {
+    ws,
+    args: [
+      'judge',
+      '-w',
+      ws,
+      '--judge',
+      judge,
+      '--dimensions',
+      'task_completion',
+      '--retry-delay-ms',
+      '5',
+      '--batch',
+      '--poll-interval',
+      '0.01',
+      '--json',
+      ...extra,
+    ],
+  };
+}
+
+/** Each of the 49 requests went into exactly one batch. */
+function expectEachOnce(): void {
+  const counts = server!.batch.submittedPerCustomId();
+  expect(counts.size).toBe(49);
+  expect([...counts.values()].every((n) => n === 1)).toBe(true);
+}
+
+for (const provider of ['openai', 'anthropic'] as const) {
+  describe(`plens judge --batch (${provider}): a create whose answer is lost is never repeated`, () => {
+    it('a 5xx after the batch was made: the batch is found, none created again, every answer recorded', async () => {
+      const { args } = await setup({ createFault: (n) => (n === 0 ? { kind: 'status', status: 500 } : undefined) }, provider);
+      const r = await runCliJson<JudgeSummary>(args, ENV);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json).toMatchObject({ planned: 49, ok: 49, failed: 0 });
+      expect(r.json.batch).toMatchObject({ submitted: 1, collected: 1, items_answered: 49, fallback_online: 0 });
+      expect(server!.batch.submissions).toBe(1);
+      expectEachOnce();
+      expect(server!.requests.filter((q) => q.batch === undefined)).toHaveLength(0);
+    });
+
+    it('the connection reset on three of five creates: five batches, each request in one', async () => {
+      // --batch-size 10: five batches; the answers of the 1st, 2nd and 4th creates are lost.
+      const lost = new Set([0, 1, 3]);
+      const { args } = await setup({ createFault: (n) => (lost.has(n) ? { kind: 'reset' } : undefined) }, provider, ['--batch-size', '10']);
+      const r = await runCliJson<JudgeSummary>(args, ENV);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json).toMatchObject({ planned: 49, ok: 49, failed: 0 });
+      expect(r.json.batch).toMatchObject({ submitted: 5, collected: 5, items_answered: 49, fallback_online: 0 });
+      expect(server!.batch.submissions).toBe(5);
+      expectEachOnce();
+    });
+
+    it('a create slower than --call-timeout: the batch it made is adopted, not orphaned', async () => {
+      const { args } = await setup({ createFault: (n) => (n === 0 ? { kind: 'slow', delayMs: 2500 } : undefined) }, provider, ['--call-timeout', '1']);
+      const r = await runCliJson<JudgeSummary>(args, ENV);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.json).toMatchObject({ ok: 49 });
+      expect(r.json.batch).toMatchObject({ submitted: 1, collected: 1, items_answered: 49 });
+      expect(server!.batch.submissions).toBe(1);
+      expectEachOnce();
+      // No batch is left behind uncollected.
+      expect(server!.batch.list().every((b) => b.status === 'completed')).toBe(true);
+    });
+  });
+}
+
+describe("plens judge --batch (anthropic): recovery knows every shard's batches", () => {
+  it("a shard killed between create and record adopts its own batch, not the other shard's of the same size", async () => {
+    // Two shards of one workspace, batches of 10: the shards' batches have the same sizes.
+    const { ws, args } = await setup({}, 'anthropic', ['--batch-size', '10']);
+    const a = await runCliJson<JudgeSummary>([...args, '--shard', '0/2'], ENV);
+    expect(a.code, a.stderr).toBe(0);
+    const b = await runCliJson<JudgeSummary>([...args, '--shard', '1/2'], ENV);
+    expect(b.code, b.stderr).toBe(0);
+    const created = server!.batch.submissions;
+    // Shard 1 as if killed right after creating its batches: its ledger keeps only the stagings,
+    // and its records are gone, so the rerun has to find its batches again.
+    const dir = judgePartition(ws);
+    const ledger = join(dir, 'batches.shard-1-of-2.jsonl');
+    const lines = readFileSync(ledger, 'utf8').split('\n').filter(Boolean);
+    writeFileSync(ledger, `${lines.filter((l) => l.includes('"type":"staged"')).join('\n')}\n`);
+    writeFileSync(join(dir, 'records.shard-1-of-2.jsonl'), '');
+    writeFileSync(join(dir, 'events.shard-1-of-2.jsonl'), '');
+    const rerun = await runCliJson<JudgeSummary>([...args, '--shard', '1/2'], ENV);
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(server!.batch.submissions).toBe(created);
+    expect(rerun.json.batch).toMatchObject({ submitted: 0, fallback_online: 0 });
+    expect(rerun.json.batch!.items_answered).toBe(b.json.batch!.items_answered);
+    expectEachOnce();
+    expect(server!.requests.filter((q) => q.batch === undefined)).toHaveLength(0);
+  });
+});
