@@ -4,12 +4,13 @@
  * writes three Parquet tables through DuckDB: users, posts, comments (with parent ids,
  * depth, pre-order position, normalised timestamps and deletion flags). Nothing is
  * dropped from the tables; the summary counts what the prompt makers will leave out and
- * why. The output directory is replaced only when everything is written.
+ * why. The tables replace their files only when everything is written; nothing else in the
+ * output folder is touched.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBDataChunk, DuckDBTypeId, type DuckDBAppender, type DuckDBType } from '@duckdb/node-api';
-import { replaceDirectoryAtomic } from '../../core/atomic.js';
+import { replaceFilesAtomic } from '../../core/atomic.js';
 import { Database } from '../../db/database.js';
 import {
   cleanText,
@@ -209,16 +210,22 @@ export async function runPersonaImport(options: PersonaImportOptions): Promise<P
     }
     postsAppender.close();
     commentsAppender.close();
-    await replaceDirectoryAtomic(options.out, async (staging) => {
-      for (const name of Object.keys(PERSONA_TABLES)) {
-        const file = join(staging, `${name}.parquet`);
-        await db.run(`COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd)`, undefined, [file]);
-        const [row] = await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${name}`);
-        summary.tables[name] = { file: join(options.out, `${name}.parquet`), rows: row!.n };
-      }
-      summary.elapsed_ms = Math.round(performance.now() - started);
-      await writeFile(join(staging, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
-    });
+    // The tables and the summary replace their own files only: the folder (by default
+    // <workspace>/persona) also holds the selections and the paid predictions made from them.
+    await replaceFilesAtomic(
+      options.out,
+      async (staging) => {
+        for (const name of Object.keys(PERSONA_TABLES)) {
+          const file = join(staging, `${name}.parquet`);
+          await db.run(`COPY ${name} TO $1 (FORMAT parquet, COMPRESSION zstd)`, undefined, [file]);
+          const [row] = await db.all<{ n: number }>(`SELECT count(*)::INTEGER AS n FROM ${name}`);
+          summary.tables[name] = { file: join(options.out, `${name}.parquet`), rows: row!.n };
+        }
+        summary.elapsed_ms = Math.round(performance.now() - started);
+        await writeFile(join(staging, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+      },
+      'summary.json',
+    );
   } finally {
     db.close();
   }

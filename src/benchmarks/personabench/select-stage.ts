@@ -48,18 +48,23 @@ export async function runPersonaSelect(options: PersonaSelectOptions): Promise<P
     corrections: options.fidelity === 'fixed' ? [...FIXED_CORRECTIONS, ...FIXED_NP_CONV_PROMPTS] : [],
   };
   if (!options.dryRun) {
-    await replaceDirectoryAtomic(options.out, async (staging) => {
-      await writeJsonl(join(staging, 'samples.jsonl'), rows);
-      const corpus = new PromptCorpus(users);
-      // Prompts are written as they are built: 3.3 prompts carry whole threads.
-      await writeJsonl(
-        join(staging, 'prompts.jsonl'),
-        (function* () {
-          for (const row of rows) yield promptRecord(row, corpus, options.fidelity);
-        })(),
-      );
-      await writeFile(join(staging, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
-    });
+    // The folder may be one the user named: anything in it this command did not write stays.
+    await replaceDirectoryAtomic(
+      options.out,
+      async (staging) => {
+        await writeJsonl(join(staging, 'samples.jsonl'), rows);
+        const corpus = new PromptCorpus(users);
+        // Prompts are written as they are built: 3.3 prompts carry whole threads.
+        await writeJsonl(
+          join(staging, 'prompts.jsonl'),
+          (function* () {
+            for (const row of rows) yield promptRecord(row, corpus, options.fidelity);
+          })(),
+        );
+        await writeFile(join(staging, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+      },
+      { ownOnly: true },
+    );
   }
   return summary;
 }

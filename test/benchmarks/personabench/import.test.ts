@@ -1,6 +1,6 @@
 // `plens persona import` on the hand-built fixture: Parquet read back with DuckDB, both
 // input formats, and the errors a bad file gets.
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -111,5 +111,34 @@ describe('persona import', () => {
     const bad = join(ws, 'bad.json');
     writeFileSync(bad, '{"alice": 3}');
     expect(await main(['persona', 'import', '--from', bad, '-w', ws, '--quiet'])).toBe(3);
+  });
+
+  it('a re-import replaces its own tables only: the selection and predictions made in the same folder stay', async () => {
+    const ws = tmp();
+    expect(await main(['persona', 'import', '--from', join(fixtures, 'raw.json'), '-w', ws, '--quiet'])).toBe(0);
+    expect(await main(['persona', 'select', '--from', join(fixtures, 'grouped.json'), '-w', ws, '--quiet'])).toBe(0);
+    const samples = join(ws, 'persona', 'selection-original', 'samples.jsonl');
+    const before = readFileSync(samples, 'utf8');
+    // Paid work a user keeps beside the import (the predict stage's folder).
+    mkdirSync(join(ws, 'persona', 'predictions'), { recursive: true });
+    writeFileSync(join(ws, 'persona', 'predictions', 'records.jsonl'), '{"paid": true}\n');
+    expect(await main(['persona', 'import', '--from', join(fixtures, 'grouped.json'), '-w', ws, '--quiet'])).toBe(0);
+    expect(readFileSync(samples, 'utf8')).toBe(before);
+    expect(readFileSync(join(ws, 'persona', 'predictions', 'records.jsonl'), 'utf8')).toBe('{"paid": true}\n');
+    const summary = JSON.parse(readFileSync(join(ws, 'persona', 'summary.json'), 'utf8')) as { format: string };
+    expect(summary.format).toBe('grouped');
+    // No staging folder is left behind.
+    expect(readdirSync(ws).filter((n) => n.includes('.tmp-'))).toEqual([]);
+  });
+
+  it('persona select --out into a folder holding other files refuses and leaves them (exit 2)', async () => {
+    const out = tmp();
+    writeFileSync(join(out, 'notes.txt'), 'mine');
+    expect(await main(['persona', 'select', '--from', join(fixtures, 'grouped.json'), '--out', out, '--quiet'])).toBe(2);
+    expect(readdirSync(out)).toEqual(['notes.txt']);
+    // A folder that holds only an earlier selection is replaced.
+    const again = join(tmp(), 'sel');
+    expect(await main(['persona', 'select', '--from', join(fixtures, 'grouped.json'), '--out', again, '--quiet'])).toBe(0);
+    expect(await main(['persona', 'select', '--from', join(fixtures, 'grouped.json'), '--out', again, '--quiet'])).toBe(0);
   });
 });
