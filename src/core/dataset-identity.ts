@@ -70,6 +70,33 @@ export function assertOneImport(workspace: Workspace, doing: string): void {
   );
 }
 
+/**
+ * Refuses, before the import replaces anything, to put an import of other data over one that work
+ * was built on (the scenario selection, dialogue cells, judgments): the work would be stranded on
+ * a dataset the workspace no longer holds (say, the demo's sample imported over the released
+ * data's workspace). Re-importing the same data, or into a workspace with no work, goes ahead.
+ */
+export function assertImportReplaceable(workspace: Workspace, fingerprint: string, dataDir: string): void {
+  const current = currentDataset(workspace);
+  if (!current || current.fingerprint === fingerprint) return;
+  const built = [
+    ...(existsSync(join(workspace.scenariosDir, 'manifest.json')) ? [shown(workspace.scenariosDir)] : []),
+    ...['dialogues', 'judgments'].flatMap((stage) => {
+      const root = join(workspace.root, stage);
+      return existsSync(root) && readdirSync(root, { withFileTypes: true }).some((e) => e.isDirectory()) ? [shown(root)] : [];
+    }),
+  ];
+  if (built.length === 0) return;
+  throw new PlensError(
+    'E_PREREQUISITE',
+    `importing ${dataDir} (${fingerprint.slice(0, 12)}) would replace the workspace's import of ${current.data_dir} (${current.fingerprint.slice(0, 12)}), on which ${built.join(', ')} ${built.length > 1 ? 'were' : 'was'} made; nothing was written`,
+    {
+      location: { file: workspace.datasetDir },
+      hint: "import into a workspace of its own (-w DIR, or the pipeline's workspace:), or remove that work first if it is no longer wanted",
+    },
+  );
+}
+
 /** A path as the user would type it: relative when below the current directory. */
 function shown(path: string): string {
   const rel = relative(process.cwd(), path);

@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { replaceDirectoryAtomic } from '../../../core/atomic.js';
+import { assertImportReplaceable } from '../../../core/dataset-identity.js';
 import { createProgress } from '../../../core/progress.js';
 import { plensVersion } from '../../../core/version.js';
 import type { Workspace } from '../../../core/workspace.js';
@@ -140,6 +141,8 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
               await copy(side, pool!);
               await small;
               fingerprint = await datasetFingerprint(side, (name) => `read_parquet(${sqlString(file(name))})`);
+              // Before the swap: an import of other data never replaces one that work was built on.
+              assertImportReplaceable(options.workspace, fingerprint, layout.dataDir);
               await inOrder(rest, (name) => copy(side, name));
             })(),
           ]);
