@@ -14,6 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlensError, storageError } from '../core/errors.js';
+import { refusedFunction } from './sandbox-sql.js';
 
 /**
  * DuckDB's memory limit when a caller names none: PLENS_MEMORY_LIMIT (e.g. `4GB`) or 1GB. DuckDB's own
@@ -138,6 +139,7 @@ export class Database {
    * statement only), values are bound: `$1` by position or `$name` by name.
    */
   async run(sql: string, context?: { file?: string }, params?: SqlParams): Promise<void> {
+    this.guard(sql, context);
     try {
       await this.track(() => this.connection.run(sql, params, typesOf(params)));
     } catch (error) {
@@ -152,6 +154,7 @@ export class Database {
 
   /** Streams a query's rows in chunks, so large results never sit in memory at once. */
   async *stream<T = Record<string, unknown>>(sql: string, params?: SqlParams): AsyncGenerator<T> {
+    this.guard(sql);
     let result: DuckDBResult;
     try {
       result = await this.track(() => this.connection.stream(sql, params, typesOf(params)));
@@ -173,7 +176,10 @@ export class Database {
   }
 
   async query(sql: string, context?: { file?: string }, params?: SqlParams): Promise<{ columns: string[]; types: string[]; rows: Record<string, unknown>[] }> {
-    if (this.sandboxed) return this.track(() => this.querySandboxed(sql, context, params));
+    if (this.sandboxed) {
+      this.guard(sql, context);
+      return this.track(() => this.querySandboxed(sql, context, params));
+    }
     try {
       const reader = await this.track(() => this.connection.runAndReadAll(sql, params, typesOf(params)));
       const columns = reader.columnNames();
@@ -191,6 +197,7 @@ export class Database {
    * Text with no statement at all (blank, only comments) gives no columns and no rows.
    */
   head(sql: string, limit: number, params?: SqlParams): Promise<{ columns: string[]; types: string[]; rows: unknown[][]; total: number }> {
+    this.guard(sql);
     return this.track(() => this.headNow(sql, limit, params));
   }
 
@@ -221,6 +228,20 @@ export class Database {
     } catch (error) {
       if (error instanceof PlensError) throw error;
       throw sqlError(error);
+    }
+  }
+
+  /** A sandboxed text that calls a function which configures the database or runs SQL from strings is refused before anything runs. */
+  private guard(sql: string, context?: { file?: string }): void {
+    if (!this.sandboxed) return;
+    const refused = refusedFunction(sql);
+    if (refused) {
+      throw new PlensError('E_SQL', `${refused.name}() is not allowed here: ${refused.why}, and this connection reads the warehouse only`, {
+        location: context?.file ? { file: context.file } : {},
+        hint: refused.why.includes('string')
+          ? 'write the statement out instead of building it from a string (or pass --allow-files to lift the lock)'
+          : 'pass --allow-files to lift the file lock (logs may then be written where you say)',
+      });
     }
   }
 

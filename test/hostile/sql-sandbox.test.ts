@@ -52,6 +52,37 @@ describe('plens sql sandbox', () => {
     expect(existsSync(join(ws, 'copied.csv'))).toBe(false);
   });
 
+  // DuckDB's logging is switched by table functions, not by the locked settings: file logging to a
+  // folder outside aborted the process (exit 134), and inside the workspace it wrote log files.
+  // Run as real processes: an abort here must fail the test, not end the test worker.
+  it.each([
+    [
+      'CALL enable_logging to a folder outside, then a query',
+      (o: string) => `CALL enable_logging(storage='file', storage_path='${join(o, 'logs')}'); select 1`,
+      'logs',
+    ],
+    [
+      'enable_logging as a table function, quoted and qualified',
+      (o: string) => `select * from main."ENABLE_LOGGING" (storage='file', storage_path='${join(o, 'logs2')}'); select 1`,
+      'logs2',
+    ],
+    ['enable_logging into the workspace', () => `CALL enable_logging(storage='file', storage_path='${join(ws, 'logs')}'); select 1`, undefined],
+    ['SQL built from a string (query())', () => `select * from query('CALL enable_' || 'logging()')`, undefined],
+    ['write_log', () => `select write_log('x')`, undefined],
+  ])('refuses %s (exit 5, no crash, no log files)', async (_what, query, created) => {
+    const r = await runCli(['sql', query(outside), '--db', db, '-w', ws, '--format', 'csv'], { subprocess: true });
+    expect(r.code, r.stdout + r.stderr).toBe(5);
+    expect(r.stderr).toMatch(/E_SQL: \w+\(\) is not allowed here/);
+    if (created) expect(existsSync(join(outside, created))).toBe(false);
+    expect(existsSync(join(ws, 'logs'))).toBe(false);
+  });
+
+  it('the names may still appear as text and as column names', async () => {
+    const r = await sql(`select 'CALL enable_logging()' AS query, 1 AS "write_log" -- enable_logging(`);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('query,write_log\nCALL enable_logging(),1\n');
+  });
+
   it('reads files under the workspace', async () => {
     const r = await sql(`select b from read_csv('${join(ws, 'mine.csv')}')`);
     expect(r.code, r.stderr).toBe(0);
