@@ -92,7 +92,8 @@ export async function runSingleCall<I, V>(kit: LlmStageKit, def: SingleCallStage
     const tooFew = min !== undefined && summary.planned > 0 && summary.planned < min;
     summary.batch = {
       ...emptyBatchSummary(),
-      estimate_cost_usd: tooFew ? summary.estimate.costUsd : summary.estimate.costUsd * kit.batchPriceFactor,
+      // Absent when a model has no price: an unknown cost is never 0.
+      ...(kit.priceUnknown.length ? {} : { estimate_cost_usd: tooFew ? summary.estimate.costUsd : summary.estimate.costUsd * kit.batchPriceFactor }),
       ...(tooFew ? { min_items: min } : {}),
     };
   }

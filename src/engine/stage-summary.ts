@@ -64,10 +64,16 @@ export function formatStageSummary(s: WithCells): string {
 }
 
 /** Batch mode's lines: the batch price of a plan, or what went to the batch API and came back. */
-function formatBatch(s: StageSummary): string[] {
+function formatBatch(s: WithCells): string[] {
   const b = s.batch!;
+  // An unpriced model is never shown as free: its cost is unknown, online and batched alike.
+  const unknown = s.price_unknown ?? [];
   if (s.dry_run && b.min_items !== undefined)
-    return [`  batch        ${s.planned} requests, fewer than the ${b.min_items} a batch needs: called online at ~$${(s.estimate?.costUsd ?? 0).toFixed(2)}`];
+    return [
+      `  batch        ${s.planned} requests, fewer than the ${b.min_items} a batch needs: called online, ${formatEstimatedCost(s.estimate?.costUsd ?? 0, unknown)}`,
+    ];
+  if (s.dry_run && unknown.length)
+    return [`  batch        through the batch API (answers within 24 h); ${formatEstimatedCost(b.estimate_cost_usd ?? 0, unknown)}`];
   if (s.dry_run)
     return [
       `  batch        ~$${(b.estimate_cost_usd ?? 0).toFixed(2)} through the batch API, against ~$${(s.estimate?.costUsd ?? 0).toFixed(2)} online; answers within 24 h`,

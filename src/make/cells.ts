@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import type { Workspace } from '../core/workspace.js';
 import { addCost, zeroCost, type WorkCost } from '../engine/stage-runner.js';
 import type { SpendBudget } from '../engine/spend-budget.js';
-import { costOfTokens, parseModelSpec, unpriced } from '../llm/model-spec.js';
+import { batchMinItems, batchPriceFactor, costOfTokens, parseModelSpec, unpriced } from '../llm/model-spec.js';
 import { runDialogues } from '../benchmarks/personalens/dialogues-stage.js';
 import { runJudge } from '../benchmarks/personalens/judge-stage.js';
 import type { LlmStageOptions } from '../benchmarks/personalens/llm-stage-options.js';
@@ -125,6 +125,13 @@ async function planJudgeCell(p: Pipeline, cell: CellPlan, base: LlmStageOptions)
       outputTokens,
       costUsd: costOfTokens(spec, { inputTokens, outputTokens }),
     });
+  }
+  // A judge through the provider's batch API pays the batch price (a batch below the provider's
+  // minimum size is called online, at the full price).
+  if (judge.batch && work.pending > 0) {
+    const spec = parseModelSpec(judge.model);
+    const min = batchMinItems(spec);
+    if (min === undefined || work.pending >= min) work.estimate.costUsd *= batchPriceFactor(spec) ?? 1;
   }
   return work;
 }

@@ -117,6 +117,20 @@ describe('plens make', () => {
     expect(text.stdout).toContain('Nothing was run');
   });
 
+  it("--dry-run prices a judge with batch: true at the batch price (half of OpenAI's online price)", async () => {
+    const cost = async (batch: boolean) => {
+      const { file } = pipeline();
+      const judge = `  model: "openai:judge?price_in=3&price_out=15"${batch ? '\n  batch: true' : ''}`;
+      writeFileSync(file, readFileSync(file, 'utf8').replace('  model: "sim:default?price_in=3&price_out=15"', judge));
+      const r = await runCliJson<MakeJson>(['make', 'all', '-p', file, '--dry-run'], { env: { OPENAI_API_KEY: '' } });
+      expect(r.code, r.stderr).toBe(0);
+      return step(r.json, 'judge').estimate!.costUsd;
+    };
+    const online = await cost(false);
+    expect(online).toBeGreaterThan(0);
+    expect(await cost(true)).toBeCloseTo(online * 0.5, 9);
+  });
+
   it('makes everything, does nothing on a rerun, and reruns only the cells of an assistant whose parameter changed', async () => {
     const { file, dir } = pipeline();
     const first = await runCliJson<MakeJson>(['make', 'all', '-p', file]);

@@ -130,6 +130,13 @@ describe('plens judge --batch (the OpenAI Batch API)', () => {
     expect(custom.json.batch!.estimate_cost_usd).toBeCloseTo(custom.json.estimate!.costUsd * 0.75, 12);
     const text = await runCli([...base, '--judge', `openai:gpt-4o?price_in=${PRICE_IN}&price_out=${PRICE_OUT}`], noKey);
     expect(text.stdout).toMatch(/batch +~\$\d+\.\d\d through the batch API, against ~\$\d+\.\d\d online; answers within 24 h/);
+    // A model with no price is never shown as free, online or batched.
+    const unpriced = await runCli([...base, '--judge', 'openai:gpt-4o'], noKey);
+    expect(unpriced.code, unpriced.stderr).toBe(0);
+    expect(unpriced.stdout).not.toContain('$0.00');
+    expect(unpriced.stdout).toMatch(/batch +through the batch API \(answers within 24 h\); cost: price unknown for openai:gpt-4o/);
+    const unpricedJson = await runCliJson<Summary>([...base, '--judge', 'openai:gpt-4o'], noKey);
+    expect(unpricedJson.json.batch!.estimate_cost_usd).toBeUndefined();
     // Nothing was written: no judgments folder, no ledger.
     expect(existsSync(join(ws, 'judgments'))).toBe(false);
   });
