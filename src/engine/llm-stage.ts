@@ -135,6 +135,15 @@ export class CallRecorder {
     } catch (error) {
       if (error instanceof LlmCallError) {
         this.cost.calls++;
+        // Empty answers before the failure were billed all the same.
+        const billed = error as { billed?: { inputTokens: number; outputTokens: number }; billedUsd?: number };
+        if (billed.billed && billed.billedUsd !== undefined) {
+          this.cost.inputTokens += billed.billed.inputTokens;
+          this.cost.outputTokens += billed.billed.outputTokens;
+          this.cost.costUsd += billed.billedUsd;
+          this.ctx.reservation?.charge(billed.billedUsd);
+          addCallSpend(this.spend, { role: at.role, model: client.id, cached: false, cost_usd: billed.billedUsd });
+        }
         this.ctx.event(this.event(client, at, undefined, error));
         if (error.kind === 'cache_miss') throw new PlensError('E_CACHE_MISS', error.message, { hint: this.missHint });
       }
@@ -143,8 +152,8 @@ export class CallRecorder {
     this.cost.calls++;
     if (o.cached) this.cost.cachedCalls++;
     else {
-      this.cost.inputTokens += o.response.usage.inputTokens;
-      this.cost.outputTokens += o.response.usage.outputTokens;
+      this.cost.inputTokens += o.response.usage.inputTokens + (o.billed?.inputTokens ?? 0);
+      this.cost.outputTokens += o.response.usage.outputTokens + (o.billed?.outputTokens ?? 0);
       this.cost.costUsd += o.costUsd;
       // Under a spend cap the unit's reservation gives way to what the call really cost.
       this.ctx.reservation?.charge(o.costUsd);
@@ -167,9 +176,13 @@ export class CallRecorder {
       attempts: o?.attempts ?? (error as { attempts?: number } | undefined)?.attempts ?? 1,
       // A batch answer has no latency of its own (the batch took hours).
       latency_ms: o?.batch ? null : (o?.latencyMs ?? null),
-      input_tokens: o?.response.usage.inputTokens ?? null,
-      output_tokens: o?.response.usage.outputTokens ?? null,
-      cost_usd: o ? (o.cached ? 0 : o.costUsd) : null,
+      input_tokens: o
+        ? o.response.usage.inputTokens + (o.billed?.inputTokens ?? 0)
+        : ((error as { billed?: { inputTokens: number } } | undefined)?.billed?.inputTokens ?? null),
+      output_tokens: o
+        ? o.response.usage.outputTokens + (o.billed?.outputTokens ?? 0)
+        : ((error as { billed?: { outputTokens: number } } | undefined)?.billed?.outputTokens ?? null),
+      cost_usd: o ? (o.cached ? 0 : o.costUsd) : ((error as { billedUsd?: number } | undefined)?.billedUsd ?? null),
       at: new Date().toISOString(),
     };
   }

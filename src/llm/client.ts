@@ -12,7 +12,7 @@ import { withRetry } from './retry.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry-policy.js';
 import { WorkerTransport } from './worker-transport.js';
 import { RateLimiter } from './token-bucket.js';
-import type { ChatRequest, ChatResponse, Provider, SamplingParams } from './types.js';
+import type { ChatRequest, ChatResponse, Provider, SamplingParams, Usage } from './types.js';
 
 export interface ClientOptions {
   cache: CallCache;
@@ -43,7 +43,10 @@ export interface CallOutcome {
   attempts: number;
   /** The endpoint's time for the successful attempt (from the cache on a hit). */
   latencyMs: number;
+  /** What the call was billed: the answer's tokens, and those of attempts whose answer was empty. */
   costUsd: number;
+  /** Tokens of attempts that came back empty (the provider bills them) before the answer; absent when none. */
+  billed?: Usage;
   /** The call-cache key of this answer ('' when the cache was not used): what reject() takes. */
   cacheKey: string;
   /** Answered by a provider batch (batch mode): costUsd is the batch price. */
@@ -251,6 +254,9 @@ export class LlmClient {
     }
     const estimate = maxTokensOf(request);
     let latencyMs = 0;
+    // Empty answers are retried, but the provider bills their tokens: counted, never dropped.
+    const billed: Usage = { inputTokens: 0, outputTokens: 0 };
+    const billedSoFar = () => (billed.inputTokens + billed.outputTokens > 0 ? { billed: { ...billed }, billedUsd: this.costOf(billed) } : {});
     const { value: response, attempts } = await withRetry(
       async () => {
         // A slot first (adaptive concurrency), then the buckets: a token is never taken by a call
@@ -276,6 +282,8 @@ export class LlmClient {
           // A 200 with nothing in it is an unusable answer like a broken body: retried, then a
           // failure; never a turn or a judgment, and never cached.
           if (r.text.trim() === '') {
+            billed.inputTokens += r.usage.inputTokens;
+            billed.outputTokens += r.usage.outputTokens;
             throw new LlmCallError(
               'empty_response',
               `${this.id} returned an empty ${r.text === '' ? '' : 'whitespace-only '}completion (finish reason ${r.finishReason ?? 'none'})`,
@@ -299,11 +307,24 @@ export class LlmClient {
       },
       this.options.retry ?? DEFAULT_RETRY,
       signal,
-    );
+    ).catch((error: unknown) => {
+      // A call that failed after empty answers still cost them: the error carries what was billed.
+      if (error instanceof Error) Object.assign(error, billedSoFar());
+      throw error;
+    });
     // Committed with this turn's other writes; the stage awaits cache.committed() before it
     // records the result, which also bounds how many writes can be pending.
     cache?.put(key, { response, latencyMs });
-    return { response, cached: false, attempts, latencyMs, costUsd: this.costOf(response.usage), cacheKey: key };
+    const extra = billedSoFar();
+    return {
+      response,
+      cached: false,
+      attempts,
+      latencyMs,
+      costUsd: this.costOf(response.usage) + (extra.billedUsd ?? 0),
+      ...(extra.billed ? { billed: extra.billed } : {}),
+      cacheKey: key,
+    };
   }
 
   /**

@@ -141,6 +141,9 @@ describe.each([
     expect(out.attempts).toBe(3);
     expect(out.response.text.trim()).not.toBe('');
     expect(server!.stats().outcomes).toMatchObject({ text: 2, ok: 1 });
+    // The two empty answers were billed (their prompt, and what little they said): counted in the call's cost.
+    expect(out.billed!.inputTokens).toBe(2 * out.response.usage.inputTokens);
+    expect(out.costUsd).toBeCloseTo(client.costOf(out.response.usage) + client.costOf(out.billed!), 12);
   });
 
   it.each([
@@ -148,10 +151,13 @@ describe.each([
     ['whitespace-only', '   \n '],
   ])('an %s completion that persists is a failure (empty_response), not an answer', async (_name, text) => {
     const client = await setupFor(() => ({ kind: 'text', text }));
-    const error = (await client.call(request(), signal()).catch((e: unknown) => e)) as LlmCallError;
+    const error = (await client.call(request(), signal()).catch((e: unknown) => e)) as LlmCallError & { billed?: { inputTokens: number } };
     expect(error).toBeInstanceOf(LlmCallError);
     expect(error).toMatchObject({ kind: 'empty_response', retryable: true });
     expect(server!.stats().requests).toBe(FAST_RETRY.retries + 1);
+    // A failure after empty answers still cost them: the error says what was billed.
+    expect(error.billed!.inputTokens).toBeGreaterThan(0);
+    expect(error.billed!.inputTokens % (FAST_RETRY.retries + 1)).toBe(0);
   });
 
   it('never caches an empty completion: the next call asks again', async () => {
