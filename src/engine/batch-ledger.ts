@@ -10,7 +10,7 @@ import { JsonlLog, readJsonl } from './jsonl-log.js';
  * every key's record is written. A rerun reads it back and resumes where it stopped.
  */
 export type LedgerEntry =
-  | { type: 'staged'; id: string; model: string; staged: string; keys: string[]; at: string }
+  | { type: 'staged'; id: string; model: string; staged: string; keys: string[]; aliases?: Record<string, string>; at: string }
   | { type: 'submitted'; id: string; batch_id: string; status: BatchStatus; at: string }
   | { type: 'status'; id: string; status: BatchStatus; completed: number | null; failed: number | null; at: string }
   | {
@@ -23,7 +23,9 @@ export type LedgerEntry =
       unanswered: number;
       at: string;
     }
-  | { type: 'processed'; id: string; at: string };
+  | { type: 'processed'; id: string; at: string }
+  /** Work keys found later in the same run to ask what a staged line of this batch asks. */
+  | { type: 'aliases'; id: string; aliases: Record<string, string>; at: string };
 
 /** A batch as the ledger knows it. */
 export interface LedgerBatch {
@@ -34,6 +36,11 @@ export interface LedgerBatch {
   staged: string;
   /** The work keys it carries: each request's custom id. */
   keys: string[];
+  /**
+   * Work keys whose request is identical to one the batch carries (alias -> that key): submitted
+   * once, paid once, and recorded from the same answer.
+   */
+  aliases?: Record<string, string>;
   batchId?: string;
   status: BatchStatus | 'staged';
   ended: boolean;
@@ -68,13 +75,13 @@ export class BatchLedger {
     return this.batches.filter((b) => !b.processed);
   }
 
-  /** The work keys of the open batches. */
+  /** The work keys of the open batches, aliases included. */
   openKeys(): Set<string> {
-    return new Set(this.open.flatMap((b) => b.keys));
+    return new Set(this.open.flatMap(workKeys));
   }
 
-  staged(id: string, model: string, staged: string, keys: string[]): LedgerBatch {
-    return this.write({ type: 'staged', id, model, staged, keys, at: now() });
+  staged(id: string, model: string, staged: string, keys: string[], aliases?: Record<string, string>): LedgerBatch {
+    return this.write({ type: 'staged', id, model, staged, keys, ...(aliases && Object.keys(aliases).length ? { aliases } : {}), at: now() });
   }
 
   submitted(id: string, state: BatchState): LedgerBatch {
@@ -109,6 +116,10 @@ export class BatchLedger {
     return this.write({ type: 'processed', id, at: now() });
   }
 
+  aliases(id: string, aliases: Record<string, string>): LedgerBatch {
+    return this.write({ type: 'aliases', id, aliases, at: now() });
+  }
+
   close(): void {
     this.log.close();
   }
@@ -118,6 +129,11 @@ export class BatchLedger {
     apply(this.byId, entry);
     return this.byId.get(entry.id)!;
   }
+}
+
+/** Every work key a batch answers: the keys it carries and their aliases. */
+export function workKeys(b: LedgerBatch): string[] {
+  return b.aliases ? [...b.keys, ...Object.keys(b.aliases)] : b.keys;
 }
 
 /**
@@ -137,13 +153,23 @@ export async function readLedgers(dir: string): Promise<LedgerBatch[]> {
 
 function apply(byId: Map<string, LedgerBatch>, e: LedgerEntry): void {
   if (e.type === 'staged') {
-    byId.set(e.id, { id: e.id, model: e.model, staged: e.staged, keys: e.keys, status: 'staged', ended: false, processed: false });
+    byId.set(e.id, {
+      id: e.id,
+      model: e.model,
+      staged: e.staged,
+      keys: e.keys,
+      ...(e.aliases ? { aliases: e.aliases } : {}),
+      status: 'staged',
+      ended: false,
+      processed: false,
+    });
     return;
   }
   const b = byId.get(e.id);
   // An entry for a batch the ledger never staged cannot come from plens: skipped rather than guessed at.
   if (!b) return;
-  if (e.type === 'submitted') {
+  if (e.type === 'aliases') b.aliases = { ...b.aliases, ...e.aliases };
+  else if (e.type === 'submitted') {
     b.batchId = e.batch_id;
     b.status = e.status;
   } else if (e.type === 'status') b.status = e.status;

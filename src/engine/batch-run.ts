@@ -15,7 +15,7 @@ import type { LlmClient } from '../llm/client.js';
 import { LlmCallError } from '../llm/errors.js';
 import { withRetry } from '../llm/retry.js';
 import { DEFAULT_RETRY } from '../llm/retry-policy.js';
-import { BatchLedger, readLedgers, type LedgerBatch } from './batch-ledger.js';
+import { BatchLedger, readLedgers, workKeys, type LedgerBatch } from './batch-ledger.js';
 import type { LlmStageDefinition, LlmStageKit } from './llm-stage.js';
 import type { WriterLock } from './lock.js';
 import type { KeyState, Partition } from './partition.js';
@@ -38,6 +38,12 @@ interface Group {
   client: LlmClient;
   lines: BatchLine[];
   bytes: number;
+  /** Call key -> the work key whose line carries that request, for the lines not yet staged. */
+  byCall: Map<string, string>;
+  /** Call key -> the staged batch (ledger id) and work key that carry it, for the lines staged this run. */
+  stagedCalls: Map<string, { batch: string; key: string }>;
+  /** Work keys whose request is identical to a line's: staged with it as aliases, never submitted. */
+  aliases: Record<string, string>;
 }
 
 /** A batch that ended, with its results, waiting for its records. */
@@ -113,7 +119,7 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
     parts.set(partition.dir, part);
     batch.resumed += part.ledger.open.length;
     // What earlier runs submitted and this one collects is work of this run too.
-    summary.planned += part.ledger.open.flatMap((b) => b.keys).filter((k) => !states.get(k)?.ok).length;
+    summary.planned += part.ledger.open.flatMap(workKeys).filter((k) => !states.get(k)?.ok).length;
     return part;
   };
 
@@ -168,13 +174,19 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
   const flush = async (group: Group): Promise<void> => {
     if (group.lines.length === 0) return;
     const lines = group.lines.splice(0);
+    const aliases = group.aliases;
+    const calls = [...group.byCall];
+    group.aliases = {};
+    group.byCall.clear();
     group.bytes = 0;
     const api = await apiOf(group.client.id);
     // Below the provider's minimum (Bedrock: 100 records a job) a batch cannot be made, and padding
     // it would be paid filler: these are called online, at the full price.
     if (api.minItems !== undefined && lines.length < api.minItems) {
       for (const l of lines) belowMinimum.add(l.id);
-      batch.fallback_online += lines.length;
+      // Called online one after another, an alias finds its twin's answer in the call cache (or asks again when the cache is off).
+      for (const alias of Object.keys(aliases)) belowMinimum.add(alias);
+      batch.fallback_online += lines.length + Object.keys(aliases).length;
       say(`${lines.length} request(s) for ${group.client.id}: fewer than the ${api.minItems} a batch needs; called online at the full price`);
       return;
     }
@@ -185,7 +197,9 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
       group.client.id,
       staged,
       lines.map((l) => l.id),
+      aliases,
     );
+    for (const [call, key] of calls) group.stagedCalls.set(call, { batch: b.id, key });
     batch.submitted++;
     batch.items_submitted += lines.length;
     await submit(group.part, b, true);
@@ -194,8 +208,12 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
   /** Records the keys of ended batches (or, with none, the cache's answers): the stage's own code, the batch's answers served to it. */
   const record = async (keys: Set<string>, ready: Ready[]): Promise<void> => {
     if (keys.size === 0) return;
-    const answers = new Map<string, { result: BatchResult | undefined; batch: LedgerBatch }>();
-    for (const r of ready) for (const key of r.batch.keys) answers.set(key, { result: r.results.get(key), batch: r.batch });
+    const answers = new Map<string, { result: BatchResult | undefined; batch: LedgerBatch; alias?: boolean }>();
+    for (const r of ready) {
+      for (const key of r.batch.keys) answers.set(key, { result: r.results.get(key), batch: r.batch });
+      // An alias takes the answer of the identical request the batch carried.
+      for (const [alias, key] of Object.entries(r.batch.aliases ?? {})) answers.set(alias, { result: r.results.get(key), batch: r.batch, alias: true });
+    }
     const stage = singleCallDefinition(def, (_item, key, request, client) => {
       const a = answers.get(key);
       if (!a) return;
@@ -203,7 +221,8 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
       if (r?.ok && r.response.text.trim() !== '') {
         client.serveFromBatch(request, r);
         batch.items_answered++;
-        batch.cost_usd += client.batchCostOf(r.response.usage);
+        // An alias's answer was paid for once, with the request the batch carried.
+        if (!a.alias) batch.cost_usd += client.batchCostOf(r.response.usage);
       } else if (options.fallback === 'none') {
         client.serveFromBatch(request, unanswered(key, r, a.batch));
         batch.fallback_failed++;
@@ -251,7 +270,21 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
       }
       const gk = `${partition.dir}\n${client.id}`;
       let group = groups.get(gk);
-      if (!group) groups.set(gk, (group = { part, client, lines: [], bytes: 0 }));
+      if (!group) groups.set(gk, (group = { part, client, lines: [], bytes: 0, byCall: new Map(), stagedCalls: new Map(), aliases: {} }));
+      // An identical request under another key (the same prompt judged twice) is submitted once.
+      const callKey = client.callKeyOf(request);
+      const twin = group.byCall.get(callKey);
+      if (twin !== undefined) {
+        group.aliases[key] = twin;
+        continue;
+      }
+      // Its twin is in a batch staged earlier in this run: recorded there, before anything else happens to it.
+      const staged = group.stagedCalls.get(callKey);
+      if (staged) {
+        part.ledger.aliases(staged.batch, { [key]: staged.key });
+        continue;
+      }
+      group.byCall.set(callKey, key);
       group.lines.push({ id: key, request });
       group.bytes += request.messages.reduce((n, m) => n + m.content.length, request.system?.length ?? 0) + 300;
       if (group.lines.length >= options.maxItems || group.bytes >= MAX_BATCH_BYTES) await flush(group);
@@ -275,7 +308,7 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
       for (const { part, b } of open) {
         if (signal.aborted) break;
         // Ended, and every key recorded before a stop kept the ledger from saying so: nothing to read again.
-        if (b.ended && b.keys.every((k) => states.get(k)?.ok)) {
+        if (b.ended && workKeys(b).every((k) => states.get(k)?.ok)) {
           part.ledger.processed(b.id);
           continue;
         }
@@ -301,13 +334,13 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
         ready.push({ part, batch: b, results });
       }
       if (ready.length) {
-        await record(new Set(ready.flatMap((r) => r.batch.keys)), ready);
+        await record(new Set(ready.flatMap((r) => workKeys(r.batch))), ready);
         if (signal.aborted) break;
         const recorded = new Map<string, Set<string>>();
         for (const r of ready) {
           let keys = recorded.get(r.part.partition.dir);
           if (!keys) recorded.set(r.part.partition.dir, (keys = new Set((await r.part.partition.keyStates()).keys())));
-          const left = r.batch.keys.filter((k) => !keys.has(k)).length;
+          const left = workKeys(r.batch).filter((k) => !keys.has(k)).length;
           if (left === 0) {
             r.part.ledger.processed(r.batch.id);
             batch.collected++;

@@ -70,7 +70,7 @@ function formatBatch(s: WithCells): string[] {
   const unknown = s.price_unknown ?? [];
   if (s.dry_run && b.min_items !== undefined)
     return [
-      `  batch        ${s.planned} requests, fewer than the ${b.min_items} a batch needs: called online, ${formatEstimatedCost(s.estimate?.costUsd ?? 0, unknown)}`,
+      `  batch        ${s.planned} requests, fewer than the ${b.min_items} a batch needs: called online ${unknown.length ? `(${formatEstimatedCost(s.estimate?.costUsd ?? 0, unknown)})` : `at ~$${(s.estimate?.costUsd ?? 0).toFixed(2)}`}`,
     ];
   if (s.dry_run && unknown.length)
     return [`  batch        through the batch API (answers within 24 h); ${formatEstimatedCost(b.estimate_cost_usd ?? 0, unknown)}`];

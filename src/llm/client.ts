@@ -64,7 +64,10 @@ export class LlmClient {
   private readonly aimd: AimdController | undefined;
   private readonly inFlight = new Map<string, Promise<CallOutcome>>();
   /** Batch mode: answers collected from provider batches, by call key, each served once. */
-  private readonly batchAnswers = new Map<string, BatchResult>();
+  /** Batch results by request, with how many calls will take each (identical requests share one answer, paid once). */
+  private readonly batchAnswers = new Map<string, { result: BatchResult; calls: number }>();
+  /** Requests whose batch answer has been served (and paid) once: identical ones take it free. */
+  private readonly batchPaid = new Set<string>();
   private batchInit: BatchInit | undefined;
   private batchLoading: Promise<BatchApi> | undefined;
 
@@ -157,6 +160,11 @@ export class LlmClient {
     return this.costOf(usage) * (batchPriceFactor(this.spec) ?? 1);
   }
 
+  /** The call-cache key of a request: equal for identical requests to this model (batch mode submits each once). */
+  callKeyOf(request: ChatRequest): string {
+    return this.keyOf(request);
+  }
+
   /** Whether the cache would answer this request now: batch mode submits only what it would not. */
   isCached(request: ChatRequest): boolean {
     const cache = this.offline ? undefined : this.options.cache;
@@ -171,14 +179,21 @@ export class LlmClient {
    * answer fails that call (never cached).
    */
   serveFromBatch(request: ChatRequest, result: BatchResult): void {
-    this.batchAnswers.set(this.keyOf(request), result);
+    const key = this.keyOf(request);
+    const entry = this.batchAnswers.get(key);
+    if (entry) entry.calls++;
+    else this.batchAnswers.set(key, { result, calls: 1 });
   }
 
   private fromBatch(request: ChatRequest): CallOutcome | undefined {
     const key = this.keyOf(request);
-    const result = this.batchAnswers.get(key);
-    if (!result) return undefined;
-    this.batchAnswers.delete(key);
+    const entry = this.batchAnswers.get(key);
+    if (!entry) return undefined;
+    if (--entry.calls === 0) this.batchAnswers.delete(key);
+    // The provider answered (and billed) an identical request once: later calls of it take that answer free.
+    const first = !this.batchPaid.has(key);
+    this.batchPaid.add(key);
+    const result = entry.result;
     if (!result.ok)
       throw new LlmCallError(result.kind.startsWith('batch_') ? (result.kind as `batch_${string}`) : `batch_${result.kind}`, result.message, {
         retryable: false,
@@ -189,10 +204,10 @@ export class LlmClient {
     cache?.put(key, { response, latencyMs: 0 });
     return {
       response,
-      cached: false,
-      attempts: 1,
+      cached: !first,
+      attempts: first ? 1 : 0,
       latencyMs: 0,
-      costUsd: this.batchCostOf(response.usage),
+      costUsd: first ? this.batchCostOf(response.usage) : 0,
       cacheKey: cache && cache.mode !== 'off' ? key : '',
       batch: true,
     };

@@ -78,8 +78,9 @@ describe('plens judge --batch with a Bedrock model (batch inference through S3)'
     const { args } = await setup(() => ({ polls: 2 }));
     const first = await runCliJson<Summary>(args, { env: ENV });
     expect(first.code, first.stderr).toBe(0);
-    expect(first.json).toMatchObject({ planned: 49, ok: 49, failed: 0, calls: 49, cached_calls: 0 });
-    expect(first.json.batch).toMatchObject({ submitted: 1, collected: 1, pending: 0, items_submitted: 49, items_answered: 49, fallback_online: 0 });
+    // Two of the 49 prompts are identical: the job carries 48 records, and the 49th key takes its twin's answer free.
+    expect(first.json).toMatchObject({ planned: 49, ok: 49, failed: 0, calls: 49, cached_calls: 1 });
+    expect(first.json.batch).toMatchObject({ submitted: 1, collected: 1, pending: 0, items_submitted: 48, items_answered: 49, fallback_online: 0 });
     expect(mock!.submissions).toBe(1);
     expect(mock!.unsigned).toBe(0);
     // Nothing online: every answer came from the job's output file.
@@ -87,9 +88,9 @@ describe('plens judge --batch with a Bedrock model (batch inference through S3)'
 
     // The job: the model's Bedrock id, the role, the input under the prefix; its records are Claude's native body.
     const [job] = mock!.jobs();
-    expect(job).toMatchObject({ modelId: 'anthropic.claude-3-sonnet-20240229-v1:0', roleArn: ROLE, records: 49, status: 'Completed' });
+    expect(job).toMatchObject({ modelId: 'anthropic.claude-3-sonnet-20240229-v1:0', roleArn: ROLE, records: 48, status: 'Completed' });
     expect(job!.inputUri).toMatch(/^s3:\/\/plens-batches\/judge\/input\/plens-[\w-]+\.jsonl$/);
-    expect(mock!.records).toHaveLength(49);
+    expect(mock!.records).toHaveLength(48);
     for (const r of mock!.records) {
       expect(r.body).toMatchObject({ anthropic_version: 'bedrock-2023-05-31', temperature: 0, max_tokens: 4000 });
       expect(r.body.system).toBeUndefined();
@@ -104,10 +105,10 @@ describe('plens judge --batch with a Bedrock model (batch inference through S3)'
     expect(calls).toHaveLength(49);
     let total = 0;
     for (const e of calls) {
-      expect(e).toMatchObject({ status: 'ok', cached: false, latency_ms: null });
+      expect(e).toMatchObject({ status: 'ok', latency_ms: null });
       const online = ((e['input_tokens'] as number) * PRICE_IN + (e['output_tokens'] as number) * PRICE_OUT) / 1e6;
       expect(online).toBeGreaterThan(0);
-      expect(e['cost_usd'] as number).toBeCloseTo(online * 0.5, 12);
+      expect(e['cost_usd'] as number).toBeCloseTo(e['cached'] ? 0 : online * 0.5, 12);
       total += e['cost_usd'] as number;
     }
     expect(first.json.batch!.cost_usd).toBeCloseTo(total, 9);
@@ -169,8 +170,12 @@ describe('plens judge --batch with a Bedrock model (batch inference through S3)'
     const r = await runCliJson<Summary>(args, { env: ENV });
     expect(r.code, r.stderr).toBe(0);
     expect(r.json).toMatchObject({ planned: 49, ok: 49, failed: 0 });
-    expect(r.json.batch).toMatchObject({ submitted: 1, items_answered: 25, fallback_online: 24 });
-    expect(converse!.requests.length + r.json.cached_calls).toBe(24);
+    // Half of the job's 48 records were answered; the 49th key follows its twin.
+    const b = r.json.batch!;
+    expect(b).toMatchObject({ submitted: 1, items_submitted: 48 });
+    expect(b.items_answered).toBeGreaterThanOrEqual(24);
+    expect(b.items_answered + b.fallback_online).toBe(49);
+    expect(converse!.requests.length).toBeLessThanOrEqual(b.fallback_online);
     expect(converse!.requests.every((q) => q.signatureValid)).toBe(true);
   });
 

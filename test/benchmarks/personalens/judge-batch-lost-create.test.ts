@@ -48,10 +48,10 @@ async function setup(batch: MockBatchOptions, provider: 'openai' | 'anthropic', 
   };
 }
 
-/** Each of the 49 requests went into exactly one batch. */
+/** Each request submitted went into exactly one batch (48: two of the 49 judge prompts are identical, sent once). */
 function expectEachOnce(): void {
   const counts = server!.batch.submittedPerCustomId();
-  expect(counts.size).toBe(49);
+  expect(counts.size).toBe(48);
   expect([...counts.values()].every((n) => n === 1)).toBe(true);
 }
 
@@ -118,5 +118,46 @@ describe("plens judge --batch (anthropic): recovery knows every shard's batches"
     expect(rerun.json.batch!.items_answered).toBe(b.json.batch!.items_answered);
     expectEachOnce();
     expect(server!.requests.filter((q) => q.batch === undefined)).toHaveLength(0);
+  });
+});
+
+describe('plens judge --batch: identical requests under different keys', () => {
+  it('are submitted once and paid once; every key gets the answer, and a rerun submits nothing', async () => {
+    server = await startMockLlm({ reply: judgeReply, batch: {}, requireAuth: true });
+    // The offline simulator's dialogues repeat themselves across settings: many judge prompts are identical.
+    const ws = await simDialoguesWorkspace(['--users', '0-1'], ['--setting', 'base', 'vanilla']);
+    const args = [
+      'judge',
+      '-w',
+      ws,
+      '--judge',
+      `openai:judge?base_url=${server.url}/v1&price_in=2.5&price_out=10`,
+      '--dimensions',
+      'naturalness',
+      '--batch',
+      '--poll-interval',
+      '0.01',
+      '--json',
+    ];
+    const r = await runCliJson<JudgeSummary>(args, ENV);
+    expect(r.code, r.stderr).toBe(0);
+    const bodies = server.requests.filter((q) => q.batch !== undefined).map((q) => JSON.stringify(q.messages));
+    const distinct = new Set(bodies).size;
+    expect(distinct).toBeLessThan(r.json.planned);
+    expect(bodies).toHaveLength(distinct);
+    expect(r.json).toMatchObject({ ok: r.json.planned, failed: 0 });
+    expect(r.json.batch).toMatchObject({ submitted: 1, items_submitted: distinct, items_answered: r.json.planned, fallback_online: 0 });
+    // Each answer was paid once: the calls that took a twin's answer cost nothing.
+    const events = (await import('node:fs'))
+      .readFileSync(join(judgePartition(ws), 'events.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { cost_usd: number; cached: boolean });
+    expect(events.filter((e) => e.cost_usd > 0)).toHaveLength(distinct);
+    expect(events.filter((e) => e.cached && e.cost_usd === 0)).toHaveLength(r.json.planned - distinct);
+    expect(r.json.cost_usd).toBeCloseTo(r.json.batch!.cost_usd, 9);
+    const again = await runCliJson<JudgeSummary>(args, ENV);
+    expect(again.json).toMatchObject({ planned: 0 });
+    expect(server.batch.submissions).toBe(1);
   });
 });
