@@ -1,18 +1,48 @@
-import { closeSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { hostname } from 'node:os';
 import { PlensError } from '../core/errors.js';
 
 /**
- * One writer per output: a lock file created exclusively, holding pid@host. A lock left by a
- * process that no longer runs (on this host) is taken over, by one process at a time.
+ * One writer per output: a lock file created exclusively, holding pid@host, and kept fresh by its
+ * holder (a heartbeat touches it every lease/6). A lock is taken over, by one process at a time,
+ * when its owner is known to be gone: a pid that no longer runs on this host at once, and an
+ * owner on another host (a pod rescheduled by its Job, a requeued Slurm task on another node)
+ * once the lock has not been touched for a whole lease (PLENS_LOCK_LEASE_S, default 180 s).
  */
 /** Locks this process holds, released at exit by one listener (one per lock would pass Node's listener limit). */
 const held = new Set<WriterLock>();
 let exitHook = false;
+let heartbeat: { timer: NodeJS.Timeout; everyMs: number } | undefined;
+
+/** How long a lock of another host's process stays valid without a heartbeat. */
+export function lockLeaseMs(env: NodeJS.ProcessEnv = process.env): number {
+  const s = Number(env['PLENS_LOCK_LEASE_S']);
+  return Number.isFinite(s) && s > 0 ? s * 1000 : 180_000;
+}
+
+/** Touches every held lock: the lease of each starts again. One timer for all, never keeping the process alive. */
+function beat(): void {
+  const now = new Date();
+  for (const l of held) {
+    try {
+      utimesSync(l.path, now, now);
+    } catch {
+      // Gone (released, or removed by hand): nothing to keep fresh.
+    }
+  }
+}
+
+function startHeartbeat(): void {
+  const everyMs = Math.max(100, Math.floor(lockLeaseMs() / 6));
+  if (heartbeat?.everyMs === everyMs) return;
+  if (heartbeat) clearInterval(heartbeat.timer);
+  heartbeat = { timer: setInterval(beat, everyMs), everyMs };
+  heartbeat.timer.unref();
+}
 
 export class WriterLock {
-  private constructor(private readonly path: string) {}
+  private constructor(readonly path: string) {}
 
   static acquire(path: string, what: string): WriterLock {
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -20,6 +50,7 @@ export class WriterLock {
         writeOwnerFile(path);
         const lock = new WriterLock(path);
         held.add(lock);
+        startHeartbeat();
         if (!exitHook) {
           exitHook = true;
           process.once('exit', () => {
@@ -30,7 +61,7 @@ export class WriterLock {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const owner = readOwner(path);
-        if (owner && isDead(owner)) {
+        if (owner && isDead(owner, path)) {
           if (removeStale(path, owner)) continue;
           throw new PlensError('E_PREREQUISITE', `${what}: another plens process is taking over the lock left by pid ${owner.pid}, which is gone`, {
             location: { file: path },
@@ -42,7 +73,7 @@ export class WriterLock {
           `${what} is being written by another plens process (${owner ? `pid ${owner.pid} on ${owner.host}` : 'unknown owner'})`,
           {
             location: { file: path },
-            hint: 'wait for it, or use --shard i/n so each process writes its own part; remove the lock file if that process is gone',
+            hint: `wait for it, or use --shard i/n so each process writes its own part; a lock of a process on another host that is gone is taken over once it is ${Math.round(lockLeaseMs() / 1000)} s old (PLENS_LOCK_LEASE_S)`,
           },
         );
       }
@@ -64,7 +95,7 @@ export class WriterLock {
       const theirs = layoutOf(name.slice('.lock'.length));
       if (theirs === undefined || (mine !== 'whole' && theirs === mine)) continue;
       const owner = readOwner(join(dir, name));
-      if (!owner || isDead(owner)) continue;
+      if (!owner || isDead(owner, join(dir, name))) continue;
       lock.release();
       throw new PlensError(
         'E_PREREQUISITE',
@@ -80,6 +111,10 @@ export class WriterLock {
 
   release(): void {
     held.delete(this);
+    if (held.size === 0 && heartbeat) {
+      clearInterval(heartbeat.timer);
+      heartbeat = undefined;
+    }
     try {
       const owner = readOwner(this.path);
       if (owner?.pid === process.pid) rmSync(this.path, { force: true });
@@ -127,7 +162,7 @@ function removeStale(path: string, dead: { pid: number; host: string }): boolean
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     // Another process is taking over now; a guard left by a crash is cleared for the next try.
     const holder = readOwner(guard);
-    if (holder && isDead(holder)) {
+    if (holder && isDead(holder, guard)) {
       rmSync(guard, { force: true });
       return true;
     }
@@ -142,9 +177,17 @@ function removeStale(path: string, dead: { pid: number; host: string }): boolean
   return true;
 }
 
-/** A lock's owner that is known to be gone: a pid that no longer runs on this host. */
-function isDead(owner: { pid: number; host: string }): boolean {
-  return owner.host === hostname() && !isAlive(owner.pid);
+/**
+ * A lock's owner that is known to be gone: a pid that no longer runs on this host, or, on another
+ * host, a holder whose lock has not been touched for a whole lease (its heartbeat stopped).
+ */
+function isDead(owner: { pid: number; host: string }, path: string): boolean {
+  if (owner.host === hostname()) return !isAlive(owner.pid);
+  try {
+    return Date.now() - statSync(path).mtimeMs > lockLeaseMs();
+  } catch {
+    return false;
+  }
 }
 
 function readOwner(path: string): { pid: number; host: string } | undefined {
