@@ -71,19 +71,26 @@ export function assertOneImport(workspace: Workspace, doing: string): void {
 }
 
 /**
- * Refuses, before the import replaces anything, to put an import of other data over one that work
- * was built on (the scenario selection, dialogue cells, judgments): the work would be stranded on
- * a dataset the workspace no longer holds (say, the demo's sample imported over the released
- * data's workspace). Re-importing the same data, or into a workspace with no work, goes ahead.
+ * Refuses, before the import replaces anything, to put an import of other data over one that paid
+ * work was built on (dialogue cells, judgments): the work would be stranded on a dataset the
+ * workspace no longer holds (say, the demo's sample imported over the released data's workspace).
+ * Re-importing the same data, the data the work was made on, or into a workspace with no such
+ * work goes ahead; a scenario selection alone is remade in seconds (the next stage says so).
  */
 export function assertImportReplaceable(workspace: Workspace, fingerprint: string, dataDir: string): void {
   const current = currentDataset(workspace);
   if (!current || current.fingerprint === fingerprint) return;
+  // Work made on the incoming data (its marker says so) is not stranded by it: it comes home.
+  const strandedBy = (identity: DatasetIdentity | undefined) => identity?.fingerprint !== fingerprint;
   const built = [
-    ...(existsSync(join(workspace.scenariosDir, 'manifest.json')) ? [shown(workspace.scenariosDir)] : []),
     ...['dialogues', 'judgments'].flatMap((stage) => {
       const root = join(workspace.root, stage);
-      return existsSync(root) && readdirSync(root, { withFileTypes: true }).some((e) => e.isDirectory()) ? [shown(root)] : [];
+      const stranded =
+        existsSync(root) &&
+        readdirSync(root, { withFileTypes: true }).some(
+          (e) => e.isDirectory() && strandedBy(readJson(join(root, e.name, DATASET_MARKER)) as DatasetIdentity | undefined),
+        );
+      return stranded ? [shown(root)] : [];
     }),
   ];
   if (built.length === 0) return;

@@ -51,9 +51,17 @@ describe('one dataset import per workspace', () => {
     expect(JSON.parse(readFileSync(join(ws, 'dialogues', cell, 'dataset.json'), 'utf8'))).toEqual({ fingerprint, data_dir: sampleDir });
     await cli(['warehouse', '--db', db, '--lexical', 'none']);
 
-    // The other import replaces the dataset; what was made on the first one now refuses to mix.
-    await cli(['import', '--from', other]);
-    let r = await cli(['warehouse', '--db', db, '--lexical', 'none'], 4);
+    // The other import is refused before it writes anything: work was made on this one.
+    let r = await cli(['import', '--from', other], 4);
+    expect(r.stderr).toContain('nothing was written');
+    expect((JSON.parse(readFileSync(join(ws, 'dataset', 'manifest.json'), 'utf8')) as { fingerprint: string }).fingerprint).toBe(fingerprint);
+    // A workspace that holds another import all the same (put there by hand, or by an older plens):
+    // what was made on the first import refuses to mix.
+    const elsewhere = join(root, 'elsewhere');
+    expect((await runCliInProcess(['import', '--from', other, '-w', elsewhere, '--no-progress'])).code).toBe(0);
+    rmSync(join(ws, 'dataset'), { recursive: true });
+    cpSync(join(elsewhere, 'dataset'), join(ws, 'dataset'), { recursive: true });
+    r = await cli(['warehouse', '--db', db, '--lexical', 'none'], 4);
     expect(r.stderr).toContain('E_PREREQUISITE');
     expect(r.stderr).toContain('plens warehouse would mix two dataset imports');
     expect(r.stderr).toContain(`was made on the import of ${sampleDir} (${fingerprint.slice(0, 12)}), the workspace now holds the import of ${other}`);

@@ -20,6 +20,7 @@ describe('plens import over an import that work was built on', () => {
     // No work yet: another import may replace it; the same data again too.
     expect((await runCli(['import', '--from', sampleDir, '-w', ws, '-q'])).code).toBe(0);
     expect((await runCli(['scenarios', '-w', ws, '--users', '0-1', '-q'])).code).toBe(0);
+    expect((await runCli(['dialogues', '-w', ws, '--assistant', 'sim:default', '--limit', '2', '-q'])).code).toBe(0);
 
     // Other data: the sample less one user.
     const other = join(tempDir('plens-import-other-'), 'data');
@@ -27,7 +28,7 @@ describe('plens import over an import that work was built on', () => {
     rmSync(join(other, 'profile', 'user2'), { recursive: true });
     const refused = await runCli(['import', '--from', other, '-w', ws]);
     expect(refused.code).toBe(4);
-    expect(refused.stderr).toMatch(/would replace the workspace's import of .*sample.*, on which .*scenarios was made; nothing was written/);
+    expect(refused.stderr).toMatch(/would replace the workspace's import of .*sample.*, on which .*dialogues was made; nothing was written/);
     expect(refused.stderr).toContain('-w DIR');
     const after = readFileSync(manifest, 'utf8');
     expect(JSON.parse(after).fingerprint).toBe(JSON.parse(before).fingerprint);
@@ -36,6 +37,7 @@ describe('plens import over an import that work was built on', () => {
     const other2 = join(tempDir('plens-import-ws2-'), 'ws');
     expect((await runCli(['import', '--from', other, '-w', other2, '-q'])).code).toBe(0);
     expect((await runCli(['scenarios', '-w', other2, '-q'])).code).toBe(0);
+    expect((await runCli(['dialogues', '-w', other2, '--assistant', 'sim:default', '--limit', '1', '-q'])).code).toBe(0);
     const users2 = readFileSync(join(other2, 'dataset', 'users.parquet'));
     const make = await runCli(['make', 'all', '-p', 'pipelines/demo.yaml'], { env: { PLENS_WORKSPACE: other2 } });
     expect(make.code).toBe(4);
