@@ -108,7 +108,7 @@ describe("plens judge --batch (anthropic): recovery knows every shard's batches"
     const dir = judgePartition(ws);
     const ledger = join(dir, 'batches.shard-1-of-2.jsonl');
     const lines = readFileSync(ledger, 'utf8').split('\n').filter(Boolean);
-    writeFileSync(ledger, `${lines.filter((l) => l.includes('"type":"staged"')).join('\n')}\n`);
+    writeFileSync(ledger, `${lines.filter((l) => l.includes('"type":"staged"') || l.includes('"type":"aliases"')).join('\n')}\n`);
     writeFileSync(join(dir, 'records.shard-1-of-2.jsonl'), '');
     writeFileSync(join(dir, 'events.shard-1-of-2.jsonl'), '');
     const rerun = await runCliJson<JudgeSummary>([...args, '--shard', '1/2'], ENV);
