@@ -1,12 +1,62 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { PlensError } from './errors.js';
 import { redact } from './redact.js';
 
-/** A sibling temp path: same directory, so the final rename stays on one filesystem and is atomic. */
+/** This host, as temp names carry it: a later process can tell its own host's leftovers from another's. */
+const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 6);
+
+/**
+ * A sibling temp path: same directory, so the final rename stays on one filesystem and is atomic.
+ * Its name carries this host and pid (`.<name>.tmp-<host>-<pid>-<random>`), so staleTempSiblings
+ * can tell a killed process's leftovers from a running one's.
+ */
 export function tempSibling(path: string): string {
-  return join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  return join(dirname(path), `.${basename(path)}.tmp-${HOST_TAG}-${process.pid}-${randomBytes(4).toString('hex')}`);
+}
+
+/** How old another host's leftover must be before it is taken for a killed process's (its build would have touched it). */
+const FOREIGN_TEMP_AGE_MS = 6 * 3600_000;
+
+/**
+ * Removes the temp siblings of `path` (and their `.wal` / `.tmp` companions) that a killed process
+ * left: those of this host whose pid no longer runs, and another host's not touched for 6 hours.
+ * A running process's temp files are never touched. Returns the names removed.
+ */
+export async function removeStaleTempSiblings(path: string): Promise<string[]> {
+  const dir = dirname(path);
+  const prefix = `.${basename(path)}.tmp-`;
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const m = /^([0-9a-f]{6})-(\d+)-[0-9a-f]{8}(?:\.wal|\.tmp)?$/.exec(name.slice(prefix.length));
+    if (!m) continue;
+    const file = join(dir, name);
+    let stale: boolean;
+    if (m[1] === HOST_TAG) stale = Number(m[2]) !== process.pid && !pidRuns(Number(m[2]));
+    else stale = Date.now() - (await stat(file).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs > FOREIGN_TEMP_AGE_MS;
+    if (!stale) continue;
+    await rm(file, { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}
+
+function pidRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { tempSibling } from '../core/atomic.js';
+import { removeStaleTempSiblings, tempSibling } from '../core/atomic.js';
 import { assertOneImport } from '../core/dataset-identity.js';
 import { PlensError, storageError } from '../core/errors.js';
 import { packageRoot } from '../core/paths.js';
@@ -70,6 +70,8 @@ export async function buildWarehouse(options: WarehouseOptions): Promise<Warehou
   const inputs = cacheDir ? warehouseInputs({ workspaceRoot: options.workspace.root, sqlDir, dbPath: options.dbPath, lexical, lapsSpeakers }) : null;
   if (inputs && !options.force && isBuildCurrent(options.dbPath, inputs)) return upToDate(options, started);
   await mkdir(dirname(options.dbPath), { recursive: true });
+  // What a killed build left (its temp database and WAL) goes before this one starts.
+  if (!options.dryRun) await removeStaleTempSiblings(options.dbPath);
   const tmp = options.dryRun ? ':memory:' : tempSibling(options.dbPath);
   const ran: string[] = [];
   const skipped: WarehouseSummary['skipped'] = [];
