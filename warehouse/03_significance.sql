@@ -127,12 +127,17 @@ CREATE OR REPLACE MACRO wilcoxon_signed_rank_list(diffs, zero_method := 'wilcox'
 -- Adjusted p-values of a family of tests, in the order given (NULL p-values are left out of the family
 -- and stay NULL). Holm: sorted p_(1) <= ... <= p_(m), adj_(i) = max_{j <= i} min(1, (m - j + 1) p_(j));
 -- Benjamini-Hochberg: adj_(i) = min_{j >= i} min(1, m p_(j) / j) (statsmodels multipletests 'holm',
--- 'fdr_bh'). O(m^2): meant for the cells of a table.
+-- 'fdr_bh'); Bonferroni: min(1, m p). method is 'holm', 'bh' (or statsmodels' 'fdr_bh') or
+-- 'bonferroni', in any case; any other is an error, never a list of NULLs. O(m^2): meant for the
+-- cells of a table.
 CREATE OR REPLACE MACRO p_adjust(pvalues, method := 'holm') AS
   list_transform([list_sort(list_filter(pvalues, pa_p -> pa_p IS NOT NULL))], pa_s ->
-    list_transform([CASE method
+    list_transform([CASE lower(method)
         WHEN 'holm' THEN list_transform(pa_s, (pa_p, pa_i) -> least(1.0, list_max(list_transform(pa_s[1:pa_i], (pa_q, pa_j) -> (len(pa_s) - pa_j + 1) * pa_q))))
         WHEN 'bh' THEN list_transform(pa_s, (pa_p, pa_i) -> least(1.0, list_min(list_transform(pa_s[pa_i:], (pa_q, pa_j) -> len(pa_s) * pa_q / (pa_i + pa_j - 1)))))
+        WHEN 'fdr_bh' THEN list_transform(pa_s, (pa_p, pa_i) -> least(1.0, list_min(list_transform(pa_s[pa_i:], (pa_q, pa_j) -> len(pa_s) * pa_q / (pa_i + pa_j - 1)))))
+        WHEN 'bonferroni' THEN list_transform(pa_s, pa_p -> least(1.0, len(pa_s) * pa_p))
+        ELSE error('p_adjust: unknown method ''' || coalesce(method, 'NULL') || '''; use holm, bh (statsmodels: fdr_bh) or bonferroni')::DOUBLE[]
       END], pa_adj -> list_transform(pvalues, pa_p ->
         CASE WHEN pa_p IS NOT NULL THEN pa_adj[list_position(pa_s, pa_p)] END::DOUBLE))[1])[1];
 

@@ -157,6 +157,15 @@ describe('p_adjust (Holm, Benjamini-Hochberg)', () => {
     [0.04, null, 0.03, 0.04].forEach((x, i) => (x === null ? expect(bh[i]).toBeNull() : close(bh[i]!, x, 1e-15)));
     expect(await one('SELECT p_adjust([]::DOUBLE[])')).toEqual([]);
   });
+
+  it("takes statsmodels' names and Bonferroni; an unknown method is an error, never NULLs", async () => {
+    const ps = '[0.04, NULL, 0.01, 0.03]::DOUBLE[]';
+    expect(await one(`SELECT p_adjust(${ps}, method := 'fdr_bh')`)).toEqual(await one(`SELECT p_adjust(${ps}, method := 'bh')`));
+    expect(await one(`SELECT p_adjust(${ps}, method := 'BH')`)).toEqual(await one(`SELECT p_adjust(${ps}, method := 'bh')`));
+    const bonferroni = await one<Array<number | null>>(`SELECT p_adjust(${ps}, method := 'bonferroni')`);
+    [0.12, null, 0.03, 0.09].forEach((x, i) => (x === null ? expect(bonferroni[i]).toBeNull() : close(bonferroni[i]!, x, 1e-15)));
+    await expect(db.all(`SELECT p_adjust(${ps}, method := 'hochberg')`)).rejects.toThrow(/p_adjust: unknown method 'hochberg'; use holm, bh \(statsmodels: fdr_bh\) or bonferroni/);
+  });
 });
 
 describe('wilson_ci95', () => {
