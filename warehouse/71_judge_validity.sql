@@ -39,9 +39,12 @@ SELECT jh.sample, jh.judge_model, jh.run, jh.label, b.n_dialogues, jh.n_annotato
 FROM jh JOIN bias b USING (sample, judge_model, run, position) LEFT JOIN humans hu USING (sample, position)
 ORDER BY jh.sample, jh.judge_model, jh.run, jh.position;
 
--- PPI of TCR (%) and P per cell (assistant | setting) and over the whole run ('(all)'): the judge's mean
--- over every judged dialogue (raw) corrected by its mean error against the human mean on the annotated
--- dialogues of the same cell (ppi_mean). Assumes the annotated dialogues are a random subset of the cell.
+-- PPI of TCR (%) and P per cell (assistant | setting) and over the whole run ('(all)'), as the PPI paper
+-- (Angelopoulos et al. 2023) and ppi_py's ppi_mean_ci take it: two independent samples, the judge's
+-- scores of the dialogues nobody annotated (unlabeled) and the annotated ones' {human mean, judge score}
+-- (labeled), so the two-sample variance of ppi_mean holds (an annotated dialogue in both means would
+-- add a covariance it leaves out). raw is the judge's mean over every judged dialogue of the cell, n
+-- their number. Assumes the annotated dialogues are a random subset of the cell.
 CREATE OR REPLACE VIEW ppi_estimates AS
 WITH hm AS (
   SELECT a.dialogue_id, d.position, (CASE WHEN d.position = 1 THEN 100 ELSE 1 END) * avg(a.score) AS y
@@ -51,9 +54,10 @@ WITH hm AS (
   FROM paired_scores s LEFT JOIN hm USING (dialogue_id, position) WHERE s.position <= 2 AND s.score IS NOT NULL
 ), g AS (
   SELECT judge_model, run, coalesce(assistant_model, '(all)') AS assistant_model, coalesce(setting, '(all)') AS setting, position, any_value(dimension) AS dimension,
-    ppi_mean(list({'y': y, 'yhat': score}) FILTER (y IS NOT NULL), list(score)) AS e
+    ppi_mean(list({'y': y, 'yhat': score}) FILTER (y IS NOT NULL), list(score) FILTER (y IS NULL)) AS e,
+    count(*) AS n, avg(score) AS raw
   FROM s GROUP BY GROUPING SETS ((judge_model, run, position, assistant_model, setting), (judge_model, run, position))
 )
-SELECT judge_model, run, assistant_model, setting, dimension, e.n_unlabeled AS n, e.n_labeled, e.raw, e.estimate AS ppi, e.lo AS ppi_lo, e.hi AS ppi_hi,
+SELECT judge_model, run, assistant_model, setting, dimension, n, e.n_labeled, raw, e.estimate AS ppi, e.lo AS ppi_lo, e.hi AS ppi_hi,
   e.rectifier AS judge_correction, e.reason
 FROM g ORDER BY judge_model, run, assistant_model = '(all)' DESC, assistant_model, setting, position;

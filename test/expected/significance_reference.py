@@ -121,16 +121,22 @@ def hand_experiment():
             'bias': float(scale * diffs.mean()),
             'bias_se': float(scale * diffs.std(ddof=1) / np.sqrt(7)),
         }
-    # PPI in cell (A, base): unlabeled = the judge's 14 base scores; labeled = the 7 annotated, y = human mean.
+    # PPI in cell (A, base), as the PPI paper (Angelopoulos et al. 2023) and ppi_py's ppi_mean_ci take
+    # it: two independent samples. Labeled = the 7 annotated dialogues (y = human mean, yhat = the
+    # judge); unlabeled = the judge's scores of the other 7 (u2-1..3, u3-4..5, u4-1..2), never the
+    # annotated ones again (their judge scores would then sit in both means, which the two-sample
+    # variance does not allow for).
+    annotated = {0, 1, 2, 3, 7, 8, 9}
     z = stats.norm.isf(0.025)
     ppi = {}
     for dim, allj, lab_j, idx, scale in (('P', p_j, jp, 0, 1), ('TC', tc_j, jt, 1, 100)):
-        f = scale * np.array(allj, dtype=float)
+        f = scale * np.array([x for i, x in enumerate(allj) if i not in annotated], dtype=float)
         y = scale * np.array([np.mean([h['h1'][idx][i], h['h2'][idx][i]]) for i in range(7)])
         rect = y - scale * np.array(lab_j, dtype=float)
         est = f.mean() + rect.mean()
         se = np.sqrt(f.var(ddof=1) / len(f) + rect.var(ddof=1) / len(rect))
-        ppi[dim] = {'raw': float(f.mean()), 'ppi': float(est), 'lo': float(est - z * se), 'hi': float(est + z * se)}
+        # raw: the judge's mean over all 14, as the view shows it beside the estimate.
+        ppi[dim] = {'raw': float(scale * np.mean(allj)), 'ppi': float(est), 'lo': float(est - z * se), 'hi': float(est + z * se)}
     return {'swap': swap, 'repeat': rep, 'validity': val, 'ppi': ppi}
 
 
