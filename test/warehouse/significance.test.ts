@@ -164,7 +164,9 @@ describe('p_adjust (Holm, Benjamini-Hochberg)', () => {
     expect(await one(`SELECT p_adjust(${ps}, method := 'BH')`)).toEqual(await one(`SELECT p_adjust(${ps}, method := 'bh')`));
     const bonferroni = await one<Array<number | null>>(`SELECT p_adjust(${ps}, method := 'bonferroni')`);
     [0.12, null, 0.03, 0.09].forEach((x, i) => (x === null ? expect(bonferroni[i]).toBeNull() : close(bonferroni[i]!, x, 1e-15)));
-    await expect(db.all(`SELECT p_adjust(${ps}, method := 'hochberg')`)).rejects.toThrow(/p_adjust: unknown method 'hochberg'; use holm, bh \(statsmodels: fdr_bh\) or bonferroni/);
+    await expect(db.all(`SELECT p_adjust(${ps}, method := 'hochberg')`)).rejects.toThrow(
+      /p_adjust: unknown method 'hochberg'; use holm, bh \(statsmodels: fdr_bh\) or bonferroni/,
+    );
   });
 });
 

@@ -206,6 +206,8 @@ function unescapePython(raw: string, fail: (m: string) => never): string {
       const len = n === 'x' ? 2 : n === 'u' ? 4 : 8;
       const hex = raw.slice(i + 2, i + 2 + len);
       if (!new RegExp(`^[0-9a-fA-F]{${len}}$`).test(hex)) fail(`bad \\${n} escape in a string literal`);
+      // Python refuses \U escapes past U+10FFFF ("illegal Unicode character"), and so does the import.
+      if (parseInt(hex, 16) > 0x10ffff) fail(`\\${n}${hex} is past U+10FFFF, an illegal Unicode character (Python refuses it too)`);
       out += String.fromCodePoint(parseInt(hex, 16));
       i += 1 + len;
     } else if (n === 'N') {

@@ -44,6 +44,41 @@ describe('Python string constants', () => {
   });
 });
 
+describe('Python string constants: instance attributes and bad escapes', () => {
+  it("reads self.NAME in a method as Class.NAME, and skips a method's locals", () => {
+    const src = [
+      'class T:',
+      '    def __init__(self):',
+      '        self.system_prompt = """one',
+      'two"""',
+      '        local = "not a constant"',
+      '        self.other = local',
+      '    def f(self):',
+      '        self.task = "t {x}"',
+      'def g():',
+      '    self.stray = "outside any class"',
+      'Y = "module"',
+    ].join('\n');
+    expect(pythonStringConstants(src, 'x.py').map((c) => [c.className, c.name, c.value, c.line])).toEqual([
+      ['T', 'system_prompt', 'one\ntwo', 3],
+      ['T', 'task', 't {x}', 8],
+      [null, 'Y', 'module', 11],
+    ]);
+  });
+
+  it('refuses a \\U escape past U+10FFFF as Python does, naming the file and line', () => {
+    const src = 'A = 1\nX = "\\U00110000"\n';
+    expect(() => pythonStringConstants(src, '/src/p.py')).toThrow(/past U\+10FFFF/);
+    let error: unknown;
+    try {
+      pythonStringConstants(src, '/src/p.py');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ code: 'E_INPUT_SCHEMA', location: { file: '/src/p.py', line: 2 } });
+  });
+});
+
 describe('plens prompts import-original', () => {
   it('imports the fixture into a prompt set that renders exactly as str.format does', () => {
     const out = join(tempDir('plens-orig-'), 'set');
