@@ -20,7 +20,7 @@ export function lineColumnOf(text: string, offset: number): { line: number; colu
  * Parses JSON text. JSON.parse is fast but its messages carry no reliable position
  * across Node versions, so on failure a second, strict parse locates the error.
  */
-export function parseJsonText(text: string, file: string, lineOffset = 0): unknown {
+export function parseJsonText(text: string, file: string, lineOffset = 0, options: { part?: boolean } = {}): unknown {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -34,7 +34,10 @@ export function parseJsonText(text: string, file: string, lineOffset = 0): unkno
     // A cut-off file usually ends inside a string or an open object: the parser then
     // reports something at the very end, whatever the first error was.
     const end = text.trimEnd().length;
-    const truncated = errors.some((e) => e.offset + e.length >= end) || (first !== undefined && printParseErrorCode(first.error) === 'UnexpectedEndOfString');
+    // A part of a larger text (one member of a streamed file) ends where its member ends, not the file.
+    const truncated =
+      !options.part &&
+      (errors.some((e) => e.offset + e.length >= end) || (first !== undefined && printParseErrorCode(first.error) === 'UnexpectedEndOfString'));
     const description = text.trim().length === 0 ? 'the file is empty' : truncated ? `the JSON ends early (truncated file?): ${what}` : what;
     throw new PlensError('E_INPUT_JSON', `not valid JSON: ${description}`, {
       location: { file, line: line + lineOffset, column },

@@ -286,7 +286,10 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
   /** A create's answer, after the batch was made: sent, or lost as the test's fault says. */
   const answerCreate = (res: ServerResponse, r: { status: number }, send: () => void): void => {
     const fault = r.status === 200 ? options.createFault?.(creates++) : undefined;
-    if (!fault) return send();
+    if (!fault) {
+      send();
+      return;
+    }
     if (fault.kind === 'reset') res.socket?.destroy();
     else if (fault.kind === 'status') {
       const payload = JSON.stringify({ error: { message: `HTTP ${fault.status} (mock, after the batch was made)`, type: 'server_error' } });

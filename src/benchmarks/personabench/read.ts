@@ -11,6 +11,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PlensError } from '../../core/errors.js';
+import { decodeUtf8, MAX_DEPTH, parseJsonText } from '../../core/json-input.js';
 import { schemasDir } from '../../core/paths.js';
 import { describeSchemaError, escapePointer } from '../../core/validator.js';
 import type { RawPost } from './corpus.js';
@@ -75,10 +76,11 @@ async function detectFormat(file: string): Promise<InputFormat> {
  * strings and escapes are tracked; JSON.parse does the parsing. A streaming tokenizer costs
  * several seconds on the release's 70 MB, this a fraction of one.
  */
-async function* topLevelMembers(file: string): AsyncGenerator<string> {
+async function* topLevelMembers(file: string): AsyncGenerator<Member> {
   const QUOTE = 0x22,
     BACKSLASH = 0x5c,
-    COMMA = 0x2c;
+    COMMA = 0x2c,
+    NEWLINE = 0x0a;
   const stream = createReadStream(file, { highWaterMark: 1 << 20 });
   let pending: Buffer = Buffer.alloc(0);
   let depth = 0;
@@ -87,14 +89,50 @@ async function* topLevelMembers(file: string): AsyncGenerator<string> {
   let started = false;
   let ended = false;
   let memberStart = 0;
-  const notJson = (message: string): PlensError => new PlensError('E_INPUT_JSON', `not valid JSON: ${message}`, { location: { file } });
+  // Lines before the current buffer, and the line where the member being read starts (1-based).
+  let line = 1;
+  let memberLine = 1;
+  // File offsets: where the current line starts, and the column the member starts at.
+  let lineStart = 0;
+  let memberColumn = 1;
+  let first = true;
+  // The file offset of the current buffer's first byte.
+  let consumed = 0;
+  /** A member's bytes as text; bytes that are not UTF-8 are refused with their place in the file. */
+  const decode = (buffer: Buffer, from: number, to: number, startLine: number): string => {
+    try {
+      return decodeUtf8(buffer.subarray(from, to), file);
+    } catch (error) {
+      if (!(error instanceof PlensError)) throw error;
+      throw new PlensError(
+        error.code,
+        error.message.replace(/at offset (\d+)/, (_m, o: string) => `at offset ${consumed + from + Number(o)}`),
+        {
+          location: { file, line: startLine + (error.location?.line ?? 1) - 1 },
+        },
+      );
+    }
+  };
+  const notJson = (message: string): PlensError => new PlensError('E_INPUT_JSON', `not valid JSON: ${message}`, { location: { file, line } });
   try {
     for await (const chunk of stream) {
-      const buffer = pending.length ? Buffer.concat([pending, chunk as Buffer]) : (chunk as Buffer);
+      let buffer = pending.length ? Buffer.concat([pending, chunk as Buffer]) : (chunk as Buffer);
+      // A leading byte-order mark is read past, as every plens reader does (TextDecoder drops it).
+      if (first) {
+        first = false;
+        if (buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf) {
+          buffer = buffer.subarray(3);
+          consumed = 3;
+        }
+      }
       let i = pending.length;
-      const members: string[] = [];
+      const members: Member[] = [];
       for (; i < buffer.length; i++) {
         const byte = buffer[i]!;
+        if (byte === NEWLINE) {
+          line++;
+          lineStart = consumed + i + 1;
+        }
         if (inString) {
           if (escaped) escaped = false;
           else if (byte === BACKSLASH) escaped = true;
@@ -108,26 +146,40 @@ async function* topLevelMembers(file: string): AsyncGenerator<string> {
         if (byte === QUOTE) inString = true;
         else if (byte === 0x5b || byte === 0x7b) {
           depth++;
+          // Deeper than any plens input, and than the original's Python recursion allows: refused before anything recurses.
+          if (depth > MAX_DEPTH)
+            throw new PlensError(
+              'E_INPUT_JSON',
+              `nested deeper than ${MAX_DEPTH} levels (a comment tree hundreds of replies deep): no plens input is, and deeper values overflow the stack`,
+              {
+                location: { file, line },
+              },
+            );
           if (depth === 1) {
             started = true;
             memberStart = i + 1;
+            memberLine = line;
+            memberColumn = consumed + memberStart - lineStart + 1;
           }
         } else if (byte === 0x5d || byte === 0x7d) {
           depth--;
           if (depth === 0) {
-            members.push(buffer.toString('utf8', memberStart, i));
+            members.push({ text: decode(buffer, memberStart, i, memberLine), line: memberLine, column: memberColumn });
             ended = true;
           }
         } else if (byte === COMMA && depth === 1) {
-          members.push(buffer.toString('utf8', memberStart, i));
+          members.push({ text: decode(buffer, memberStart, i, memberLine), line: memberLine, column: memberColumn });
           memberStart = i + 1;
+          memberLine = line;
+          memberColumn = consumed + memberStart - lineStart + 1;
         }
       }
-      // Keep the unfinished member (from its start) for the next chunk.
+      // Keep the unfinished member (from its start) for the next chunk: scanned already, its newlines counted.
       const keepFrom = ended ? buffer.length : started ? memberStart : 0;
+      consumed += keepFrom;
       pending = buffer.subarray(keepFrom);
       memberStart -= keepFrom;
-      for (const member of members) if (member.trim() !== '') yield member;
+      for (const member of members) if (member.text.trim() !== '') yield member;
     }
   } finally {
     stream.destroy();
@@ -135,10 +187,18 @@ async function* topLevelMembers(file: string): AsyncGenerator<string> {
   if (!ended) throw notJson('unexpected end of the file');
 }
 
+/** One member of the top-level value: its text and the line and column it starts at. */
+interface Member {
+  text: string;
+  line: number;
+  column: number;
+}
+
 /** Yields every post in file order, validated. */
 export async function* streamPosts(file: string): AsyncGenerator<StreamedPost, InputFormat> {
   const format = await detectFormat(file);
   let index = 0;
+  const authors = new Set<string>();
   for await (const member of topLevelMembers(file)) {
     if (format === 'raw') {
       const pointer = `/${index++}`;
@@ -148,9 +208,17 @@ export async function* streamPosts(file: string): AsyncGenerator<StreamedPost, I
       continue;
     }
     // Grouped: each member is one user's `"name": [posts]`.
-    const entry = parseMember(`{${member}}`, file, `/${index++}`) as Record<string, unknown>;
+    index++;
+    const entry = parseMember({ ...member, text: `{${member.text}}`, column: member.column - 1 }, file) as Record<string, unknown>;
     for (const [user, value] of Object.entries(entry)) {
       const pointer = `/${escapePointer(user)}`;
+      // JSON.parse of the whole file would keep the last of two equal keys: a user's posts would vanish.
+      if (authors.has(user))
+        throw new PlensError('E_INPUT_JSON', `duplicate key "${user}": this author's posts appear twice (JSON.parse would silently keep the last)`, {
+          // The member's text starts after the comma: its key is on the line of its first character.
+          location: { file, line: member.line + (/^\s*/.exec(member.text)![0].match(/\n/g)?.length ?? 0), pointer },
+        });
+      authors.add(user);
       if (!Array.isArray(value))
         throw new PlensError('E_INPUT_SCHEMA', `expected an array of posts (got ${value === null ? 'null' : typeof value})`, { location: { file, pointer } });
       for (const [i, post] of value.entries()) {
@@ -162,10 +230,22 @@ export async function* streamPosts(file: string): AsyncGenerator<StreamedPost, I
   return format;
 }
 
-function parseMember(text: string, file: string, pointer: string): unknown {
+/**
+ * A member's value under the input policy every plens reader applies (parseJsonText): duplicate
+ * keys, lone surrogates and too deep nesting refused, placed in the file (line, and column on the
+ * member's first line) and, where known, by the member's JSON pointer.
+ */
+function parseMember(member: Member, file: string, pointer?: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseJsonText(member.text, file, member.line - 1, { part: true });
   } catch (error) {
-    throw new PlensError('E_INPUT_JSON', `not valid JSON: ${(error as Error).message}`, { location: { file, pointer }, cause: error });
+    if (!(error instanceof PlensError)) throw error;
+    const at = error.location;
+    const column = at.column !== undefined && at.line === member.line ? at.column + member.column - 1 : at.column;
+    throw new PlensError(error.code, error.message, {
+      location: { ...at, ...(column !== undefined ? { column } : {}), ...(pointer && !at.pointer ? { pointer } : {}) },
+      ...(error.hint ? { hint: error.hint } : {}),
+      cause: error,
+    });
   }
 }

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { PlensError } from '../../core/errors.js';
+import { parseJsonText, readInputTextSync } from '../../core/json-input.js';
 import { formatFields, formatTemplateText, parsePythonFormat, type PythonFormatPart } from './python-format.js';
 import { pythonStringConstants, type PythonConstant } from './python-literals.js';
 import type { Setting } from './settings.js';
@@ -196,11 +197,8 @@ export function importOriginal(options: { source: string; out: string; mapping?:
   let mapping: ImportMapping = {};
   if (options.mapping) {
     if (!existsSync(options.mapping)) throw new PlensError('E_INPUT_NOT_FOUND', 'mapping file does not exist', { location: { file: options.mapping } });
-    try {
-      mapping = JSON.parse(readFileSync(options.mapping, 'utf8')) as ImportMapping;
-    } catch (error) {
-      throw new PlensError('E_INPUT_JSON', `not valid JSON: ${(error as Error).message}`, { location: { file: options.mapping } });
-    }
+    // The input policy of every plens reader: strict UTF-8, no duplicate keys, lines and columns in errors.
+    mapping = parseJsonText(readInputTextSync(options.mapping), options.mapping) as ImportMapping;
     for (const [k, v] of Object.entries(mapping.placeholders ?? {})) {
       if (!(CANONICAL_FIELDS as readonly string[]).includes(v)) {
         throw new PlensError('E_INPUT_SCHEMA', `placeholder "${k}" maps to "${v}"; use one of ${CANONICAL_FIELDS.join(', ')}`, {
@@ -218,7 +216,8 @@ export function importOriginal(options: { source: string; out: string; mapping?:
     if (!existsSync(file))
       throw new PlensError('E_INPUT_NOT_FOUND', `the original keeps its prompts in ${rel}, which this checkout lacks`, { location: { file } });
     const found: Found[] = [];
-    for (const constant of pythonStringConstants(readFileSync(file, 'utf8'), file)) {
+    // Bytes that are not UTF-8 are refused with their place (Python refuses them in a source file too), never read as U+FFFD.
+    for (const constant of pythonStringConstants(readInputTextSync(file), file)) {
       let parts: PythonFormatPart[] | null = null;
       try {
         parts = parsePythonFormat(constant.value, file);

@@ -31,12 +31,12 @@ describe('streamed reader', () => {
     expect(fromGrouped.users).toEqual(fromRaw.users);
   });
 
-  it('bad JSON inside a post names its pointer; data after the value and a missing end are errors', async () => {
+  it('bad JSON inside a post names its line, column and pointer; data after the value and a missing end are errors', async () => {
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, '[{"author": "a"}, {"author": "b", "score": 1,}]');
     const e1 = (await readPersonaUsers(bad).catch((e: unknown) => e)) as PlensError;
     expect(e1.code).toBe('E_INPUT_JSON');
-    expect(e1.location).toEqual({ file: bad, pointer: '/1' });
+    expect(e1.location).toEqual({ file: bad, line: 1, column: 46, pointer: '/1' });
     const trailing = join(dir, 'trailing.json');
     writeFileSync(trailing, '[{"author": "a"}] x');
     expect(((await readPersonaUsers(trailing).catch((e: unknown) => e)) as PlensError).message).toContain('after the top-level value');
