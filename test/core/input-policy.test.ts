@@ -6,8 +6,9 @@ import { runCli, repoRoot, sampleDir, tempDir } from '../helpers/cli.js';
 /*
  * One input policy for every reader: bytes that are not UTF-8, lone UTF-16 surrogates, duplicate
  * keys (one JSON.parse would silently keep the last) and nesting deeper than any plens input are
- * refused with the file and line; a leading byte-order mark is read past, and \u0000 escapes are
- * text (both valid JSON, as Python's json reads them too). Tested the same way on the PersonaLens
+ * refused with the file and line; a leading byte-order mark is read past (RFC 8259 lets a parser
+ * ignore it, and TextDecoder does), and \u0000 escapes are text (valid JSON, which Python's json
+ * reads too). Tested the same way on the PersonaLens
  * import (profile.json), the PERSONA-bench import (a grouped posts file) and, for the encoding, the
  * import of the original's Python files.
  */
