@@ -1,7 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BatchState, BatchStatus } from '../llm/batch.js';
-import { JsonlLog, readJsonl } from './jsonl-log.js';
+import { PlensError } from '../core/errors.js';
+import { JsonlLog, readJsonlLines } from './jsonl-log.js';
 
 /**
  * One line of a partition's batch ledger (`batches.jsonl`, one per writer). Each step is recorded
@@ -61,7 +62,7 @@ export class BatchLedger {
     // Open first: it cuts a torn last line that a kill left, so reading sees whole entries only.
     const log = JsonlLog.open(path);
     const byId = new Map<string, LedgerBatch>();
-    for await (const e of readJsonl<LedgerEntry>(path)) apply(byId, e);
+    for await (const { value, line } of readJsonlLines<unknown>(path)) apply(byId, checkedEntry(value, path, line));
     return new BatchLedger(log, byId);
   }
 
@@ -145,7 +146,7 @@ export async function readLedgers(dir: string): Promise<LedgerBatch[]> {
   const out: LedgerBatch[] = [];
   for (const f of files.sort()) {
     const byId = new Map<string, LedgerBatch>();
-    for await (const e of readJsonl<LedgerEntry>(join(dir, f))) apply(byId, e);
+    for await (const { value, line } of readJsonlLines<unknown>(join(dir, f))) apply(byId, checkedEntry(value, join(dir, f), line));
     out.push(...byId.values());
   }
   return out;
@@ -183,4 +184,52 @@ function apply(byId: Map<string, LedgerBatch>, e: LedgerEntry): void {
 
 function now(): string {
   return new Date().toISOString();
+}
+
+const STATUSES = new Set(['validating', 'in_progress', 'finalizing', 'cancelling', 'completed', 'expired', 'cancelled', 'failed']);
+
+/**
+ * A ledger line as plens writes it, or an error naming the file and line: a line edited by hand or
+ * forged is refused when the ledger is read, before the run acts on it or appends anything.
+ */
+function checkedEntry(value: unknown, file: string, line: number): LedgerEntry {
+  const e = value as Record<string, unknown> | null;
+  const str = (k: string) => typeof e?.[k] === 'string' && (e[k] as string) !== '';
+  const strOrNull = (k: string) => e?.[k] === null || typeof e?.[k] === 'string';
+  const count = (k: string) => Number.isInteger(e?.[k]) && (e![k] as number) >= 0;
+  const keys = (v: unknown) => Array.isArray(v) && v.every((k) => typeof k === 'string' && k !== '');
+  const aliases = (v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) && Object.entries(v as object).every(([k, t]) => k !== '' && typeof t === 'string' && t !== '');
+  const status = () => STATUSES.has(e?.['status'] as string);
+  let ok = typeof e === 'object' && e !== null && !Array.isArray(e) && str('id') && str('at');
+  if (ok) {
+    switch (e!['type']) {
+      case 'staged':
+        ok = str('model') && typeof e!['staged'] === 'string' && keys(e!['keys']) && (e!['aliases'] === undefined || aliases(e!['aliases']));
+        break;
+      case 'submitted':
+        ok = typeof e!['batch_id'] === 'string' && status();
+        break;
+      case 'status':
+        ok = status() && (e!['completed'] === null || count('completed')) && (e!['failed'] === null || count('failed'));
+        break;
+      case 'ended':
+        ok = status() && strOrNull('output_file_id') && strOrNull('error_file_id') && count('answered') && count('unanswered');
+        break;
+      case 'processed':
+        break;
+      case 'aliases':
+        ok = aliases(e!['aliases']);
+        break;
+      default:
+        ok = false;
+    }
+  }
+  if (!ok) {
+    throw new PlensError('E_INPUT_SCHEMA', 'a batch ledger line is not one plens writes (edited by hand?); nothing was submitted or recorded', {
+      location: { file, line },
+      hint: "restore the line as plens wrote it, or remove it if its batch is not this run's (a batch whose line is removed is never collected)",
+    });
+  }
+  return e as unknown as LedgerEntry;
 }

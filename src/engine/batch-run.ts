@@ -80,9 +80,15 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
   const states = new Map<string, KeyState>();
   const clients = new Map<string, LlmClient>();
   const apis = new Map<string, Promise<BatchApi>>();
-  const apiOf = (model: string): Promise<BatchApi> => {
+  /** A ledger batch for a model its partition is not: a line plens did not write. */
+  const foreignBatch = (model: string, part?: Part) =>
+    new PlensError('E_INPUT_SCHEMA', `a batch in the ledger is for ${model}, which this run's partition is not (edited by hand?); nothing was submitted`, {
+      ...(part ? { location: { file: part.partition.ledgerPath(o.shard) } } : {}),
+      hint: "restore the ledger line as plens wrote it, or remove it if its batch is not this run's",
+    });
+  const apiOf = (model: string, part?: Part): Promise<BatchApi> => {
     const client = clients.get(model);
-    if (!client) throw new PlensError('E_INTERNAL', `a batch in the ledger is for ${model}, which this run does not use`);
+    if (!client) throw foreignBatch(model, part);
     let api = apis.get(model);
     if (!api) apis.set(model, (api = client.batchApi()));
     return api;
@@ -140,7 +146,7 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
   };
 
   const submit = async (part: Part, b: LedgerBatch, fresh: boolean): Promise<void> => {
-    const api = await apiOf(b.model);
+    const api = await apiOf(b.model, part);
     let state: BatchState | undefined;
     try {
       // A create is paid work and is never repeated blindly: a batch may have been made by a run
@@ -235,6 +241,7 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
   try {
     // Plan: what is left, as the engine counts it; answers the cache holds are recorded online, the rest is submitted.
     const groups = new Map<string, Group>();
+    const checkedModels = new Set<Part>();
     const fromCache = new Set<string>();
     const seen = new Set<string>();
     let openKeys: Set<string> | undefined;
@@ -248,6 +255,13 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
       // Every model seen, done or not: an open batch of a partition whose keys are all done is still closed below.
       const client = def.client(item);
       clients.set(client.id, client);
+      // A partition's batches are all its model's: another model's in its ledger was not written by
+      // plens, and is refused before this run submits or records anything.
+      if (!checkedModels.has(part)) {
+        checkedModels.add(part);
+        const foreign = part.ledger.open.find((b) => b.model !== client.id);
+        if (foreign) throw foreignBatch(foreign.model, part);
+      }
       const state = states.get(key);
       if (state?.ok) {
         summary.already_done++;
@@ -313,7 +327,7 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
           continue;
         }
         if (b.status === 'staged') await submit(part, b, false);
-        const api = await apiOf(b.model);
+        const api = await apiOf(b.model, part);
         let state: BatchState;
         if (b.ended) state = { batchId: b.batchId!, status: b.status as BatchState['status'], outputFileId: b.outputFileId, errorFileId: b.errorFileId };
         else {

@@ -161,3 +161,33 @@ describe('plens judge --batch: identical requests under different keys', () => {
     expect(server.batch.submissions).toBe(1);
   });
 });
+
+describe('plens judge --batch: a ledger line plens did not write', () => {
+  it.each([
+    ['keys that are not a list', (l: string) => l.replace(/"keys":\[[^\]]*\]/, '"keys":"all"')],
+    ['an unknown entry type', () => '{"type":"resubmit","id":"b-x","at":"2026-01-01T00:00:00Z"}'],
+    ['another model', (l: string) => l.replace(/"model":"[^"]+"/, '"model":"openai:other"')],
+  ])('%s: refused with the file (and line), nothing submitted, nothing appended', async (_what, forge) => {
+    const { ws, args } = await setup({ plan: () => ({ hold: true }) }, 'openai');
+    // A batch held open; the run is stopped by Ctrl-C while it waits (the ledger keeps it open).
+    const { spawnCli } = await import('../../helpers/batch.js');
+    const run = spawnCli(args, ENV.env);
+    const { waitFor } = await import('../../helpers/batch.js');
+    await waitFor('the batch polled', () => (server!.batch.list()[0]?.polls ?? 0) >= 1);
+    run.child.kill('SIGINT');
+    await run.exit;
+    const file = join(judgePartition(ws), 'batches.jsonl');
+    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    const forged = forge(lines[0]!);
+    writeFileSync(file, `${[forged, ...lines.slice(1)].join('\n')}\n`);
+    const before = readFileSync(file, 'utf8');
+    const submissions = server!.batch.submissions;
+    const r = await runCliJson<JudgeSummary>(args, ENV);
+    expect(r.code).toBe(3);
+    // --json puts the error on stdout.
+    expect(r.stdout + r.stderr).toContain(file);
+    expect(r.stdout + r.stderr).not.toContain('E_INTERNAL');
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(server!.batch.submissions).toBe(submissions);
+  });
+});
