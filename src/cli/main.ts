@@ -7,6 +7,7 @@ import { asPlensError, ExitCode, usageError } from '../core/errors.js';
 import { redact, registerSecretsFromEnv } from '../core/redact.js';
 import { plensVersion } from '../core/version.js';
 import { annotateCommand } from './commands/annotate.js';
+import { batchesCommand } from './commands/batches.js';
 import { compareCommand } from './commands/compare.js';
 import { demoCommand } from './commands/demo.js';
 import { dialoguesCommand } from './commands/dialogues.js';
@@ -62,6 +63,7 @@ export function buildCli(argv: string[]): Argv {
       .command(makeCommand)
       .command(personaCommand)
       .command(statusCommand)
+      .command(batchesCommand)
       .demandCommand(1, 'Name a command; `plens --help` lists them.')
       .strict()
       .recommendCommands()

@@ -26,7 +26,9 @@ export type LedgerEntry =
     }
   | { type: 'processed'; id: string; at: string }
   /** Work keys found later in the same run to ask what a staged line of this batch asks. */
-  | { type: 'aliases'; id: string; aliases: Record<string, string>; at: string };
+  | { type: 'aliases'; id: string; aliases: Record<string, string>; at: string }
+  /** Dropped by `plens batches drop` (the provider does not know it): closed unread, its requests planned again. */
+  | { type: 'dropped'; id: string; reason: string; at: string };
 
 /** A batch as the ledger knows it. */
 export interface LedgerBatch {
@@ -48,6 +50,8 @@ export interface LedgerBatch {
   processed: boolean;
   outputFileId?: string;
   errorFileId?: string;
+  /** Dropped from the ledger by hand (plens batches drop): its answers are never read. */
+  dropped?: boolean;
 }
 
 /** The durable job ledger of a partition's batches: append-only, torn tail repaired on open (jsonl-log.ts). */
@@ -121,6 +125,10 @@ export class BatchLedger {
     return this.write({ type: 'aliases', id, aliases, at: now() });
   }
 
+  dropped(id: string, reason: string): LedgerBatch {
+    return this.write({ type: 'dropped', id, reason, at: now() });
+  }
+
   close(): void {
     this.log.close();
   }
@@ -141,8 +149,8 @@ export function workKeys(b: LedgerBatch): string[] {
  * Every batch in the ledgers of a partition folder (all writers), read without opening them for
  * writing: what `plens status` shows of batches still open.
  */
-export async function readLedgers(dir: string): Promise<LedgerBatch[]> {
-  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.startsWith('batches') && f.endsWith('.jsonl')) : [];
+export async function readLedgers(dir: string, only?: string): Promise<LedgerBatch[]> {
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.startsWith('batches') && f.endsWith('.jsonl') && (only === undefined || f === only)) : [];
   const out: LedgerBatch[] = [];
   for (const f of files.sort()) {
     const byId = new Map<string, LedgerBatch>();
@@ -170,7 +178,10 @@ function apply(byId: Map<string, LedgerBatch>, e: LedgerEntry): void {
   // An entry for a batch the ledger never staged cannot come from plens: skipped rather than guessed at.
   if (!b) return;
   if (e.type === 'aliases') b.aliases = { ...b.aliases, ...e.aliases };
-  else if (e.type === 'submitted') {
+  else if (e.type === 'dropped') {
+    b.processed = true;
+    b.dropped = true;
+  } else if (e.type === 'submitted') {
     b.batchId = e.batch_id;
     b.status = e.status;
   } else if (e.type === 'status') b.status = e.status;
@@ -220,6 +231,9 @@ function checkedEntry(value: unknown, file: string, line: number): LedgerEntry {
         break;
       case 'aliases':
         ok = aliases(e!['aliases']);
+        break;
+      case 'dropped':
+        ok = typeof e!['reason'] === 'string';
         break;
       default:
         ok = false;

@@ -94,7 +94,7 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
     return api;
   };
   /** One control call to the batch API, retried as online calls are; a lasting failure stops the run, the ledger intact. */
-  const control = async <T>(part: Part, what: string, call: (attempt: number) => Promise<T>): Promise<T> => {
+  const control = async <T>(part: Part, what: string, call: (attempt: number) => Promise<T>, batchId?: string): Promise<T> => {
     try {
       return (await withRetry(call, retry, signal)).value;
     } catch (error) {
@@ -105,7 +105,9 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
         hint:
           error.kind === 'batch_ambiguous'
             ? 'nothing was created; the ledger keeps the staged requests for the rerun'
-            : 'the ledger keeps every batch submitted: rerun to resume polling and collecting (nothing is submitted twice)',
+            : error.status === 404 && batchId
+              ? `the provider does not know batch ${batchId}: if it is gone for good (deleted, another account or region), drop it with \`plens batches drop ${batchId} -w ${o.workspace.root}\` and rerun (its requests are planned again)`
+              : 'the ledger keeps every batch submitted: rerun to resume polling and collecting (nothing is submitted twice)',
       });
     }
   };
@@ -331,7 +333,7 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
         let state: BatchState;
         if (b.ended) state = { batchId: b.batchId!, status: b.status as BatchState['status'], outputFileId: b.outputFileId, errorFileId: b.errorFileId };
         else {
-          state = await control(part, 'status', () => api.status(b.batchId!, signal));
+          state = await control(part, 'status', () => api.status(b.batchId!, signal), b.batchId);
           if (state.status !== b.status) {
             part.ledger.status(b.id, state);
             say(`batch ${state.batchId}: ${state.status}${state.counts ? ` (${state.counts.completed} of ${state.counts.total} done)` : ''}`);

@@ -55,6 +55,8 @@ export interface MockBatchControl {
   list(): MockBatchInfo[];
   /** Held batches end at their next status check. */
   release(): void;
+  /** The provider forgets a batch (deleted, or another account's): it answers 404 from now on. */
+  forget(id: string): void;
 }
 
 /** How the server answers one request of a batch: what an online call of the same body would get. */
@@ -460,6 +462,9 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
     list: () => [...batches.values()].map((b) => ({ id: b.id, status: b.status, inputFileId: b.inputFileId, total: b.lines.length, polls: b.polls })),
     release: () => {
       released = true;
+    },
+    forget: (id: string) => {
+      batches.delete(id);
     },
   };
   return { handle, control };

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { JudgeSummary } from '../../../src/benchmarks/personalens/judge-stage.js';
 import type { MockBatchOptions } from '../../../src/testkit/mock-batch.js';
 import { startMockLlm, type MockLlmServer } from '../../../src/testkit/mock-server.js';
-import { runCliJson } from '../../helpers/cli.js';
+import { runCli, runCliJson } from '../../helpers/cli.js';
 import { judgePartition, judgeReply } from '../../helpers/batch.js';
 import { simDialoguesWorkspace } from '../../helpers/workspace.js';
 
@@ -189,5 +189,37 @@ describe('plens judge --batch: a ledger line plens did not write', () => {
     expect(r.stdout + r.stderr).not.toContain('E_INTERNAL');
     expect(readFileSync(file, 'utf8')).toBe(before);
     expect(server!.batch.submissions).toBe(submissions);
+  });
+});
+
+describe('plens batches drop: a batch the provider does not know', () => {
+  it('the rerun says what to do; after the drop the next run plans its requests again and finishes', async () => {
+    const { ws, args } = await setup({ plan: () => ({ hold: true }) }, 'openai');
+    const { spawnCli, waitFor } = await import('../../helpers/batch.js');
+    const run = spawnCli(args, ENV.env);
+    await waitFor('the batch polled', () => (server!.batch.list()[0]?.polls ?? 0) >= 1);
+    run.child.kill('SIGINT');
+    await run.exit;
+    const id = server!.batch.list()[0]!.id;
+    server!.batch.forget(id);
+    const stuck = await runCli(
+      args.filter((a) => a !== '--json'),
+      ENV,
+    );
+    expect(stuck.code).toBe(4);
+    expect(stuck.stderr).toContain(`the provider does not know batch ${id}`);
+    expect(stuck.stderr).toContain(`plens batches drop ${id} -w ${ws}`);
+    // A dry run says what it would do and changes nothing; then the drop.
+    const dry = await runCli(['batches', 'drop', id, '-w', ws, '--dry-run'], ENV);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(new RegExp(`would drop batch ${id} \\(openai:judge, \\w+\\) from .*batches\\.jsonl: its 49 request\\(s\\) are planned again`));
+    expect((await runCli(['batches', 'drop', id, '-w', ws], ENV)).code).toBe(0);
+    expect((await runCli(['batches', 'drop', id, '-w', ws], ENV)).stderr).toContain('closed already (dropped)');
+    expect((await runCli(['batches', 'drop', 'batch_nope', '-w', ws], ENV)).code).toBe(3);
+    server!.batch.release();
+    const after = await runCliJson<JudgeSummary>(args, ENV);
+    expect(after.code, after.stdout + after.stderr).toBe(0);
+    expect(after.json).toMatchObject({ ok: 49, failed: 0 });
+    expect(after.json.batch).toMatchObject({ submitted: 1, resumed: 0 });
   });
 });
