@@ -97,3 +97,13 @@ describe('one input policy for every reader', () => {
     expect(r.stderr).toMatch(/E_INPUT_ENCODING: .*evaluation_prompts\.py:\d+:\d+: not valid UTF-8: byte 0xe9/);
   });
 });
+
+it('a directory where an input file is expected is named in the error (persona import and select)', async () => {
+  const dir = tempDir('plens-policy-dir-');
+  for (const command of ['import', 'select']) {
+    const r = await runCli(['persona', command, '--from', dir, '-w', join(dir, 'ws')]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`${dir}: a directory, where a file was expected`);
+    expect(r.stderr).not.toContain('E_INTERNAL');
+  }
+});

@@ -54,7 +54,14 @@ async function detectFormat(file: string): Promise<InputFormat> {
   }
   try {
     const buffer = Buffer.alloc(4096);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0).catch((error: unknown) => {
+      // A directory opens, and fails only when read: say which path it was.
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new PlensError('E_INPUT_NOT_FOUND', code === 'EISDIR' ? 'a directory, where a file was expected' : `cannot read file: ${code ?? String(error)}`, {
+        location: { file },
+        cause: error,
+      });
+    });
     const first = buffer
       .subarray(0, bytesRead)
       .toString('utf8')
