@@ -3,6 +3,7 @@ import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { PlensError } from './errors.js';
+import { pidRuns } from './pid.js';
 import { redact } from './redact.js';
 
 /** This host, as temp names carry it: a later process can tell its own host's leftovers from another's. */
@@ -48,15 +49,6 @@ export async function removeStaleTempSiblings(path: string): Promise<string[]> {
     removed.push(name);
   }
   return removed;
-}
-
-function pidRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {

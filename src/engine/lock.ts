@@ -2,6 +2,7 @@ import { closeSync, openSync, readdirSync, readFileSync, rmSync, statSync, utime
 import { basename, join } from 'node:path';
 import { hostname } from 'node:os';
 import { PlensError } from '../core/errors.js';
+import { pidRuns } from '../core/pid.js';
 
 /**
  * One writer per output: a lock file created exclusively, holding pid@host, and kept fresh by its
@@ -182,7 +183,7 @@ function removeStale(path: string, dead: { pid: number; host: string }): boolean
  * host, a holder whose lock has not been touched for a whole lease (its heartbeat stopped).
  */
 function isDead(owner: { pid: number; host: string }, path: string): boolean {
-  if (owner.host === hostname()) return !isAlive(owner.pid);
+  if (owner.host === hostname()) return !pidRuns(owner.pid);
   try {
     return Date.now() - statSync(path).mtimeMs > lockLeaseMs();
   } catch {
@@ -196,14 +197,5 @@ function readOwner(path: string): { pid: number; host: string } | undefined {
     return m ? { pid: Number(m[1]), host: m[2]! } : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
