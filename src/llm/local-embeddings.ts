@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { PlensError, usageError } from '../core/errors.js';
+import { parseJsonText, readInputTextSync } from '../core/json-input.js';
 import { embeddingKey, type Embedder, VectorCache } from './embeddings.js';
 
 /** What a model folder must hold (what Hugging Face ships for transformers.js, e.g. Xenova/all-MiniLM-L6-v2). */
@@ -41,6 +42,8 @@ export function checkLocalModelFolder(folder: string, field = '--embeddings'): s
   if (!existsSync(path) || !statSync(path).isDirectory()) throw usageError(`${field}: ${path} is not a folder; expected ${expected}`);
   const missing = LOCAL_MODEL_FILES.filter((f) => !existsSync(join(path, f)) || !statSync(join(path, f)).isFile());
   if (missing.length > 0) throw usageError(`${field}: ${path} lacks ${missing.join(', ')}; expected ${expected}`);
+  // The JSON files are read as every plens input is: a broken one is named with its line, before anything is created.
+  for (const f of LOCAL_MODEL_FILES.filter((name) => name.endsWith('.json'))) parseJsonText(readInputTextSync(join(path, f)), join(path, f));
   return path;
 }
 
@@ -92,7 +95,9 @@ export class LocalEmbedder implements Embedder {
   readonly folder: string;
   readonly maxSeqLength: number;
   private readonly batchSize: number;
-  private readonly cache: VectorCache | undefined;
+  /** Opened once the model has loaded (or when it holds vectors already): a broken model leaves no empty cache behind. */
+  private cache: VectorCache | undefined;
+  private readonly cacheDir: string | undefined;
   private identity: string | undefined;
   private loaded: Promise<{ t: TransformersModule; tokenizer: Tokenizer; model: Model }> | undefined;
 
@@ -102,7 +107,8 @@ export class LocalEmbedder implements Embedder {
     this.maxSeqLength = readMaxSeqLength(this.folder, field);
     this.batchSize = options.batchSize ?? 32;
     if (!(this.batchSize >= 1)) throw usageError('embeddings: batch size must be at least 1');
-    if (options.cacheDir !== undefined) this.cache = new VectorCache(options.cacheDir);
+    this.cacheDir = options.cacheDir;
+    if (this.cacheDir !== undefined && existsSync(this.cacheDir)) this.cache = new VectorCache(this.cacheDir);
   }
 
   /** `local:FOLDER`, with the first 12 hex digits of the content hash once it is known. */
@@ -125,6 +131,10 @@ export class LocalEmbedder implements Embedder {
       } else missing.push(text);
     }
     const writes: Array<Promise<unknown>> = [];
+    if (missing.length > 0 && this.cacheDir !== undefined && !this.cache) {
+      await this.load();
+      this.cache = new VectorCache(this.cacheDir);
+    }
     for (let i = 0; i < missing.length; i += this.batchSize) {
       signal?.throwIfAborted();
       const batch = missing.slice(i, i + this.batchSize);
@@ -221,17 +231,22 @@ export class LocalEmbedder implements Embedder {
       // Nothing is fetched, whatever a future version tries.
       t.env.fetch = (url: unknown) => Promise.reject(new Error(`plens does not download models (asked for ${String(url)})`));
       const options = { local_files_only: true };
-      try {
-        // An absolute path is not a Hub id, so transformers.js reads it as a path as it stands.
-        const tokenizer = await t.AutoTokenizer.from_pretrained(this.folder, options);
-        const model = await t.AutoModel.from_pretrained(this.folder, { ...options, dtype: 'fp32', device: 'cpu' });
-        return { t, tokenizer, model };
-      } catch (error) {
-        throw new PlensError('E_INPUT_LAYOUT', `${this.folder}: transformers.js could not load the model: ${(error as Error)?.message ?? String(error)}`, {
-          hint: `expected ${LOCAL_MODEL_FILES.join(', ')} as Hugging Face ships them for transformers.js`,
-          cause: error,
-        });
-      }
+      // Each part is loaded on its own, so a failure names the file it came from.
+      const loadPart = async <T>(file: string, what: string, load: () => Promise<T>): Promise<T> => {
+        try {
+          return await load();
+        } catch (error) {
+          throw new PlensError('E_INPUT_LAYOUT', `transformers.js could not load the ${what}: ${(error as Error)?.message ?? String(error)}`, {
+            location: { file: join(this.folder, file) },
+            hint: `expected ${LOCAL_MODEL_FILES.join(', ')} as Hugging Face ships them for transformers.js`,
+            cause: error,
+          });
+        }
+      };
+      // An absolute path is not a Hub id, so transformers.js reads it as a path as it stands.
+      const tokenizer = await loadPart('tokenizer.json', 'tokenizer', () => t.AutoTokenizer.from_pretrained(this.folder, options));
+      const model = await loadPart('onnx/model.onnx', 'model', () => t.AutoModel.from_pretrained(this.folder, { ...options, dtype: 'fp32', device: 'cpu' }));
+      return { t, tokenizer, model };
     })();
     return this.loaded;
   }

@@ -224,6 +224,26 @@ describe('SBERT from a local model folder (transformers.js, offline)', () => {
     expect(existsSync(join(ws, 'persona'))).toBe(false);
   });
 
+  it('a corrupt ONNX file or a tokenizer.json that is not JSON names the file, and leaves no empty vector cache', async () => {
+    const dir = tempDir('plens-sbert-local-corrupt-');
+    const onnx = join(dir, 'onnx-broken');
+    cpSync(MODEL, onnx, { recursive: true });
+    writeFileSync(join(onnx, 'onnx', 'model.onnx'), 'not a model');
+    const cacheDir = join(dir, 'cache');
+    const embedder = new LocalEmbedder({ folder: onnx, cacheDir });
+    await expect(embedder.embed(['hello'])).rejects.toMatchObject({ code: 'E_INPUT_LAYOUT', location: { file: join(onnx, 'onnx', 'model.onnx') } });
+    await embedder.close();
+    expect(existsSync(cacheDir)).toBe(false);
+
+    const tok = join(dir, 'tokenizer-broken');
+    cpSync(MODEL, tok, { recursive: true });
+    writeFileSync(join(tok, 'tokenizer.json'), '{"version": "1.0",\n  "model": ');
+    expect(() => new LocalEmbedder({ folder: tok, cacheDir })).toThrow(
+      expect.objectContaining({ code: 'E_INPUT_JSON', location: expect.objectContaining({ file: join(tok, 'tokenizer.json'), line: 2 }) }),
+    );
+    expect(existsSync(cacheDir)).toBe(false);
+  });
+
   it('a pipeline takes persona.embeddings: local:FOLDER (relative to the working directory); a changed model file makes scores out of date', () => {
     const dir = tempDir('plens-sbert-local-pipeline-');
     const sample = join(repoRoot, 'data', 'personabench-sample', 'raw.json');
