@@ -96,8 +96,8 @@ export const CALL_EVENT_COLUMNS: ColumnsOf<CallEvent> = {
 };
 
 /** The format of an LLM stage's partitions: its records, and one call event per LLM call. */
-export function llmStageFormat(output: string, records: PartitionFormat['records']): PartitionFormat {
-  return { output, records, events: CALL_EVENT_COLUMNS };
+export function llmStageFormat(output: string, records: PartitionFormat['records'], required?: readonly string[]): PartitionFormat {
+  return { output, records, events: CALL_EVENT_COLUMNS, ...(required ? { required } : {}) };
 }
 
 /** A failure as a stage record stores it: http errors by status (http_429), the rest by kind. */

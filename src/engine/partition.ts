@@ -26,6 +26,8 @@ export interface PartitionFormat {
   output: string;
   records: Columns;
   events: Columns;
+  /** Fields every `ok` record of the stage has carried from the start: a line without them is not plens's. */
+  required?: readonly string[];
 }
 
 /** The two logs of a partition: one record per finished key, and one event per LLM call. */
@@ -131,6 +133,12 @@ export class Partition {
   }
 
   /** Every complete line of every log of a kind, logs in name order, lines in file order. */
+  /** The check every record line passes: plens's shape, and the stage's required fields on an `ok` record. */
+  private recordCheck(): (value: unknown, file: string, line: number) => void {
+    const { records, required } = this.format;
+    return (value, file, line) => checkLogRecord(value, records, 'record', file, line, required);
+  }
+
   async *read<T>(kind: LogKind): AsyncGenerator<T> {
     for (const file of this.logs(kind)) yield* readJsonl<T>(file);
   }
@@ -138,11 +146,18 @@ export class Partition {
   /** How many tries each key has had and whether one succeeded. */
   async keyStates(): Promise<Map<string, KeyState>> {
     const states = new Map<string, KeyState>();
-    for await (const r of this.read<{ key: string; status: string }>('records')) {
-      const s = states.get(r.key) ?? { ok: false, tries: 0 };
-      s.tries++;
-      s.ok ||= r.status === 'ok';
-      states.set(r.key, s);
+    // Each line is checked before it counts: a line plens did not write (an `ok` with nothing in it)
+    // is refused with its file and line, never taken for done work.
+    const check = this.recordCheck();
+    for (const file of this.logs('records')) {
+      for await (const { value, line } of readJsonlLines<{ key: string; status: string }>(file)) {
+        check(value, file, line);
+        const r = value;
+        const s = states.get(r.key) ?? { ok: false, tries: 0 };
+        s.tries++;
+        s.ok ||= r.status === 'ok';
+        states.set(r.key, s);
+      }
     }
     return states;
   }
@@ -213,7 +228,7 @@ export class Partition {
       let rows = 0;
       if (records.length) {
         const winners = join(snapshots, 'winners.jsonl');
-        rows = await writeRecordWinners(records, winners, (value, file, line) => checkLogRecord(value, recordColumns, 'record', file, line));
+        rows = await writeRecordWinners(records, winners, this.recordCheck());
         const tmp = tempSibling(this.outputFile);
         await writeThenRename(db, `COPY (${jsonlQuery([winners], recordColumns)}) TO ${sqlString(tmp)} (${PARQUET_OPTIONS})`, tmp, this.outputFile);
       }

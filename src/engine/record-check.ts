@@ -29,7 +29,14 @@ const STATUSES = new Set(['ok', 'failed', 'parse_error']);
  * status, or a field of the wrong type. Without this a hand-edited or junk line would be compacted
  * into an "ok" row of NULLs; with it, the error names the file and the line.
  */
-export function checkLogRecord(value: unknown, columns: Record<string, string>, kind: 'record' | 'event', file: string, line: number): void {
+export function checkLogRecord(
+  value: unknown,
+  columns: Record<string, string>,
+  kind: 'record' | 'event',
+  file: string,
+  line: number,
+  required: readonly string[] = [],
+): void {
   const fail = (what: string, pointer?: string): never => {
     throw new PlensError('E_INPUT_SCHEMA', `this ${kind === 'record' ? 'stage record' : 'call event'} was not written by plens (edited by hand?): ${what}`, {
       location: { file, line, ...(pointer ? { pointer } : {}) },
@@ -47,5 +54,11 @@ export function checkLogRecord(value: unknown, columns: Record<string, string>, 
   }
   for (const [name, type] of Object.entries(columns)) {
     if (name in r && !fits(type, r[name])) fail(`"${name}" must be ${type.toLowerCase()}`, `/${name}`);
+  }
+  // An `ok` result without what the stage always writes with one (a bare `{"key", "try", "status": "ok"}`)
+  // would be taken for done work and compacted into a row of NULLs.
+  if (kind === 'record' && r['status'] === 'ok') {
+    const absent = required.find((name) => r[name] === undefined || r[name] === null);
+    if (absent !== undefined) fail(`an ok record without "${absent}"`, `/${absent}`);
   }
 }

@@ -92,7 +92,7 @@ export const PREDICTION_COLUMNS: ColumnsOf<PredictionRecord> = {
 };
 
 /** A predictions partition's folder: predictions.parquet and calls.parquet, compacted from its logs. */
-export const PREDICTIONS_FORMAT: PartitionFormat = llmStageFormat('predictions', PREDICTION_COLUMNS);
+export const PREDICTIONS_FORMAT: PartitionFormat = llmStageFormat('predictions', PREDICTION_COLUMNS, ['sample_id', 'task', 'setting', 'model']);
 
 /** Where prediction partitions live: one folder per (task, setting, model, fidelity/source, decoding). */
 export const predictionsRoot = (workspace: string): string => join(workspace, 'persona', 'predictions');

@@ -146,9 +146,9 @@ export const JUDGMENT_COLUMNS: ColumnsOf<JudgmentRecord> = {
 };
 
 /** A dialogue cell's folder: dialogues.parquet and calls.parquet, compacted from its logs. */
-export const DIALOGUES_FORMAT: PartitionFormat = llmStageFormat('dialogues', DIALOGUE_COLUMNS);
+export const DIALOGUES_FORMAT: PartitionFormat = llmStageFormat('dialogues', DIALOGUE_COLUMNS, ['scenario_id', 'setting', 'messages']);
 /** A judge's folder: judgments.parquet and calls.parquet. */
-export const JUDGMENTS_FORMAT: PartitionFormat = llmStageFormat('judgments', JUDGMENT_COLUMNS);
+export const JUDGMENTS_FORMAT: PartitionFormat = llmStageFormat('judgments', JUDGMENT_COLUMNS, ['dialogue_id', 'dimension', 'judge_model']);
 
 /** Where the dialogue cells live in a workspace. */
 export const dialoguesRoot = (ws: Workspace): string => join(ws.root, 'dialogues');
