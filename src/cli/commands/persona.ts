@@ -43,6 +43,8 @@ const importPromptsCommand: CommandModule<GlobalArgs, PersonaImportPromptsArgs> 
       })
       .option('out', { type: 'string', describe: 'Output folder; default <workspace>/persona/imported' })
       .option('task', {
+        // A string: yargs would read 3.1 as the number 3.1, which no choice equals.
+        type: 'string',
         choices: ['3.1', '3.2', '3.3'] as const,
         describe: 'Task of every line; default: from the original file name, else from each record (label type)',
       })

@@ -148,4 +148,11 @@ describe('import-prompts: bad input', () => {
     expect(readJsonl(join(ws, 'persona', 'imported', 'prompts.jsonl'))).toHaveLength(1);
     expect(await main(['persona', 'import-prompts', join(ws, 'nope.jsonl'), '-w', ws, '--quiet'])).toBe(3);
   });
+
+  it('CLI: --task 3.1 is the task 3.1 (not the number, which no choice equals)', async () => {
+    const ws = tmp();
+    const file = join(fixtures, 'WithConversationPrompts_ScorePrediction_Refactored.jsonl');
+    expect(await main(['persona', 'import-prompts', file, '-w', ws, '--task', '3.1', '--setting', 'P-Conv', '--quiet'])).toBe(0);
+    expect(readJsonl(join(ws, 'persona', 'imported', 'prompts.jsonl')).every((r) => (r as { task: string }).task === '3.1')).toBe(true);
+  });
 });
