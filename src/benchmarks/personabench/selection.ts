@@ -146,14 +146,15 @@ function scoreTaskRepliesOf(post: FlatPost): EligibleReply[] | null {
 }
 
 /** Positive down-sampling: all negatives in input order, then the upper half of the positives by |score|. */
-export function downSamplePositives<T extends { score: number }>(samples: readonly T[]): T[] {
+export function downSamplePositives<T extends { score: number }>(samples: readonly T[], order: 'negatives-first' | 'positives-first' = 'negatives-first'): T[] {
   const negatives = samples.filter((s) => !(s.score > 0));
   const positives = samples
     .filter((s) => s.score > 0)
     .map((s, i) => ({ s, i }))
     .sort((a, b) => Math.abs(a.s.score) - Math.abs(b.s.score) || a.i - b.i)
     .map(({ s }) => s);
-  return [...negatives, ...positives.slice(Math.floor(positives.length / 2))];
+  const kept = positives.slice(Math.floor(positives.length / 2));
+  return order === 'negatives-first' ? [...negatives, ...kept] : [...kept, ...negatives];
 }
 
 function subredditOf(post: FlatPost, missing: string): string {
@@ -255,7 +256,9 @@ export function selectSignNpConv(users: readonly UserPosts[], options: Selection
       fewShot,
     });
   }
-  const kept = downSamplePositives(samples);
+  // 3.1_RandPrompt.py shuffles the kept positives (ascending |score|) followed by the negatives
+  // (3.2_RandPrompt.py the other way round): the seeded order depends on it.
+  const kept = downSamplePositives(samples, 'positives-first');
   pythonShuffle(kept, new PythonRandom(options.seed));
   return kept.map((s, position) => ({ ...s, position }));
 }

@@ -33,10 +33,12 @@ describe('PromptCorpus', () => {
 
 describe('3.1 NP-Conv (3.1_RandPrompt)', () => {
   const samples = selectSignNpConv(users, original);
+  /** A sample by its task post (the seeded shuffle decides the order). */
+  const byPost = (list: ReturnType<typeof selectSignNpConv>, id: string) => list.find((s) => s.targetPostId === id)!;
 
   it('original: (g + 200) % 5 = g pairs task_u1p1 with itself, so the example is the task with its answer', () => {
-    // samples[0] = task_u1p1, example internal_p1-c1-c2 = the same reply, answer positive.
-    const prompt = signNpConvPrompt(samples[0]!, corpus);
+    // task_u1p1's example is internal_p1-c1-c2 = the same reply, answer positive.
+    const prompt = signNpConvPrompt(byPost(samples, 'task_u1p1'), corpus);
     expect(headers(prompt)).toEqual([
       '### FEW-SHOT EXAMPLE (Context from a DIFFERENT, unrelated post ID: internal_p1) ###',
       expect.stringMatching(/^IMPORTANT NOTE: .*COMPLETELY UNRELATED post/),
@@ -57,15 +59,15 @@ describe('3.1 NP-Conv (3.1_RandPrompt)', () => {
     const long = structuredClone(users);
     const content = 'a'.repeat(149) + 'BCDEFG';
     long[0]!.posts[0]!.content = content;
-    const prompt = signNpConvPrompt(selectSignNpConv(long, original)[0]!, new PromptCorpus(long));
+    const prompt = signNpConvPrompt(byPost(selectSignNpConv(long, original), 'task_u1p1'), new PromptCorpus(long));
     expect(prompt).toContain(`(up to 150 characters): ${'a'.repeat(149)}B...\n`);
     expect(prompt).not.toContain('BC');
     // Short content stays whole, with no "...".
-    expect(signNpConvPrompt(samples[1]!, corpus)).toContain('(up to 150 characters): New record.\n');
+    expect(signNpConvPrompt(byPost(samples, 'task_u2p2'), corpus)).toContain('(up to 150 characters): New record.\n');
   });
 
   it('fixed: the example comes from another user (task_u1p1 -> internal_p4, bob)', () => {
-    const prompt = signNpConvPrompt(selectSignNpConv(users, fixed)[0]!, corpus);
+    const prompt = signNpConvPrompt(byPost(selectSignNpConv(users, fixed), 'task_u1p1'), corpus);
     expect(headers(prompt)[0]).toBe('### FEW-SHOT EXAMPLE (Context from a DIFFERENT, unrelated post ID: internal_p4) ###');
     expect(prompt.split('\n\n')[0]).not.toContain('Thanks, the sample was 200 people.');
   });

@@ -1,0 +1,57 @@
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { UserPosts } from '../../../src/benchmarks/personabench/corpus.js';
+import { selectImpactNpConv, selectSignNpConv } from '../../../src/benchmarks/personabench/selection.js';
+import { repoRoot, tempDir } from '../../helpers/cli.js';
+
+/*
+ * The NP-Conv makers' seeded order against the original scripts: 3.1_RandPrompt.py and
+ * 3.2_RandPrompt.py run unmodified with /usr/bin/python3 (their shuffle is unseeded: a wrapper seeds
+ * Python's random, as plens's --seed does, and runs the script), on our fixtures; the target reply
+ * ids must come out in the same order. Needs a checkout of the original
+ * (github.com/PERSONA-bench/PERSONA, branch Latest) in PERSONABENCH_ORIGINAL; skipped without one.
+ */
+const ORIGINAL = process.env['PERSONABENCH_ORIGINAL'] ?? '';
+const available = ORIGINAL !== '' && existsSync(join(ORIGINAL, 'PromptMakers', '3.1_RandPrompt.py'));
+
+const INPUTS = [join(repoRoot, 'test', 'fixtures', 'personabench', 'grouped.json'), join(repoRoot, 'data', 'personabench-sample', 'grouped.json')];
+const MAKERS = [
+  { script: '3.1_RandPrompt.py', output: 'WithConversationPrompts_ScorePrediction_PseudoRandomContext.jsonl', select: selectSignNpConv },
+  { script: '3.2_RandPrompt.py', output: 'WithConversationPrompts_PseudoRandomContext_ExactScorePrediction.jsonl', select: selectImpactNpConv },
+];
+
+function runOriginal(script: string, input: string, seed: number, output: string): string[] {
+  const dir = tempDir('plens-pb-orig-');
+  copyFileSync(input, join(dir, 'merged_posts_remapped.json'));
+  const r = spawnSync(
+    '/usr/bin/python3',
+    [
+      '-c',
+      'import random, runpy, sys; random.seed(int(sys.argv[1])); runpy.run_path(sys.argv[2], run_name="__main__")',
+      String(seed),
+      join(ORIGINAL, 'PromptMakers', script),
+    ],
+    { cwd: dir, encoding: 'utf8', env: { PATH: '/usr/bin:/bin', PYTHONDONTWRITEBYTECODE: '1' } },
+  );
+  if (r.status !== 0) throw new Error(`${script} exited ${r.status}: ${r.stderr.slice(-2000)}`);
+  return readFileSync(join(dir, output), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { prediction_task: { target_reply_id: string } }).prediction_task.target_reply_id);
+}
+
+describe.skipIf(!available)('PERSONA-bench NP-Conv order: plens --seed S = the original with random.seed(S)', () => {
+  for (const input of INPUTS) {
+    for (const maker of MAKERS) {
+      it(`${maker.script} on ${input.split('/').slice(-2).join('/')}`, () => {
+        const users = Object.entries(JSON.parse(readFileSync(input, 'utf8')) as Record<string, UserPosts['posts']>).map(([user, posts]) => ({ user, posts }));
+        for (const seed of [0, 14, 2025]) {
+          const ours = maker.select(users, { fidelity: 'original', seed }).map((s) => s.targetReplyId);
+          expect(ours, `seed ${seed}`).toEqual(runOriginal(maker.script, input, seed, maker.output));
+        }
+      });
+    }
+  }
+});
