@@ -130,10 +130,12 @@ export async function runPersonaImport(options: PersonaImportOptions): Promise<P
     'comment score not numeric (not a 3.1/3.2 candidate)': 0,
     'comment author missing': 0,
     'post timestamp missing or unparseable': 0,
+    'post score not numeric (a string, null, ...: shown as the original shows it)': 0,
   };
   let commentCount = 0;
   for (const post of posts) {
     if (post.time === null) excluded['post timestamp missing or unparseable']!++;
+    if (!isNumericScore(post.raw.score)) excluded['post score not numeric (a string, null, ...: shown as the original shows it)']!++;
     for (const node of post.comments) {
       commentCount++;
       if (node.time === null) excluded['comment timestamp missing or unparseable (dropped from every candidate list)']!++;

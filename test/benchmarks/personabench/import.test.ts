@@ -70,16 +70,34 @@ describe('persona import', () => {
   it('a bad record names the file, its JSON pointer and what was expected; nothing is written', async () => {
     const dir = tmp();
     const raw = JSON.parse(readFileSync(join(fixtures, 'raw.json'), 'utf8'));
-    raw[2].comments[1].replies[0].score = 'high';
+    raw[2].comments[1].replies[0].replies = 'none';
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify(raw));
     const out = join(dir, 'persona');
     const error = await runPersonaImport({ from: file, out }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PlensError);
     expect((error as PlensError).code).toBe('E_INPUT_SCHEMA');
-    expect((error as PlensError).location).toEqual({ file, pointer: '/2/comments/1/replies/0/score' });
-    expect((error as PlensError).message).toContain('expected number,null');
+    expect((error as PlensError).location).toEqual({ file, pointer: '/2/comments/1/replies/0/replies' });
+    expect((error as PlensError).message).toContain('expected array');
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('a score the original reads but cannot compare (the string "15", null, a list) is kept, not numeric, and counted', async () => {
+    const dir = tmp();
+    const raw = JSON.parse(readFileSync(join(fixtures, 'raw.json'), 'utf8'));
+    raw[2].comments[1].replies[0].score = '15';
+    raw[1].score = '15';
+    raw[3].score = null;
+    const file = join(dir, 'scores.json');
+    writeFileSync(file, JSON.stringify(raw));
+    const out = join(dir, 'persona');
+    const summary = await runPersonaImport({ from: file, out });
+    expect(summary.excluded['post score not numeric (a string, null, ...: shown as the original shows it)']).toBe(2);
+    expect(summary.excluded['comment score not numeric (not a 3.1/3.2 candidate)']).toBeGreaterThanOrEqual(1);
+    const [row] = await query<{ score: number | null; score_numeric: boolean }>(
+      `SELECT score, score_numeric FROM ${sqlString(join(out, 'comments.parquet'))} WHERE body = ${sqlString(raw[2].comments[1].replies[0].body)}`,
+    );
+    expect(row).toEqual({ score: null, score_numeric: false });
   });
 
   it('grouped file: a user whose value is not a list; truncated JSON; a scalar file', async () => {

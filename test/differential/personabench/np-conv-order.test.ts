@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { UserPosts } from '../../../src/benchmarks/personabench/corpus.js';
@@ -16,7 +16,23 @@ import { repoRoot, tempDir } from '../../helpers/cli.js';
 const ORIGINAL = process.env['PERSONABENCH_ORIGINAL'] ?? '';
 const available = ORIGINAL !== '' && existsSync(join(ORIGINAL, 'PromptMakers', '3.1_RandPrompt.py'));
 
-const INPUTS = [join(repoRoot, 'test', 'fixtures', 'personabench', 'grouped.json'), join(repoRoot, 'data', 'personabench-sample', 'grouped.json')];
+/** The sample with scores the original reads but cannot compare: a string on a reply, null and a string on posts. */
+function oddScores(): string {
+  const grouped = JSON.parse(readFileSync(join(repoRoot, 'data', 'personabench-sample', 'grouped.json'), 'utf8')) as Record<
+    string,
+    Array<Record<string, unknown>>
+  >;
+  const posts = Object.values(grouped).flat();
+  posts[0]!['score'] = '15';
+  posts[1]!['score'] = null;
+  const reply = (posts[2]!['comments'] as Array<{ replies?: Array<Record<string, unknown>> }>).find((c) => c.replies?.length)?.replies?.[0];
+  if (reply) reply['score'] = '15';
+  const file = join(tempDir('plens-pb-odd-'), 'grouped.json');
+  writeFileSync(file, JSON.stringify(grouped));
+  return file;
+}
+
+const INPUTS = [join(repoRoot, 'test', 'fixtures', 'personabench', 'grouped.json'), join(repoRoot, 'data', 'personabench-sample', 'grouped.json'), oddScores()];
 const MAKERS = [
   { script: '3.1_RandPrompt.py', output: 'WithConversationPrompts_ScorePrediction_PseudoRandomContext.jsonl', select: selectSignNpConv },
   { script: '3.2_RandPrompt.py', output: 'WithConversationPrompts_PseudoRandomContext_ExactScorePrediction.jsonl', select: selectImpactNpConv },
