@@ -139,20 +139,28 @@ export function parseTimestamp(value: unknown): { time: number; iso: string } | 
   const minute = Number(mi);
   const second = Number(s);
   if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return null;
-  let offsetMinutes = 0;
+  let offsetSeconds = 0;
   if (zone && zone !== 'Z') {
     const sign = zone[0] === '-' ? -1 : 1;
     const digits = zone.slice(1).replace(/:/g, '');
-    offsetMinutes = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0'));
+    offsetSeconds = sign * (Number(digits.slice(0, 2)) * 3600 + Number(digits.slice(2, 4) || '0') * 60 + Number(digits.slice(4, 6) || '0'));
   }
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second) - offsetMinutes * 60_000;
+  // setUTCFullYear, not Date.UTC: the latter reads years 0-99 as 1900-1999.
+  const local = new Date(0);
+  local.setUTCFullYear(year, month - 1, day);
+  local.setUTCHours(hour, minute, second, 0);
+  const ms = local.getTime() - offsetSeconds * 1000;
   if (!Number.isFinite(ms)) return null;
+  // The makers print every time in UTC (datetime_to_string: astimezone(utc).isoformat() with Z):
+  // an offset is applied, never printed.
+  const utc = new Date(ms);
+  const utcYear = utc.getUTCFullYear();
+  // Python's datetime has years 1-9999 only (astimezone past them raises).
+  if (utcYear < 1 || utcYear > 9999) return null;
   const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
-  let iso = `${pad(year, 4)}-${pad(month)}-${pad(day)}T${pad(hour)}:${pad(minute)}:${pad(second)}`;
+  let iso = `${pad(utcYear, 4)}-${pad(utc.getUTCMonth() + 1)}-${pad(utc.getUTCDate())}T${pad(utc.getUTCHours())}:${pad(utc.getUTCMinutes())}:${pad(utc.getUTCSeconds())}`;
   if (micros) iso += `.${pad(micros, 6)}`;
-  if (offsetMinutes === 0) iso += 'Z';
-  else iso += `${offsetMinutes < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(offsetMinutes) / 60))}:${pad(Math.abs(offsetMinutes) % 60)}`;
-  return { time: ms * 1000 + micros, iso };
+  return { time: ms * 1000 + micros, iso: `${iso}Z` };
 }
 
 function daysIn(year: number, month: number): number {

@@ -50,6 +50,15 @@ describe('corpus: IDs, text and time', () => {
     expect(parseTimestamp(1677664800)).toBeNull();
     expect(parseTimestamp('yesterday')).toBeNull();
     expect(parseTimestamp('2023-02-30T00:00:00Z')).toBeNull();
+    // An offset is applied and the time printed in UTC with Z, as datetime_to_string prints it
+    // (values from the original's parse_timestamp + datetime_to_string under /usr/bin/python3).
+    expect(parseTimestamp('2023-03-01T10:00:00+02:00')?.iso).toBe('2023-03-01T08:00:00Z');
+    expect(parseTimestamp('2023-03-01T23:30:00-01:00')?.iso).toBe('2023-03-02T00:30:00Z');
+    expect(parseTimestamp('2023-03-01T10:00:00-05:30')?.iso).toBe('2023-03-01T15:30:00Z');
+    expect(parseTimestamp('2023-03-01T10:00:00+0200')?.iso).toBe('2023-03-01T08:00:00Z');
+    expect(parseTimestamp('2023-03-01T10:00:00+02')?.iso).toBe('2023-03-01T08:00:00Z');
+    expect(parseTimestamp('2023-03-01T10:00:00+02:00:30')?.iso).toBe('2023-03-01T07:59:30Z');
+    expect(parseTimestamp('0001-01-01T00:00:00')?.iso).toBe('0001-01-01T00:00:00Z');
   });
 });
 
