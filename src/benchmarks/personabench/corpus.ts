@@ -5,6 +5,7 @@
  * and timestamps parsed as Python's `datetime.fromisoformat` (a trailing Z is UTC, naive
  * values are UTC). Spec: shared/spec/persona-bench.md §1.
  */
+import { makerParseTimestamp, makerTimestampString } from './python-datetime.js';
 
 export interface RawComment {
   author?: unknown;
@@ -116,51 +117,18 @@ export function scoreValue(value: unknown): number {
   return typeof value === 'boolean' ? (value ? 1 : 0) : (value as number);
 }
 
-const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?)?(Z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?$/;
-
 /**
- * Parses a timestamp string the way the prompt makers do (trailing Z -> +00:00, then
- * `fromisoformat`, then the `%Y-%m-%d %H:%M:%S` / `%Y-%m-%dT%H:%M:%S` fallbacks; naive =
- * UTC). Returns epoch microseconds and the normalised ISO string, or null. Non-strings do
- * not parse (the original crashes on them; we drop the message instead).
+ * Parses a timestamp string the way the prompt makers do (parse_timestamp, python-datetime.ts:
+ * `fromisoformat` as CPython 3.11 runs it, then the `strptime` fallbacks; naive = UTC) and prints
+ * it as their datetime_to_string does (UTC, `Z`). Returns epoch microseconds and that string, or
+ * null. Non-strings do not parse (the original crashes on them; we drop the message instead).
  */
 export function parseTimestamp(value: unknown): { time: number; iso: string } | null {
   if (typeof value !== 'string') return null;
   const fast = parseCanonical(value);
   if (fast) return fast;
-  const m = ISO.exec(value);
-  if (!m) return null;
-  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = m;
-  const micros = Number((frac + '000000').slice(0, 6));
-  const year = Number(y);
-  const month = Number(mo);
-  const day = Number(d);
-  const hour = Number(h);
-  const minute = Number(mi);
-  const second = Number(s);
-  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return null;
-  let offsetSeconds = 0;
-  if (zone && zone !== 'Z') {
-    const sign = zone[0] === '-' ? -1 : 1;
-    const digits = zone.slice(1).replace(/:/g, '');
-    offsetSeconds = sign * (Number(digits.slice(0, 2)) * 3600 + Number(digits.slice(2, 4) || '0') * 60 + Number(digits.slice(4, 6) || '0'));
-  }
-  // setUTCFullYear, not Date.UTC: the latter reads years 0-99 as 1900-1999.
-  const local = new Date(0);
-  local.setUTCFullYear(year, month - 1, day);
-  local.setUTCHours(hour, minute, second, 0);
-  const ms = local.getTime() - offsetSeconds * 1000;
-  if (!Number.isFinite(ms)) return null;
-  // The makers print every time in UTC (datetime_to_string: astimezone(utc).isoformat() with Z):
-  // an offset is applied, never printed.
-  const utc = new Date(ms);
-  const utcYear = utc.getUTCFullYear();
-  // Python's datetime has years 1-9999 only (astimezone past them raises).
-  if (utcYear < 1 || utcYear > 9999) return null;
-  const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
-  let iso = `${pad(utcYear, 4)}-${pad(utc.getUTCMonth() + 1)}-${pad(utc.getUTCDate())}T${pad(utc.getUTCHours())}:${pad(utc.getUTCMinutes())}:${pad(utc.getUTCSeconds())}`;
-  if (micros) iso += `.${pad(micros, 6)}`;
-  return { time: ms * 1000 + micros, iso: `${iso}Z` };
+  const parsed = makerParseTimestamp(value);
+  return parsed ? makerTimestampString(parsed) : null;
 }
 
 function daysIn(year: number, month: number): number {

@@ -59,6 +59,19 @@ describe('corpus: IDs, text and time', () => {
     expect(parseTimestamp('2023-03-01T10:00:00+02')?.iso).toBe('2023-03-01T08:00:00Z');
     expect(parseTimestamp('2023-03-01T10:00:00+02:00:30')?.iso).toBe('2023-03-01T07:59:30Z');
     expect(parseTimestamp('0001-01-01T00:00:00')?.iso).toBe('0001-01-01T00:00:00Z');
+    // What CPython 3.11's fromisoformat and the strptime fallbacks also take (ISO weeks, the basic
+    // format, any separator, one-digit fields, a "." before Z), and refuse (hour 24, ordinal dates).
+    expect(parseTimestamp('20230301')?.iso ?? null).toBe('2023-03-01T00:00:00Z');
+    expect(parseTimestamp('20230301T101112')?.iso ?? null).toBe('2023-03-01T10:11:12Z');
+    expect(parseTimestamp('2023-W09-3')?.iso ?? null).toBe('2023-03-01T00:00:00Z');
+    expect(parseTimestamp('2023-W09')?.iso ?? null).toBe('2023-02-27T00:00:00Z');
+    expect(parseTimestamp('2023-03-01X10:00:00')?.iso ?? null).toBe('2023-03-01T10:00:00Z');
+    expect(parseTimestamp('2023-03-01T10:00:00 +02:00')?.iso ?? null).toBe('2023-03-01T08:00:00Z');
+    expect(parseTimestamp('2023-3-1T10:00:00')?.iso ?? null).toBe('2023-03-01T10:00:00Z');
+    expect(parseTimestamp('2023-03-01T10:00:00.Z')?.iso ?? null).toBe('2023-03-01T10:00:00Z');
+    expect(parseTimestamp('2023-03-01T10:00:00+02:00:30.5')?.iso ?? null).toBe('2023-03-01T07:59:29.500000Z');
+    expect(parseTimestamp('2023-03-01T24:00:00')?.iso ?? null).toBe(null);
+    expect(parseTimestamp('2023-060')?.iso ?? null).toBe(null);
   });
 });
 

@@ -8,8 +8,9 @@ import { parseTimestamp } from '../../../src/benchmarks/personabench/corpus.js';
  * Timestamps as the original prompt makers read and print them: parse_timestamp then
  * datetime_to_string of 3.1_RandPrompt.py (the other makers share them), imported and called by
  * /usr/bin/python3 from a checkout of the original (PERSONABENCH_ORIGINAL); skipped without one.
- * Forms plens does not parse yet (ISO week dates, the basic format, another separator than T or a
- * space, one-digit fields, a bare "." before Z) are left out here and listed in the README.
+ * Beside the named forms, 4,000 strings drawn (seeded) from the pieces such timestamps are made of:
+ * dates with and without dashes, ISO weeks, any separator, times with and without colons,
+ * fractions of any length, offsets with and without seconds, stray characters.
  */
 const ORIGINAL = process.env['PERSONABENCH_ORIGINAL'] ?? '';
 const MAKER = join(ORIGINAL, 'PromptMakers', '3.1_RandPrompt.py');
@@ -39,10 +40,70 @@ const CASES = [
   '1969-12-31T23:59:59Z',
   'not a date',
   '',
+  '20230301',
+  '20230301T101112',
+  '2023-W09-3',
+  '2023-W09',
+  '2023W093',
+  '2023-03-01X10:00:00',
+  '2023-03-01T10:00:00 +02:00',
+  '2023-3-1T10:00:00',
+  '2023-03-01T10:00:00.Z',
+  '2023-03-01T10:00:00+02:00:30.5',
 ];
 
+/** A seeded stream of timestamp-like strings (mulberry32). */
+function fuzzCases(n: number): string[] {
+  let state = 0x5eed;
+  const rand = () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const num = (w: number, max: number) => String(Math.floor(rand() * (max + 1))).padStart(w, '0');
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const year = pick(['2023', '2024', '2020', '0001', '9999', '1999', '2026']);
+    const dash = rand() < 0.7;
+    const date =
+      rand() < 0.15
+        ? `${year}${dash ? '-' : ''}W${num(2, 54)}${rand() < 0.6 ? `${dash ? '-' : ''}${num(1, 8)}` : ''}`
+        : `${year}${dash ? '-' : ''}${rand() < 0.1 ? num(1, 9) : num(2, 13)}${dash ? '-' : ''}${rand() < 0.1 ? num(1, 9) : num(2, 31)}`;
+    if (rand() < 0.1) {
+      out.push(date);
+      continue;
+    }
+    const sep = pick(['T', 'T', 'T', ' ', 'X', 't', '_']);
+    const colon = rand() < 0.8;
+    const parts = [num(2, 24), num(2, 60), num(2, 61)].slice(0, pick([1, 2, 3, 3, 3, 3]));
+    let time = parts.join(colon ? ':' : '');
+    if (rand() < 0.3) time += `${pick(['.', ',', '.'])}${num(pick([1, 2, 3, 4, 5, 6, 7, 9]), 999_999_999).slice(0, pick([0, 1, 3, 6, 7, 9]))}`;
+    const zone = pick([
+      '',
+      '',
+      'Z',
+      '+00:00',
+      '-00:00',
+      `+${num(2, 24)}:${num(2, 59)}`,
+      `-${num(2, 14)}${num(2, 59)}`,
+      `+${num(2, 5)}`,
+      `+02:00:${num(2, 59)}`,
+      'ZZ',
+      ' +01:00',
+      '+01:0',
+    ]);
+    const noise = rand() < 0.05 ? pick([' ', 'x', '.', 'Z', '-']) : '';
+    out.push(`${date}${sep}${time}${zone}${noise}`);
+  }
+  return out;
+}
+
+const ALL = [...CASES, ...fuzzCases(4000)];
+
 describe.skipIf(!existsSync(MAKER))('PERSONA-bench timestamps: read and printed as the original makers do', () => {
-  it(`${CASES.length} forms`, () => {
+  it(`${CASES.length} named forms and 4,000 drawn ones`, () => {
     const script = [
       'import json, sys, io, contextlib, importlib.util',
       'spec = importlib.util.spec_from_file_location("maker", sys.argv[1])',
