@@ -226,10 +226,11 @@ export function makerTimestampString(d: PythonDateTime): { time: number; iso: st
   const local = new Date(0);
   local.setUTCFullYear(d.year, d.month - 1, d.day);
   local.setUTCHours(d.hour, d.minute, d.second, 0);
-  const micros = local.getTime() * 1000 + d.microsecond - (d.offsetMicros ?? 0);
-  const ms = Math.floor(micros / 1000);
-  const us = micros - ms * 1000;
-  const utc = new Date(ms);
+  // In BigInt: microseconds of years 1 and 9999 are past 2^53, where a double loses the last digits.
+  const total = BigInt(local.getTime()) * 1000n + BigInt(d.microsecond) - BigInt(d.offsetMicros ?? 0);
+  const floorMs = total >= 0n ? total / 1000n : -((-total + 999n) / 1000n);
+  const us = Number(total - floorMs * 1000n);
+  const utc = new Date(Number(floorMs));
   const year = utc.getUTCFullYear();
   if (year < 1 || year > 9999) return null;
   const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
@@ -238,5 +239,5 @@ export function makerTimestampString(d: PythonDateTime): { time: number; iso: st
     `${pad(year, 4)}-${pad(utc.getUTCMonth() + 1)}-${pad(utc.getUTCDate())}T${pad(utc.getUTCHours())}:${pad(utc.getUTCMinutes())}:${pad(utc.getUTCSeconds())}` +
     (fraction ? `.${pad(fraction, 6)}` : '') +
     'Z';
-  return { time: micros, iso };
+  return { time: Number(total), iso };
 }

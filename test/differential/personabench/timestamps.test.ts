@@ -111,17 +111,27 @@ describe.skipIf(!existsSync(MAKER))('PERSONA-bench timestamps: read and printed 
       'out = []',
       'for c in json.loads(sys.stdin.read()):',
       '    with contextlib.redirect_stderr(io.StringIO()):',
-      '        dt = m.parse_timestamp(c)',
-      '    out.append(None if dt is None else m.datetime_to_string(dt))',
+      '        try:',
+      '            dt = m.parse_timestamp(c)',
+      '            out.append(None if dt is None else m.datetime_to_string(dt))',
+      '        except (OverflowError, ValueError):',
+      '            out.append(None)',
       'print(json.dumps(out))',
     ].join('\n');
     const r = spawnSync('/usr/bin/python3', ['-c', script, MAKER], {
-      input: JSON.stringify(CASES),
+      input: JSON.stringify(ALL),
       encoding: 'utf8',
+      maxBuffer: 64 << 20,
       env: { PATH: '/usr/bin:/bin', PYTHONDONTWRITEBYTECODE: '1' },
     });
     expect(r.status, r.stderr).toBe(0);
     const theirs = JSON.parse(r.stdout) as Array<string | null>;
-    expect(CASES.map((c) => parseTimestamp(c)?.iso ?? null)).toEqual(theirs);
+    expect(theirs).toHaveLength(ALL.length);
+    const differ = ALL.map((c, i) => ({ c, ours: parseTimestamp(c)?.iso ?? null, theirs: theirs[i] })).filter((x) => x.ours !== x.theirs);
+    expect(differ.slice(0, 10)).toEqual([]);
+    // The draws reach both sides: many parse, many do not.
+    const parsed = theirs.filter((x) => x !== null).length;
+    expect(parsed).toBeGreaterThan(ALL.length / 4);
+    expect(parsed).toBeLessThan(ALL.length);
   });
 });
