@@ -164,8 +164,10 @@ export function scorePrompt(sample: ScoreSample, posts: Map<string, FlatPost>, f
     ].join('\n');
   } else {
     const d = DEFAULT_EXAMPLE;
+    // Our wording of the example, under the ids the sample carries (the original's).
+    const postId = fs.postId ?? d.postId;
     const view: PostView = {
-      id: d.postId,
+      id: postId,
       subreddit: d.subreddit,
       author: d.author,
       score: String(d.score),
@@ -175,7 +177,10 @@ export function scorePrompt(sample: ScoreSample, posts: Map<string, FlatPost>, f
     };
     example = [
       postSummary(view, 500),
-      replyBlock({ id: d.parentId, author: d.parentAuthor, body: d.parentBody }, { id: d.replyId, timestamp: d.replyTimestamp, body: d.replyBody }),
+      replyBlock(
+        { id: fs.replyId ? fs.replyId.replace(/-ar1$/, '') : d.parentId, author: d.parentAuthor, body: d.parentBody },
+        { id: fs.replyId ?? d.replyId, timestamp: d.replyTimestamp, body: d.replyBody },
+      ),
       sign ? SIGN_QUESTION : `Predict the exact score this reply received.\n${impactRules()}`,
       `${cue}\n${fs.label}`,
     ].join('\n');

@@ -163,6 +163,9 @@ function subredditOf(post: FlatPost, missing: string): string {
 
 const signOf = (score: number): 'positive' | 'negative' => (score > 0 ? 'positive' : 'negative');
 
+/** The post id of the default few-shot example each P-Conv maker falls back to. */
+export const DEFAULT_FEW_SHOT_POST = { '3.1': 'default_fs_post1', '3.2': 'default_fs_post1_with_convo' } as const;
+
 function pythonShuffle<T>(items: T[], rng: PythonRandom): T[] {
   for (let i = items.length - 1; i > 0; i--) {
     const j = rng.randbelow(i + 1);
@@ -189,7 +192,14 @@ export function selectScoreSamples(
       const usable = candidate !== undefined && (task === '3.2' || Math.abs(candidate.score) > 0);
       fewShot = usable
         ? { type: 'dynamic', postId: post.id, replyId: candidate.node.id, label: task === '3.1' ? signOf(candidate.score) : candidate.score }
-        : { type: 'default', postId: 'default_fs_post1', replyId: null, label: task === '3.1' ? 'positive' : 25 };
+        : // The original's default example and its ids: default_fs_post1 (3.1) or
+          // default_fs_post1_with_convo (3.2), the hidden reply at -c1-r1-ar1 under them.
+          {
+            type: 'default',
+            postId: DEFAULT_FEW_SHOT_POST[task],
+            replyId: `${DEFAULT_FEW_SHOT_POST[task]}-c1-r1-ar1`,
+            label: task === '3.1' ? 'positive' : 25,
+          };
     }
     samples.push({
       task,
@@ -221,28 +231,27 @@ export function selectSignNpConv(users: readonly UserPosts[], options: Selection
     if (replies.length === 0 || Math.abs(replies[0]!.score) <= 1) continue;
     pool.push({ postId, user: post.user, replyId: renameId(replies[0]!.node.id, post.id, postId), score: replies[0]!.score, globalIndex: post.globalIndex });
   }
+  // 3.1_RandPrompt.py stops without writing its file when no post qualifies for the pool.
+  if (pool.length === 0) return [];
   const samples: ScoreSample[] = [];
   for (const post of flat) {
     const postId = `task_u${post.userNumber}p${post.postNumber}`;
     const replies = scoreTaskReplies(post);
     if (replies === null) continue;
     const target = replies[0]!;
-    let fewShot: ScoreSample['fewShot'] = null;
-    if (pool.length > 0) {
-      let k = (post.globalIndex + NP_CONV_OFFSET) % pool.length;
-      if (options.fidelity === 'fixed') {
-        let steps = 0;
-        while (pool[k]!.user === post.user && steps < pool.length) {
-          k = (k + 1) % pool.length;
-          steps++;
-        }
-        if (steps === pool.length) k = -1;
+    let k = (post.globalIndex + NP_CONV_OFFSET) % pool.length;
+    if (options.fidelity === 'fixed') {
+      let steps = 0;
+      while (pool[k]!.user === post.user && steps < pool.length) {
+        k = (k + 1) % pool.length;
+        steps++;
       }
-      const example = k >= 0 ? pool[k]! : undefined;
-      fewShot = example
-        ? { type: 'pseudo_random_context', postId: example.postId, replyId: example.replyId, label: signOf(example.score) }
-        : { type: 'default', postId: null, replyId: null, label: 'positive' };
+      if (steps === pool.length) k = -1;
     }
+    const example = k >= 0 ? pool[k]! : undefined;
+    const fewShot: ScoreSample['fewShot'] = example
+      ? { type: 'pseudo_random_context', postId: example.postId, replyId: example.replyId, label: signOf(example.score) }
+      : { type: 'default', postId: null, replyId: null, label: 'positive' };
     samples.push({
       task: '3.1',
       setting: 'NP-Conv',

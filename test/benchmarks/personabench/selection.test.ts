@@ -120,8 +120,15 @@ describe('3.1 / 3.2 target selection (spec §2.0)', () => {
     // u1p1 and u2p2: every other eligible reply is later than the target -> default example.
     expect(samples.map((s) => [s.fewShot!.type, s.fewShot!.replyId, s.fewShot!.label])).toEqual([
       ['dynamic', 'u1p2-c7', 'positive'],
-      ['default', null, 'positive'],
-      ['default', null, 'positive'],
+      ['default', 'default_fs_post1-c1-r1-ar1', 'positive'],
+      ['default', 'default_fs_post1-c1-r1-ar1', 'positive'],
+    ]);
+    // The default example's ids are the original's: 3.2's lives under its own post id.
+    const impact = selectScoreSamples(users, '3.2', 'P-Conv', fixed).filter((s) => s.fewShot!.type === 'default');
+    expect(impact.map((s) => [s.fewShot!.postId, s.fewShot!.replyId, s.fewShot!.label])[0]).toEqual([
+      'default_fs_post1_with_convo',
+      'default_fs_post1_with_convo-c1-r1-ar1',
+      25,
     ]);
   });
 
@@ -156,6 +163,33 @@ describe('NP-Conv pairing', () => {
       ['internal_p1', 'internal_p1-c1-c2', 'positive'],
     ]);
     expect(selectSignNpConv(users, { ...original, seed: 0 }).map((s) => s.targetPostId)).toEqual(['task_u1p1', 'task_u1p2', 'task_u2p2']);
+  });
+
+  it('3.1: no post qualifies for the few-shot pool: no samples (3.1_RandPrompt.py stops without writing its file)', () => {
+    // One post whose thread has two authors only: it can neither be a pool post nor give an example.
+    const lonely: UserPosts[] = [
+      {
+        user: 'solo',
+        posts: [
+          {
+            author: 'solo',
+            title: 't',
+            score: 3,
+            timestamp: '2023-01-01T00:00:00Z',
+            comments: [
+              {
+                author: 'other',
+                body: 'Hi?',
+                score: 2,
+                timestamp: '2023-01-01T01:00:00Z',
+                replies: [{ author: 'solo', body: 'Hello.', score: 5, timestamp: '2023-01-01T02:00:00Z' }],
+              },
+            ],
+          },
+        ],
+      },
+    ];
+    expect(selectSignNpConv(lonely, original)).toEqual([]);
   });
 
   it('3.1 fixed: the example comes from another user', () => {
