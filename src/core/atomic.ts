@@ -122,6 +122,9 @@ export async function replaceFilesAtomic(dir: string, build: (stagingDir: string
   await mkdir(staging, { recursive: true });
   try {
     await build(staging);
+    // The old summary goes first: a kill midway leaves a set without one (incomplete, and seen to
+    // be), never new tables under the old summary.
+    if (last !== undefined) await rm(join(dir, last), { force: true });
     const names = (await readdir(staging)).sort((a, b) => Number(a === last) - Number(b === last) || a.localeCompare(b));
     for (const name of names) await rename(join(staging, name), join(dir, name));
     return names;

@@ -156,15 +156,24 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
       // side effect, a reset, a timeout). Every attempt but a fresh batch's first asks the provider
       // for the batch made from this input before it creates one; a failed look-up is retried
       // before any create.
-      state = await control(part, 'create', async (attempt) => {
-        if (!fresh || attempt > 1) {
+      // Only an attempt whose answer may have been lost after the batch was made (no answer, a
+      // reset, a 5xx) makes the next one look first; a 429 or another refusal made nothing, and a
+      // look-up then could only take some other run's batch of the same size for this one's.
+      let mayHaveMade = !fresh;
+      state = await control(part, 'create', async () => {
+        if (mayHaveMade) {
           const found = await api.recover(b.staged, await knownBatchIds(), signal, b.keys);
           if (found) {
             say(`batch ${found.batchId}: found the batch made from ${b.id}'s input (its create's answer was lost); not created again`);
             return found;
           }
         }
-        return api.submit(b.staged, signal);
+        try {
+          return await api.submit(b.staged, signal);
+        } catch (error) {
+          mayHaveMade ||= !(error instanceof LlmCallError) || error.kind !== 'http' || (error.status ?? 0) >= 500;
+          throw error;
+        }
       });
     } catch (error) {
       if (!(error instanceof LlmCallError && error.kind === 'batch_lost')) throw error;
@@ -227,10 +236,17 @@ export async function runBatched<I, V>(kit: LlmStageKit, def: SingleCallStage<I,
       if (!a) return;
       const r = a.result;
       if (r?.ok && r.response.text.trim() !== '') {
-        client.serveFromBatch(request, r);
+        client.serveFromBatch(request, r, { alias: a.alias === true });
         batch.items_answered++;
         // An alias's answer was paid for once, with the request the batch carried.
         if (!a.alias) batch.cost_usd += client.batchCostOf(r.response.usage);
+      } else if (r?.ok) {
+        // An empty answer the provider billed: counted, then handled as an unanswered request.
+        if (!a.alias) batch.cost_usd += client.batchCostOf(r.response.usage);
+        if (options.fallback === 'none') {
+          client.serveFromBatch(request, unanswered(key, r, a.batch));
+          batch.fallback_failed++;
+        } else batch.fallback_online++;
       } else if (options.fallback === 'none') {
         client.serveFromBatch(request, unanswered(key, r, a.batch));
         batch.fallback_failed++;

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { hostname } from 'node:os';
 import { PlensError } from '../core/errors.js';
@@ -22,14 +22,28 @@ export function lockLeaseMs(env: NodeJS.ProcessEnv = process.env): number {
   return Number.isFinite(s) && s > 0 ? s * 1000 : 180_000;
 }
 
-/** Touches every held lock: the lease of each starts again. One timer for all, never keeping the process alive. */
+/**
+ * Touches every held lock: the lease of each starts again. One timer for all, never keeping the
+ * process alive. A lock that no longer names this process (taken over after this one stalled past
+ * its lease: a suspended VM, SIGSTOP) stops the process at once: two writers must never append.
+ */
 function beat(): void {
   const now = new Date();
+  const me = `${process.pid}@${hostname()}`;
   for (const l of held) {
+    const owner = readOwner(l.path);
+    // An unreadable file (a network file system's hiccup) is not a lost lock; a missing one or another owner is.
+    const lost = owner ? `${owner.pid}@${owner.host}` !== me : !existsSync(l.path);
+    if (lost) {
+      process.stderr.write(
+        `plens: error E_PREREQUISITE: ${l.path}: this process lost its writer's lock (${owner ? `taken over by pid ${owner.pid} on ${owner.host}` : 'removed'}, after it was not refreshed for ${Math.round(lockLeaseMs() / 1000)} s); stopping so that two processes never write the same output\n`,
+      );
+      process.exit(4);
+    }
     try {
       utimesSync(l.path, now, now);
     } catch {
-      // Gone (released, or removed by hand): nothing to keep fresh.
+      // A failed touch is retried at the next beat; the owner check above decides.
     }
   }
 }
@@ -170,8 +184,9 @@ function removeStale(path: string, dead: { pid: number; host: string }): boolean
     return false;
   }
   try {
+    // Under the guard, once more: the owner is the same and still gone (a late heartbeat keeps it).
     const now = readOwner(path);
-    if (now?.pid === dead.pid && now.host === dead.host) rmSync(path, { force: true });
+    if (now?.pid === dead.pid && now.host === dead.host && isDead(now, path)) rmSync(path, { force: true });
   } finally {
     rmSync(guard, { force: true });
   }

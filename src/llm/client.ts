@@ -65,9 +65,7 @@ export class LlmClient {
   private readonly inFlight = new Map<string, Promise<CallOutcome>>();
   /** Batch mode: answers collected from provider batches, by call key, each served once. */
   /** Batch results by request, with how many calls will take each (identical requests share one answer, paid once). */
-  private readonly batchAnswers = new Map<string, { result: BatchResult; calls: number }>();
-  /** Requests whose batch answer has been served (and paid) once: identical ones take it free. */
-  private readonly batchPaid = new Set<string>();
+  private readonly batchAnswers = new Map<string, { result: BatchResult; calls: number; paid: number }>();
   private batchInit: BatchInit | undefined;
   private batchLoading: Promise<BatchApi> | undefined;
 
@@ -178,11 +176,13 @@ export class LlmClient {
    * (not a cache hit) at the batch price and cached like an online answer; a result without an
    * answer fails that call (never cached).
    */
-  serveFromBatch(request: ChatRequest, result: BatchResult): void {
+  serveFromBatch(request: ChatRequest, result: BatchResult, options: { alias?: boolean } = {}): void {
     const key = this.keyOf(request);
-    const entry = this.batchAnswers.get(key);
-    if (entry) entry.calls++;
-    else this.batchAnswers.set(key, { result, calls: 1 });
+    // `paid`: how many of these calls the provider billed (its own batch line); an alias's is free.
+    const entry = this.batchAnswers.get(key) ?? { result, calls: 0, paid: 0 };
+    entry.calls++;
+    if (!options.alias) entry.paid++;
+    this.batchAnswers.set(key, entry);
   }
 
   private fromBatch(request: ChatRequest): CallOutcome | undefined {
@@ -190,16 +190,21 @@ export class LlmClient {
     const entry = this.batchAnswers.get(key);
     if (!entry) return undefined;
     if (--entry.calls === 0) this.batchAnswers.delete(key);
-    // The provider answered (and billed) an identical request once: later calls of it take that answer free.
-    const first = !this.batchPaid.has(key);
-    this.batchPaid.add(key);
+    // A billed line's answer costs the batch price; an alias (an identical request under another key) takes it free.
+    const first = entry.paid > 0;
+    if (first) entry.paid--;
     const result = entry.result;
     if (!result.ok)
       throw new LlmCallError(result.kind.startsWith('batch_') ? (result.kind as `batch_${string}`) : `batch_${result.kind}`, result.message, {
         retryable: false,
       });
     const response = { ...result.response, text: redact(result.response.text) };
-    if (response.text.trim() === '') throw new LlmCallError('empty_response', `${this.id} returned an empty completion in its batch`, { retryable: false });
+    if (response.text.trim() === '') {
+      // Billed all the same: the error carries it, as an online empty answer's does.
+      const error = new LlmCallError('empty_response', `${this.id} returned an empty completion in its batch`, { retryable: false });
+      if (first) Object.assign(error, { billed: { ...response.usage }, billedUsd: this.batchCostOf(response.usage) });
+      throw error;
+    }
     const cache = this.offline ? undefined : this.options.cache;
     cache?.put(key, { response, latencyMs: 0 });
     return {
@@ -243,7 +248,22 @@ export class LlmClient {
     // the same answer and latency, so a rerun from the cache reproduces the run byte for byte.
     const pending = this.inFlight.get(key);
     if (pending) {
-      const shared = await pending;
+      let shared: CallOutcome;
+      try {
+        shared = await pending;
+      } catch (error) {
+        // What was billed is charged to the caller that made the call, not again to each sharer.
+        if (error instanceof LlmCallError && (error as { billed?: unknown }).billed) {
+          const copy = new LlmCallError(error.kind, error.message, {
+            retryable: error.retryable,
+            ...(error.status !== undefined ? { status: error.status } : {}),
+            cause: error,
+          });
+          throw copy;
+        }
+        throw error;
+      }
+      // Shared, so not billed again: the sharer's cost is nothing.
       return { ...shared, cached: true, attempts: 0 };
     }
     const promise = this.callOnce(request, signal, cache, key);

@@ -70,3 +70,26 @@ describe('writer locks across hosts', () => {
     expect(Date.now() - statSync(path).mtimeMs).toBeLessThan(60_000);
   });
 });
+
+describe('a holder that lost its lock', () => {
+  it('stops at its next heartbeat, saying so (exit 4), when another process took the lock over', async () => {
+    const { spawn } = await import('node:child_process');
+    const path = join(tempDir('plens-lock-lost-'), '.lock');
+    const lockModule = join(import.meta.dirname, '..', '..', 'dist', 'engine', 'lock.js');
+    const child = spawn(
+      process.execPath,
+      [
+        '-e',
+        `import(${JSON.stringify(lockModule)}).then((m) => { m.WriterLock.acquire(${JSON.stringify(path)}, 'test'); console.log('held'); setInterval(() => {}, 1000); })`,
+      ],
+      { env: { ...process.env, PLENS_LOCK_LEASE_S: '0.6' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => void (stderr += c.toString()));
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    writeFileSync(path, '4245@pod-c\n');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).toBe(4);
+    expect(stderr).toContain("this process lost its writer's lock (taken over by pid 4245 on pod-c");
+  });
+});

@@ -155,7 +155,8 @@ function parseCanonical(text: string): { time: number; iso: string } | null {
   const hour = twoDigits(text, 11);
   const minute = twoDigits(text, 14);
   const second = twoDigits(text, 17);
-  if (!(month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month) && hour <= 23 && minute <= 59 && second <= 59)) return null;
+  // Years below 100 go the general way: Date.UTC reads them as 19xx, and Python has no year 0.
+  if (!(year >= 100 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month) && hour <= 23 && minute <= 59 && second <= 59)) return null;
   return { time: Date.UTC(year, month - 1, day, hour, minute, second) * 1000, iso: text };
 }
 
