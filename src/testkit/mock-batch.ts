@@ -34,6 +34,8 @@ export interface MockBatchOptions {
   plan?: (batchIndex: number) => MockBatchPlan;
   /** The n-th create call (0-based, both APIs, counting only calls that made a batch): its answer's fate. */
   createFault?: (createIndex: number) => MockCreateFault | undefined;
+  /** The n-th create call (0-based, every call): refused with this status before anything is made (a 429, a 400). */
+  createReject?: (callIndex: number) => number | undefined;
 }
 
 export interface MockBatchInfo {
@@ -285,6 +287,7 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
   };
 
   let creates = 0;
+  let createCalls = 0;
   /** A create's answer, after the batch was made: sent, or lost as the test's fault says. */
   const answerCreate = (res: ServerResponse, r: { status: number }, send: () => void): void => {
     const fault = r.status === 200 ? options.createFault?.(creates++) : undefined;
@@ -355,6 +358,13 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
       } catch {
         body = undefined;
       }
+      const refused = options.createReject?.(createCalls++);
+      if (refused !== undefined) {
+        reply(refused, {
+          error: { message: `HTTP ${refused} (mock): nothing was created`, type: refused === 429 ? 'rate_limit_error' : 'invalid_request_error' },
+        });
+        return true;
+      }
       const r = typeof body === 'object' && body !== null ? create(body as Record<string, unknown>) : { status: 400, body: { error: { message: 'not JSON' } } };
       answerCreate(res, r, () => reply(r.status, r.body));
       return true;
@@ -409,6 +419,14 @@ export function createMockBatch(options: MockBatchOptions, answer: BatchAnswerer
         body = JSON.parse(raw.toString('utf8'));
       } catch {
         body = undefined;
+      }
+      const refused = options.createReject?.(createCalls++);
+      if (refused !== undefined) {
+        reply(refused, {
+          type: 'error',
+          error: { type: refused === 429 ? 'rate_limit_error' : 'invalid_request_error', message: `HTTP ${refused} (mock): nothing was created` },
+        });
+        return true;
       }
       const r = typeof body === 'object' && body !== null ? createAnthropic(body as Record<string, unknown>) : { status: 400, body: { type: 'error' } };
       answerCreate(res, r, () => reply(r.status, r.body));

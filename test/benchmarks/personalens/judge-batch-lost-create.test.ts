@@ -223,3 +223,44 @@ describe('plens batches drop: a batch the provider does not know', () => {
     expect(after.json.batch).toMatchObject({ submitted: 1, resumed: 0 });
   });
 });
+
+describe('plens judge --batch (anthropic): a refused create is not a lost answer', () => {
+  it("after a 429 (nothing made) the retry creates its own batch; it never adopts another run's batch of the same size", async () => {
+    server = await startMockLlm({
+      reply: judgeReply,
+      batch: { plan: (n) => (n === 0 ? { hold: true } : {}), createReject: (n) => (n === 1 ? 429 : undefined) },
+      requireAuth: true,
+    });
+    const url = server.url;
+    const judgeArgs = (ws: string, model: string) => [
+      'judge',
+      '-w',
+      ws,
+      '--judge',
+      `anthropic:${model}?base_url=${url}&price_in=2.5&price_out=10`,
+      '--dimensions',
+      'task_completion',
+      '--retry-delay-ms',
+      '5',
+      '--batch',
+      '--poll-interval',
+      '0.01',
+      '--json',
+    ];
+    // Another run (its own workspace, another judge model) has a batch of the same size still running.
+    const other = await simDialoguesWorkspace();
+    const { spawnCli, waitFor } = await import('../../helpers/batch.js');
+    const run = spawnCli(judgeArgs(other, 'judge-other'), ENV.env);
+    await waitFor('the other batch created', () => server!.batch.submissions === 1);
+    run.child.kill('SIGKILL');
+    await run.exit;
+    // This run's first create is refused with a 429; its retry must create, not recover.
+    const ws = await simDialoguesWorkspace();
+    const r = await runCliJson<JudgeSummary>(judgeArgs(ws, 'judge'), ENV);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(server.batch.submissions).toBe(2);
+    expect(r.json).toMatchObject({ ok: 49, failed: 0 });
+    expect(r.json.batch).toMatchObject({ submitted: 1, fallback_online: 0, items_answered: 49 });
+    expect(server.requests.filter((q) => q.batch === undefined)).toHaveLength(0);
+  });
+});
