@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { UserPosts } from '../../../src/benchmarks/personabench/corpus.js';
 import { selectImpactNpConv, selectSignNpConv } from '../../../src/benchmarks/personabench/selection.js';
 import { repoRoot, tempDir } from '../../helpers/cli.js';
+import { originalAvailable, runMaker } from './original.js';
 
 /*
  * The NP-Conv makers' seeded order against the original scripts: 3.1_RandPrompt.py and
@@ -13,8 +13,7 @@ import { repoRoot, tempDir } from '../../helpers/cli.js';
  * ids must come out in the same order. Needs a checkout of the original
  * (github.com/PERSONA-bench/PERSONA, branch Latest) in PERSONABENCH_ORIGINAL; skipped without one.
  */
-const ORIGINAL = process.env['PERSONABENCH_ORIGINAL'] ?? '';
-const available = ORIGINAL !== '' && existsSync(join(ORIGINAL, 'PromptMakers', '3.1_RandPrompt.py'));
+const available = originalAvailable(join('PromptMakers', '3.1_RandPrompt.py'));
 
 /** The sample with scores the original reads but cannot compare: a string on a reply, null and a string on posts. */
 function oddScores(): string {
@@ -41,16 +40,7 @@ const MAKERS = [
 function runOriginal(script: string, input: string, seed: number, output: string): string[] {
   const dir = tempDir('plens-pb-orig-');
   copyFileSync(input, join(dir, 'merged_posts_remapped.json'));
-  const r = spawnSync(
-    '/usr/bin/python3',
-    [
-      '-c',
-      'import random, runpy, sys; random.seed(int(sys.argv[1])); runpy.run_path(sys.argv[2], run_name="__main__")',
-      String(seed),
-      join(ORIGINAL, 'PromptMakers', script),
-    ],
-    { cwd: dir, encoding: 'utf8', env: { PATH: '/usr/bin:/bin', PYTHONDONTWRITEBYTECODE: '1' } },
-  );
+  const r = runMaker(dir, script, seed);
   if (r.status !== 0) throw new Error(`${script} exited ${r.status}: ${r.stderr.slice(-2000)}`);
   return readFileSync(join(dir, output), 'utf8')
     .split('\n')

@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { UserPosts } from '../../../src/benchmarks/personabench/corpus.js';
 import { selectAll } from '../../../src/benchmarks/personabench/selection.js';
 import { repoRoot, tempDir } from '../../helpers/cli.js';
+import { originalAvailable, runMaker, seededRandom } from './original.js';
 
 /*
  * The nine prompt makers' data, field by field, against the original scripts: every maker of
@@ -16,8 +16,7 @@ import { repoRoot, tempDir } from '../../helpers/cli.js';
  * prompt wording is plens's own and not compared here. Needs a checkout of the original in
  * PERSONABENCH_ORIGINAL (github.com/PERSONA-bench/PERSONA, branch Latest); skipped without one.
  */
-const ORIGINAL = process.env['PERSONABENCH_ORIGINAL'] ?? '';
-const available = ORIGINAL !== '' && existsSync(join(ORIGINAL, 'PromptMakers', '3.1PromptMaker.py'));
+const available = originalAvailable();
 
 const FILES: Record<string, string> = {
   '3.1 P-Conv': 'WithConversationPrompts_ScorePrediction_Refactored.jsonl',
@@ -34,13 +33,7 @@ const MAKERS = ['3.1PromptMaker.py', '3.1_RandPrompt.py', '3.2PromptMaker.py', '
 
 /** A corpus {author: [posts]} drawn from a seeded stream (mulberry32). */
 export function drawCorpus(seed: number): Record<string, unknown[]> {
-  let state = seed;
-  const rand = () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rand = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
   const pad = (n: number) => String(n).padStart(2, '0');
@@ -94,17 +87,7 @@ function runMakers(input: string, seed: number): Record<string, Array<Record<str
   const dir = tempDir('plens-pb-makers-');
   copyFileSync(input, join(dir, 'merged_posts_remapped.json'));
   for (const maker of MAKERS) {
-    const r = spawnSync(
-      '/usr/bin/python3',
-      [
-        '-c',
-        'import random, runpy, sys; random.seed(int(sys.argv[1])); runpy.run_path(sys.argv[2], run_name="__main__")',
-        String(seed),
-        join(ORIGINAL, 'PromptMakers', maker),
-      ],
-      { cwd: dir, encoding: 'utf8', env: { PATH: '/usr/bin:/bin', PYTHONDONTWRITEBYTECODE: '1' } },
-    );
-    // A maker that gives up (its few-shot pool is empty, say) writes no file: plens must give no samples there.
+    const r = runMaker(dir, maker, seed);
     if (r.status !== 0 && /Traceback/.test(r.stderr)) throw new Error(`${maker} crashed: ${r.stderr.slice(-2000)}`);
   }
   return Object.fromEntries(

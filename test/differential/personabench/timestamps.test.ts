@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseTimestamp } from '../../../src/benchmarks/personabench/corpus.js';
+import { seededRandom } from './original.js';
 
 /*
  * Timestamps as the original prompt makers read and print them: parse_timestamp then
@@ -54,13 +55,7 @@ const CASES = [
 
 /** A seeded stream of timestamp-like strings (mulberry32). */
 function fuzzCases(n: number): string[] {
-  let state = 0x5eed;
-  const rand = () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rand = seededRandom(0x5eed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const num = (w: number, max: number) => String(Math.floor(rand() * (max + 1))).padStart(w, '0');
   const out: string[] = [];
