@@ -32,7 +32,7 @@ const FILES: Record<string, string> = {
 const MAKERS = ['3.1PromptMaker.py', '3.1_RandPrompt.py', '3.2PromptMaker.py', '3.2_RandPrompt.py', '3.3PromptMaker.py', '3.3_RandPrompt.py'];
 
 /** A corpus {author: [posts]} drawn from a seeded stream (mulberry32). */
-export function drawCorpus(seed: number): Record<string, unknown[]> {
+export function drawCorpus(seed: number, variants = false): Record<string, unknown[]> {
   const rand = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
@@ -60,6 +60,14 @@ export function drawCorpus(seed: number): Record<string, unknown[]> {
   const comment = (depth: number, op: string): Record<string, unknown> => {
     const c: Record<string, unknown> = { author: rand() < 0.35 ? op : pick(others), body: body(), score: score(), timestamp: ts() };
     if (depth < 5 && rand() < 0.55) c['replies'] = Array.from({ length: int(1, 3) }, () => comment(depth + 1, op));
+    else if (variants && rand() < 0.3) c['replies'] = [];
+    // The other fields the original reads: a missing score key; no timestamp, with created_utc (as
+    // a time string: 3.3_RandPrompt.py crashes on a number there).
+    if (variants && rand() < 0.05) delete c['score'];
+    if (variants && rand() < 0.1) {
+      c['created_utc'] = c['timestamp'] ?? ts();
+      c['timestamp'] = null;
+    }
     return c;
   };
   const corpus: Record<string, unknown[]> = {};
@@ -77,6 +85,19 @@ export function drawCorpus(seed: number): Record<string, unknown[]> {
       };
       const sub = pick(['books', 'movies', 'gaming', 'science', null]);
       if (sub !== null) post['__sub__'] = sub;
+      if (variants) {
+        // body or selftext instead of content; no url; no score key.
+        const r = rand();
+        if (r < 0.15) {
+          post['body'] = post['content'];
+          delete post['content'];
+        } else if (r < 0.3) {
+          post['selftext'] = post['content'];
+          delete post['content'];
+        }
+        if (rand() < 0.1) delete post['url'];
+        if (rand() < 0.1) delete post['score'];
+      }
       return post;
     });
   }
@@ -155,6 +176,16 @@ describe.skipIf(!available)('PERSONA-bench selection: the nine files, field by f
       expect(compare(input, 14), input).toEqual([]);
     }
   });
+
+  it('on drawn corpora with the other shapes the original reads (body or selftext for content, missing keys, created_utc)', () => {
+    const dir = tempDir('plens-pb-drawn-variants-');
+    const seeds = (process.env['PLENS_PB_VARIANT_SEEDS'] ?? '101,102,103,104').split(',').map(Number);
+    for (const seed of seeds) {
+      const file = join(dir, `corpus-${seed}.json`);
+      writeFileSync(file, JSON.stringify(drawCorpus(seed, true)));
+      expect(compare(file, seed).slice(0, 5), `corpus seed ${seed}`).toEqual([]);
+    }
+  }, 300_000);
 
   it('on drawn corpora', () => {
     const dir = tempDir('plens-pb-drawn-');
