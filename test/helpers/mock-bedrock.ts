@@ -198,3 +198,17 @@ export async function startMockBedrock(options: MockBedrockOptions): Promise<Moc
       }),
   };
 }
+
+/**
+ * An environment that takes nothing from the machine (no profile, no shared files, no instance
+ * metadata): with `credentials`, their static keys and `region`; without, none at all.
+ */
+export function isolatedAwsEnv(credentials?: { accessKeyId: string; secretAccessKey: string }, region = 'us-east-1'): Record<string, string> {
+  return {
+    AWS_PROFILE: '',
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_CONFIG_FILE: '/nonexistent/plens-config',
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/plens-credentials',
+    ...(credentials ? { AWS_ACCESS_KEY_ID: credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey, AWS_REGION: region } : {}),
+  };
+}

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCliInProcess } from '../../helpers/cli.js';
-import { startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
+import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
 import { sampleWorkspace } from '../../helpers/workspace.js';
 
 /*
@@ -11,12 +11,7 @@ import { sampleWorkspace } from '../../helpers/workspace.js';
  */
 const CREDS = { accessKeyId: 'AKIAPLENSCLITEST0001', secretAccessKey: 'plensCliSecret/abcdefghijklmnopqrstuvwxyz0123' };
 // Nothing from the machine: no profile, no instance metadata (not 127.0.0.1).
-const BASE_ENV = {
-  AWS_PROFILE: '',
-  AWS_EC2_METADATA_DISABLED: 'true',
-  AWS_CONFIG_FILE: '/nonexistent/plens-config',
-  AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/plens-credentials',
-};
+const BASE_ENV = isolatedAwsEnv();
 
 let server: MockBedrockServer | undefined;
 afterEach(async () => {

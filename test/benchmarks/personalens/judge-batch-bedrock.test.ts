@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startMockBedrockBatch, type MockBedrockBatchServer, type MockBedrockJobPlan, type MockClaudeBody } from '../../../src/testkit/mock-bedrock-batch.js';
 import { runCli, runCliJson } from '../../helpers/cli.js';
-import { startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
+import { startMockBedrock, type MockBedrockServer, isolatedAwsEnv } from '../../helpers/mock-bedrock.js';
 import { judgePartition, judgeReply, judgmentRecordLines, keepStagedOnly, logLines, spawnCli, waitFor } from '../../helpers/batch.js';
 import type { JudgeSummary } from '../../../src/benchmarks/personalens/judge-stage.js';
 import { simDialoguesWorkspace } from '../../helpers/workspace.js';
@@ -15,15 +15,7 @@ import { simDialoguesWorkspace } from '../../helpers/workspace.js';
  * requests signed by the AWS SDK with fake keys. Nothing reaches AWS.
  */
 const CREDS = { accessKeyId: 'AKIAPLENSBATCHTEST01', secretAccessKey: 'plensBatchSecret/abcdefghijklmnopqrstuvwxyz012' };
-const ENV = {
-  AWS_PROFILE: '',
-  AWS_EC2_METADATA_DISABLED: 'true',
-  AWS_CONFIG_FILE: '/nonexistent/plens-config',
-  AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/plens-credentials',
-  AWS_ACCESS_KEY_ID: CREDS.accessKeyId,
-  AWS_SECRET_ACCESS_KEY: CREDS.secretAccessKey,
-  AWS_REGION: 'us-west-2',
-};
+const ENV = isolatedAwsEnv(CREDS, 'us-west-2');
 const ROLE = 'arn:aws:iam::123456789012:role/PlensBatch';
 // claude-3-sonnet-v1's listed on-demand price (USD per 1M tokens).
 const PRICE_IN = 3;

@@ -22,30 +22,32 @@ afterEach(async () => {
 
 const ENV = { env: { OPENAI_API_KEY: 'sk-batch-test', ANTHROPIC_API_KEY: 'sk-ant-batch-test' } };
 
+/** `plens judge --batch` on task completion against the mock, judged by `model` of `provider`. */
+function judgeArgs(ws: string, provider: 'openai' | 'anthropic', model = 'judge', extra: string[] = []): string[] {
+  const judge = `${provider}:${model}?base_url=${server!.url}${provider === 'openai' ? '/v1' : ''}&price_in=2.5&price_out=10`;
+  return [
+    'judge',
+    '-w',
+    ws,
+    '--judge',
+    judge,
+    '--dimensions',
+    'task_completion',
+    '--retry-delay-ms',
+    '5',
+    '--batch',
+    '--poll-interval',
+    '0.01',
+    '--json',
+    ...extra,
+  ];
+}
+
 /** Dialogues of users 0-1 (49) judged on task completion: 49 requests. */
 async function setup(batch: MockBatchOptions, provider: 'openai' | 'anthropic', extra: string[] = []): Promise<{ ws: string; args: string[] }> {
   server = await startMockLlm({ reply: judgeReply, batch, requireAuth: true });
   const ws = await simDialoguesWorkspace();
-  const judge = `${provider}:judge?base_url=${server.url}${provider === 'openai' ? '/v1' : ''}&price_in=2.5&price_out=10`;
-  return {
-    ws,
-    args: [
-      'judge',
-      '-w',
-      ws,
-      '--judge',
-      judge,
-      '--dimensions',
-      'task_completion',
-      '--retry-delay-ms',
-      '5',
-      '--batch',
-      '--poll-interval',
-      '0.01',
-      '--json',
-      ...extra,
-    ],
-  };
+  return { ws, args: judgeArgs(ws, provider, 'judge', extra) };
 }
 
 /** Each request submitted went into exactly one batch (48: two of the 49 judge prompts are identical, sent once). */
@@ -231,32 +233,16 @@ describe('plens judge --batch (anthropic): a refused create is not a lost answer
       batch: { plan: (n) => (n === 0 ? { hold: true } : {}), createReject: (n) => (n === 1 ? 429 : undefined) },
       requireAuth: true,
     });
-    const url = server.url;
-    const judgeArgs = (ws: string, model: string) => [
-      'judge',
-      '-w',
-      ws,
-      '--judge',
-      `anthropic:${model}?base_url=${url}&price_in=2.5&price_out=10`,
-      '--dimensions',
-      'task_completion',
-      '--retry-delay-ms',
-      '5',
-      '--batch',
-      '--poll-interval',
-      '0.01',
-      '--json',
-    ];
     // Another run (its own workspace, another judge model) has a batch of the same size still running.
     const other = await simDialoguesWorkspace();
     const { spawnCli, waitFor } = await import('../../helpers/batch.js');
-    const run = spawnCli(judgeArgs(other, 'judge-other'), ENV.env);
+    const run = spawnCli(judgeArgs(other, 'anthropic', 'judge-other'), ENV.env);
     await waitFor('the other batch created', () => server!.batch.submissions === 1);
     run.child.kill('SIGKILL');
     await run.exit;
     // This run's first create is refused with a 429; its retry must create, not recover.
     const ws = await simDialoguesWorkspace();
-    const r = await runCliJson<JudgeSummary>(judgeArgs(ws, 'judge'), ENV);
+    const r = await runCliJson<JudgeSummary>(judgeArgs(ws, 'anthropic'), ENV);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(server.batch.submissions).toBe(2);
     expect(r.json).toMatchObject({ ok: 49, failed: 0 });

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
+import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
 import { repoRoot, runCliInProcess } from '../../helpers/cli.js';
 import { dialogueTag, scriptedReply, type Plan } from './replies.js';
 
@@ -251,15 +251,7 @@ export interface PlensRun {
 }
 
 const CREDS = { accessKeyId: 'AKIAPLENSDIFFTEST001', secretAccessKey: 'plensDiffSecret/abcdefghijklmnopqrstuvwxyz0123' };
-const AWS_ENV = {
-  AWS_PROFILE: '',
-  AWS_EC2_METADATA_DISABLED: 'true',
-  AWS_CONFIG_FILE: '/nonexistent/plens-config',
-  AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/plens-credentials',
-  AWS_ACCESS_KEY_ID: CREDS.accessKeyId,
-  AWS_SECRET_ACCESS_KEY: CREDS.secretAccessKey,
-  AWS_REGION: 'us-east-1',
-};
+const AWS_ENV = isolatedAwsEnv(CREDS, 'us-east-1');
 
 function fromConverse(r: MockBedrockServer['requests'][number]): SentRequest {
   return {
