@@ -204,40 +204,49 @@ async function* readFile(
   }
 }
 
-export async function runImportPrompts(options: ImportPromptsOptions): Promise<ImportPromptsSummary> {
-  if (options.files.length === 0) throw new PlensError('E_USAGE', 'name at least one prompt file');
+/** Reads and checks every line of the files, in order; numbers each task x setting from 0. */
+export async function readPromptFiles(
+  files: readonly string[],
+  options: { task?: Task; setting?: Setting } = {},
+): Promise<{ records: PromptRecord[]; sources: ImportPromptsSummary['sources']; blankLines: number }> {
   const positions = new Map<string, number>();
   const blank = { count: 0 };
   const sources: ImportPromptsSummary['sources'] = [];
   const records: PromptRecord[] = [];
-  const collect = async (sink: (record: PromptRecord) => void): Promise<void> => {
-    for (const file of options.files) {
-      const byName = ORIGINAL_PROMPT_FILES[basename(file)];
-      const forced = { task: options.task ?? byName?.task, setting: options.setting ?? byName?.setting };
-      const source = {
-        file,
-        records: 0,
-        counts: {} as Record<string, number>,
-        decided_by: options.task || options.setting ? 'option' : byName ? 'file name' : 'record',
-      };
-      for await (const { decidedBy: _, task, setting, ...rest } of readFile(file, forced, blank)) {
-        const key = `${task} ${setting}`;
-        const position = positions.get(key) ?? 0;
-        positions.set(key, position + 1);
-        source.records++;
-        source.counts[key] = (source.counts[key] ?? 0) + 1;
-        sink({ sampleId: sampleId(task, setting, position), task, setting, position, ...rest });
-      }
-      sources.push(source);
+  for (const file of files) {
+    const byName = ORIGINAL_PROMPT_FILES[basename(file)];
+    const forced = { task: options.task ?? byName?.task, setting: options.setting ?? byName?.setting };
+    const source = {
+      file,
+      records: 0,
+      counts: {} as Record<string, number>,
+      decided_by: options.task || options.setting ? 'option' : byName ? 'file name' : 'record',
+    };
+    for await (const { decidedBy: _, task, setting, ...rest } of readFile(file, forced, blank)) {
+      const key = `${task} ${setting}`;
+      const position = positions.get(key) ?? 0;
+      positions.set(key, position + 1);
+      source.records++;
+      source.counts[key] = (source.counts[key] ?? 0) + 1;
+      records.push({ sampleId: sampleId(task, setting, position), task, setting, position, ...rest });
     }
-  };
+    sources.push(source);
+  }
+  return { records, sources, blankLines: blank.count };
+}
+
+export async function runImportPrompts(options: ImportPromptsOptions): Promise<ImportPromptsSummary> {
+  if (options.files.length === 0) throw new PlensError('E_USAGE', 'name at least one prompt file');
   // Everything is read and checked before anything is written.
-  await collect((record) => records.push(record));
+  const { records, sources, blankLines } = await readPromptFiles(options.files, {
+    ...(options.task ? { task: options.task } : {}),
+    ...(options.setting ? { setting: options.setting } : {}),
+  });
   const summary: ImportPromptsSummary = {
     dry_run: options.dryRun === true,
     file: options.dryRun ? null : join(options.out, 'prompts.jsonl'),
     records: records.length,
-    blank_lines: blank.count,
+    blank_lines: blankLines,
     sources,
   };
   if (!options.dryRun) {

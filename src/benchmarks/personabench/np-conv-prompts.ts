@@ -36,6 +36,8 @@ interface Parent {
   timestamp: string | null;
   timestampRaw: unknown;
   body: unknown;
+  /** The node's own `body` key: 3.3_RandPrompt.py reads `.get('body', '')` of a post too. */
+  bodyKey: unknown;
   isPost: boolean;
 }
 
@@ -48,6 +50,7 @@ function parentOf(post: FlatPost, node: CommentNode): Parent | null {
       timestamp: post.timestamp,
       timestampRaw: post.raw.timestamp,
       body: post.content,
+      bodyKey: post.raw['body'],
       isPost: true,
     };
   }
@@ -60,6 +63,7 @@ function parentOf(post: FlatPost, node: CommentNode): Parent | null {
     timestamp: parent.timestamp,
     timestampRaw: parent.timestampRaw,
     body: parent.body,
+    bodyKey: parent.body,
     isPost: false,
   };
 }
@@ -172,7 +176,12 @@ function latestAuthorReply(post: FlatPost): CommentNode | null {
 
 function parentFields(parent: Parent | null, postAsEmpty: boolean): { id: string; author: string; score: unknown; body: string } {
   if (!parent) return { id: '', author: '', score: null, body: '' };
-  return { id: parent.id, author: show(parent.author ?? ''), score: parent.score ?? null, body: parent.isPost && postAsEmpty ? '' : cleanText(parent.body) };
+  return {
+    id: parent.id,
+    author: show(parent.author ?? ''),
+    score: parent.score ?? null,
+    body: parent.isPost && postAsEmpty ? cleanText(parent.bodyKey) : cleanText(parent.body),
+  };
 }
 
 /** The extra record fields 3.3_RandPrompt writes next to the prompt (spec §2.3.4). */

@@ -4,12 +4,15 @@
  * the predictions stage sends; build-prompts.ts).
  */
 import { createWriteStream } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { replaceDirectoryAtomic } from '../../core/atomic.js';
+import { PlensError } from '../../core/errors.js';
 import { readPersonaUsers } from './import.js';
-import { promptRecord } from './build-prompts.js';
+import { promptRecord, type PromptRecord } from './build-prompts.js';
+import { readPromptFiles } from './import-prompts.js';
+import { runOriginalMakers } from './original-makers.js';
 import { FIXED_NP_CONV_PROMPTS } from './np-conv-prompts.js';
 import { PromptCorpus } from './prompt-corpus.js';
 import { FIXED_CORRECTIONS, selectAll, type Fidelity } from './selection.js';
@@ -20,6 +23,22 @@ export interface PersonaSelectOptions {
   fidelity: Fidelity;
   seed: number;
   dryRun?: boolean;
+  /**
+   * A checkout of the original code: its prompt makers run on the input and their nine files
+   * (kept byte for byte under original-files/) become prompts.jsonl, the original's wording.
+   */
+  original?: string;
+  /** The Python that runs them; default python3. */
+  python?: string;
+  onProgress?: (line: string) => void;
+}
+
+/** How the original makers' records agree with plens's own selection, per task x setting. */
+export interface OriginalAgreement {
+  records: { plens: number; original: number };
+  /** Records equal in target ids, label, subreddit and user, position by position. */
+  equal: number;
+  first_difference: { position: number; field: string; plens: unknown; original: unknown } | null;
 }
 
 export interface PersonaSelectSummary {
@@ -30,10 +49,19 @@ export interface PersonaSelectSummary {
   prompts_file: string | null;
   counts: Record<string, number>;
   corrections: readonly string[];
+  /** Present with --original: where the nine files are and how they agree with plens's selection. */
+  original?: {
+    checkout: string;
+    files_dir: string | null;
+    files: string[];
+    /** Makers that stopped without writing (the original exits 1 where a setting has no samples). */
+    stopped: Array<{ script: string; exit: string; message: string }>;
+    agreement: Record<string, OriginalAgreement>;
+  };
 }
 
 export async function runPersonaSelect(options: PersonaSelectOptions): Promise<PersonaSelectSummary> {
-  const { users } = await readPersonaUsers(options.from);
+  const { users, format } = await readPersonaUsers(options.from);
   const { score, reply } = selectAll(users, { fidelity: options.fidelity, seed: options.seed });
   const rows = [...score, ...reply];
   const counts: Record<string, number> = {};
@@ -47,26 +75,138 @@ export async function runPersonaSelect(options: PersonaSelectOptions): Promise<P
     counts,
     corrections: options.fidelity === 'fixed' ? [...FIXED_CORRECTIONS, ...FIXED_NP_CONV_PROMPTS] : [],
   };
-  if (!options.dryRun) {
-    // The folder may be one the user named: anything in it this command did not write stays.
-    await replaceDirectoryAtomic(
-      options.out,
-      async (staging) => {
-        await writeJsonl(join(staging, 'samples.jsonl'), rows);
-        const corpus = new PromptCorpus(users);
-        // Prompts are written as they are built: 3.3 prompts carry whole threads.
-        await writeJsonl(
-          join(staging, 'prompts.jsonl'),
-          (function* () {
-            for (const row of rows) yield promptRecord(row, corpus, options.fidelity);
-          })(),
-        );
-        await writeFile(join(staging, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
-      },
-      { ownOnly: true },
-    );
+  if (options.original !== undefined && options.fidelity !== 'original')
+    throw new PlensError('E_USAGE', '--original runs the original makers, which have no fixed variant', {
+      hint: "leave out --fidelity fixed, or leave out --original to use the corrections with plens's own wording",
+    });
+  const corpus = new PromptCorpus(users);
+  const original =
+    options.original === undefined
+      ? undefined
+      : await runOriginalMakers({
+          checkout: options.original,
+          input: options.from,
+          format,
+          seed: options.seed,
+          ...(options.python ? { python: options.python } : {}),
+          ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        });
+  try {
+    let originalRecords: PromptRecord[] | undefined;
+    if (original) {
+      originalRecords = (await readPromptFiles(original.files.map((f) => f.path))).records;
+      const ours = rows.map((row) => promptRecord(row, corpus, options.fidelity));
+      summary.original = {
+        checkout: options.original!,
+        files_dir: options.dryRun ? null : join(options.out, ORIGINAL_FILES_DIR),
+        files: original.files.map((f) => f.name),
+        stopped: original.stopped,
+        agreement: compareWithOriginal(ours, originalRecords),
+      };
+    }
+    if (!options.dryRun) {
+      // The folder may be one the user named: anything in it this command did not write stays.
+      await replaceDirectoryAtomic(
+        options.out,
+        async (staging) => {
+          await writeJsonl(join(staging, 'samples.jsonl'), rows);
+          if (original && originalRecords) {
+            await mkdir(join(staging, ORIGINAL_FILES_DIR));
+            for (const file of original.files) await copyFile(file.path, join(staging, ORIGINAL_FILES_DIR, file.name));
+            await writeJsonl(join(staging, 'prompts.jsonl'), originalRecords);
+          } else {
+            // Prompts are written as they are built: 3.3 prompts carry whole threads.
+            await writeJsonl(
+              join(staging, 'prompts.jsonl'),
+              (function* () {
+                for (const row of rows) yield promptRecord(row, corpus, options.fidelity);
+              })(),
+            );
+          }
+          await writeFile(join(staging, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+        },
+        { ownOnly: true },
+      );
+    }
+  } finally {
+    await original?.dispose();
   }
   return summary;
+}
+
+/** Where the original makers' nine files are kept, under the selection folder. */
+export const ORIGINAL_FILES_DIR = 'original-files';
+
+/** The fields compared, as each side names them; null where a side does not carry one. */
+function comparedFields(r: PromptRecord): Array<[string, unknown]> {
+  let fewShotPost: unknown = null;
+  let fewShotReply: unknown = null;
+  if (r.source === 'plens') {
+    const fs = r.fewShot as { postId?: unknown; replyId?: unknown } | null;
+    fewShotPost = fs?.postId ?? null;
+    fewShotReply = fs?.replyId ?? null;
+  } else if (r.fewShot !== null && typeof r.fewShot === 'object') {
+    // The original's few_shot_info names them differently per maker; "N/A..." is none.
+    const fs = r.fewShot as Record<string, unknown>;
+    const none = (v: unknown): unknown => (typeof v === 'string' && v.startsWith('N/A') ? null : (v ?? null));
+    fewShotPost = none(fs['fs_post_ref_id'] ?? fs['fs_post_ref_id_in_store'] ?? fs['fs_context_provider_post_ref_id']);
+    fewShotReply = none(fs['fs_reply_id_hidden_in_example'] ?? fs['fs_example_reply_id_in_fs_post'] ?? fs['fs_context_provider_reply_id_hidden_in_example']);
+  }
+  const fields: Array<[string, unknown]> = [
+    ['targetPostId', r.targetPostId],
+    ['targetReplyId', r.targetReplyId],
+    ['trueLabel', r.trueLabel],
+    ['subreddit', r.subreddit],
+    ['user', r.user],
+  ];
+  // 3.3 lines carry no few-shot ids; 3.1/3.2 NP-Conv's come from its own fields.
+  if (r.task !== '3.3') fields.push(['fewShotPost', fewShotPost], ['fewShotReply', fewShotReply]);
+  if (r.extra !== null) for (const [name, value] of Object.entries(r.extra)) fields.push([name, value]);
+  return fields;
+}
+
+/**
+ * Position by position within each task x setting, over the fields both sides carry (3.3
+ * lines carry no target ids, 3.1/3.2 lines no user name of their own).
+ */
+export function compareWithOriginal(ours: readonly PromptRecord[], theirs: readonly PromptRecord[]): Record<string, OriginalAgreement> {
+  const group = (records: readonly PromptRecord[]): Map<string, PromptRecord[]> => {
+    const map = new Map<string, PromptRecord[]>();
+    for (const r of records) {
+      const key = `${r.task} ${r.setting}`;
+      map.set(key, [...(map.get(key) ?? []), r]);
+    }
+    return map;
+  };
+  const a = group(ours);
+  const b = group(theirs);
+  const out: Record<string, OriginalAgreement> = {};
+  for (const key of new Set([...a.keys(), ...b.keys()])) {
+    const mine = a.get(key) ?? [];
+    const others = b.get(key) ?? [];
+    const agreement: OriginalAgreement = { records: { plens: mine.length, original: others.length }, equal: 0, first_difference: null };
+    for (let i = 0; i < Math.max(mine.length, others.length); i++) {
+      const x = mine[i];
+      const y = others[i];
+      let difference: OriginalAgreement['first_difference'] = null;
+      if (x === undefined || y === undefined) difference = { position: i, field: 'record', plens: x?.sampleId ?? null, original: y?.sampleId ?? null };
+      else {
+        const theirFields = new Map(comparedFields(y));
+        for (const [name, value] of comparedFields(x)) {
+          const other = theirFields.get(name);
+          if (value === null || other === null || other === undefined) continue;
+          if (JSON.stringify(value) !== JSON.stringify(other)) {
+            difference = { position: i, field: name, plens: value, original: other };
+            break;
+          }
+        }
+      }
+      if (difference === null) agreement.equal++;
+      else agreement.first_difference ??= difference;
+    }
+    out[key] = agreement;
+  }
+  return out;
 }
 
 /** Writes one JSON record per line, streaming (waits for the file when its buffer is full). */

@@ -18,6 +18,8 @@ interface PersonaSelectArgs extends GlobalArgs {
   out?: string;
   fidelity: 'original' | 'fixed';
   seed: number;
+  original?: string;
+  python?: string;
   'dry-run': boolean;
 }
 
@@ -129,16 +131,44 @@ const selectCommand: CommandModule<GlobalArgs, PersonaSelectArgs> = {
         default: 0,
         describe: 'Seed for the shuffles the original leaves unseeded (3.1/3.2 NP-Conv), CPython random.seed(int)',
       })
+      .option('original', {
+        type: 'string',
+        describe:
+          "A checkout of the original code (github.com/PERSONA-bench/PERSONA, branch Latest): run its six prompt makers, unmodified, on the input with Python's random seeded by --seed; their nine files are kept byte for byte in <out>/original-files/ and become prompts.jsonl (the original's wording), and every record is compared with plens's own selection",
+      })
+      .option('python', { type: 'string', describe: 'The Python that runs the original scripts (with --original); default python3 on PATH' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'Count the samples, write nothing' })
-      .example('$0 persona select --from data/personabench-sample/raw.json --fidelity fixed --seed 1', 'select with the corrections'),
+      .example('$0 persona select --from data/personabench-sample/raw.json --fidelity fixed --seed 1', 'select with the corrections')
+      .example('$0 persona select --from merged_posts_remapped.json --original ~/src/PERSONA --seed 7', "the original's own nine prompt files, byte for byte"),
   handler: async (args) => {
     const { runPersonaSelect } = await import('../../benchmarks/personabench/select-stage.js');
     const out = args.out ? userPath(args.out) : join(workspaceOf(args).root, 'persona', `selection-${args.fidelity}`);
-    const summary = await runPersonaSelect({ from: userPath(args.from), out, fidelity: args.fidelity, seed: args.seed, dryRun: args['dry-run'] });
+    const summary = await runPersonaSelect({
+      from: userPath(args.from),
+      out,
+      fidelity: args.fidelity,
+      seed: args.seed,
+      dryRun: args['dry-run'],
+      ...(args.original !== undefined ? { original: userPath(args.original) } : {}),
+      ...(args.python !== undefined ? { python: args.python } : {}),
+      ...(args.quiet ? {} : { onProgress: (line: string) => process.stderr.write(`plens: ${line}\n`) }),
+    });
     printResult(args, summary, () =>
       [
         `${summary.dry_run ? 'would select' : 'selected'} (${summary.fidelity}, seed ${summary.seed}) -> ${summary.file ?? '(dry run)'}${summary.prompts_file ? `, prompts -> ${summary.prompts_file}` : ''}`,
         ...Object.entries(summary.counts).map(([k, n]) => `  ${k}: ${n}`),
+        ...(summary.original
+          ? [
+              `the original makers' ${summary.original.files.length} files${summary.original.files_dir ? ` -> ${summary.original.files_dir}` : ''} (prompts.jsonl holds their wording):`,
+              ...summary.original.stopped.map((s) => `  ${s.script} wrote nothing (${s.exit}): ${s.message.split('\n').pop()}`),
+              ...Object.entries(summary.original.agreement).map(([k, a]) => {
+                const d = a.first_difference;
+                return `  ${k}: ${a.equal}/${Math.max(a.records.plens, a.records.original)} records agree with plens's selection${
+                  d ? ` (first difference at ${d.position}: ${d.field} plens ${JSON.stringify(d.plens)}, original ${JSON.stringify(d.original)})` : ''
+                }`;
+              }),
+            ]
+          : []),
       ].join('\n'),
     );
   },

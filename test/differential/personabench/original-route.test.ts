@@ -1,0 +1,94 @@
+import { copyFileSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ORIGINAL_MAKERS } from '../../../src/benchmarks/personabench/original-makers.js';
+import { runPersonaSelect } from '../../../src/benchmarks/personabench/select-stage.js';
+import { repoRoot, tempDir } from '../../helpers/cli.js';
+import { ORIGINAL, drawCorpus, originalAvailable, runMaker } from './original.js';
+
+/*
+ * The original-wording route (`persona select --original CHECKOUT`) against the original makers
+ * run by hand: the nine files plens keeps must be byte for byte the files the makers write when
+ * run directly, unmodified, on the same input with the same seed (a raw list going through
+ * Raw_Data_Process.py first); prompts.jsonl must carry their prompt text line by line; and
+ * plens's own selection must agree with every record. Only hashes are compared and printed,
+ * never the original's text. Needs PERSONABENCH_ORIGINAL; skipped without it.
+ */
+const available = originalAvailable() && originalAvailable('Raw_Data_Process.py');
+
+const sha = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+/** The makers run directly, as a user of the original would: grouped input in, nine files out. */
+function byHand(input: string, seed: number, raw: boolean): string {
+  const dir = tempDir('plens-pb-byhand-');
+  if (raw) {
+    copyFileSync(input, join(dir, 'Raw_Data_Postized.json'));
+    const r = spawnSync('/usr/bin/python3', [join(ORIGINAL, 'Raw_Data_Process.py')], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: { PATH: '/usr/bin:/bin', PYTHONIOENCODING: 'utf-8' },
+    });
+    if (r.status !== 0) throw new Error(r.stderr);
+  } else copyFileSync(input, join(dir, 'merged_posts_remapped.json'));
+  // A maker that finds nothing to select exits 1 and writes nothing; a crash is a test failure.
+  for (const maker of ORIGINAL_MAKERS) {
+    const r = runMaker(dir, maker.script, seed);
+    if (r.status !== 0 && /Traceback/.test(r.stderr)) throw new Error(`${maker.script}: ${r.stderr.slice(-1000)}`);
+  }
+  return dir;
+}
+
+async function check(input: string, seed: number, raw: boolean): Promise<void> {
+  const out = join(tempDir('plens-pb-route-'), 'selection');
+  const summary = await runPersonaSelect({ from: input, out, fidelity: 'original', seed, original: ORIGINAL, python: '/usr/bin/python3' });
+  const hand = byHand(input, seed, raw);
+  const names = ORIGINAL_MAKERS.flatMap((m) => m.outputs).filter((name) => existsSync(join(hand, name)));
+  expect(readdirSync(join(out, 'original-files')).sort()).toEqual([...names].sort());
+  expect(
+    summary.original!.files.length + summary.original!.stopped.reduce((n, s) => n + ORIGINAL_MAKERS.find((m) => m.script === s.script)!.outputs.length, 0),
+  ).toBe(9);
+  for (const name of names) expect(sha(join(out, 'original-files', name)), `${input} ${name}`).toBe(sha(join(hand, name)));
+
+  // prompts.jsonl: the makers' prompt text, in the files' order.
+  const theirs = names.flatMap((name) =>
+    readFileSync(join(hand, name), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const v = JSON.parse(line) as { prompt?: string; prediction_task?: { prompt_text: string } };
+        return v.prediction_task?.prompt_text ?? v.prompt!;
+      }),
+  );
+  const ours = readFileSync(join(out, 'prompts.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { prompt: string }).prompt);
+  expect(ours.length).toBe(theirs.length);
+  expect(ours.map((p) => createHash('sha256').update(p).digest('hex'))).toEqual(theirs.map((p) => createHash('sha256').update(p).digest('hex')));
+
+  // plens's own selection agrees with every record the makers wrote.
+  for (const [key, a] of Object.entries(summary.original!.agreement)) {
+    expect(a.first_difference, `${input} ${key}`).toBeNull();
+    expect(a.records.plens, `${input} ${key}`).toBe(a.records.original);
+  }
+}
+
+describe.skipIf(!available)("PERSONA-bench original route: the makers' nine files, byte for byte", () => {
+  it('on the hand-made fixture (grouped) and the bundled sample (a raw list, grouped by Raw_Data_Process.py)', async () => {
+    await check(join(repoRoot, 'test', 'fixtures', 'personabench', 'grouped.json'), 14, false);
+    await check(join(repoRoot, 'data', 'personabench-sample', 'raw.json'), 5, true);
+  }, 120_000);
+
+  it('on drawn corpora, plain and with the other shapes the original reads', async () => {
+    const dir = tempDir('plens-pb-route-drawn-');
+    // PLENS_PB_ROUTE_SEEDS=1,2,105 draws others (100 and up: with the other shapes).
+    const seeds = (process.env['PLENS_PB_ROUTE_SEEDS'] ?? '1,2,3,101,102').split(',').map(Number);
+    for (const [seed, variants] of seeds.map((s) => [s, s >= 100] as const)) {
+      const file = join(dir, `corpus-${seed}.json`);
+      writeFileSync(file, JSON.stringify(drawCorpus(seed, variants)));
+      await check(file, seed, false);
+    }
+  }, 300_000);
+});
