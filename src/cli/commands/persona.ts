@@ -247,6 +247,10 @@ const predictCommand: CommandModule<GlobalArgs, PersonaPredictArgs> = {
 
 interface PersonaScoreArgs extends GlobalArgs {
   embeddings?: string;
+  outputs?: string;
+  task?: '3.1' | '3.2' | '3.3';
+  out?: string;
+  'skip-invalid': boolean;
 }
 
 const scoreCommand: CommandModule<GlobalArgs, PersonaScoreArgs> = {
@@ -260,7 +264,26 @@ const scoreCommand: CommandModule<GlobalArgs, PersonaScoreArgs> = {
         describe:
           'SBERT (3.3): an OpenAI-compatible embeddings endpoint serving all-MiniLM-L6-v2, as openai:MODEL?base_url=URL[&key_env=VAR] (text-embeddings-inference, vLLM, Ollama, LiteLLM), or a model folder on disk run through transformers.js, as local:FOLDER (config.json, tokenizer.json, tokenizer_config.json, onnx/model.onnx; never downloaded); vectors are cached in <workspace>/cache/embeddings. Without it SBERT is not scored',
       })
+      .option('outputs', {
+        type: 'string',
+        describe:
+          "Score an outputs file you already have instead of plens's predictions: one JSON object a line with output, true_label, subreddit (the original batch evaluator's format), scored as LogEval3.1/3.2/3.3 score it; their CSVs are written to --out",
+      })
+      .option('task', {
+        // A string: yargs would read 3.1 as a number.
+        type: 'string',
+        choices: ['3.1', '3.2', '3.3'] as const,
+        describe: 'The task of the --outputs file (which LogEval script to follow)',
+      })
+      .option('out', { type: 'string', describe: 'Folder for the LogEval CSVs (with --outputs); default <workspace>/persona/logeval' })
+      .option('skip-invalid', {
+        type: 'boolean',
+        default: false,
+        describe:
+          'With --outputs: skip the lines at which the LogEval script stops with an exception (3.2: a line that is not JSON, a non-text output; 3.3: a line that is not an object) instead of stopping as it does',
+      })
       .example('$0 persona score --json', 'write <workspace>/persona/scores/')
+      .example('$0 persona score --outputs DS_3.1_Without_results.jsonl --task 3.1', "LogEval3.1's table for a file of model outputs")
       .example(
         '$0 persona score --embeddings "openai:sentence-transformers/all-MiniLM-L6-v2?base_url=http://127.0.0.1:8080/v1"',
         'also score SBERT through a local text-embeddings-inference server',
@@ -270,6 +293,8 @@ const scoreCommand: CommandModule<GlobalArgs, PersonaScoreArgs> = {
         'also score SBERT with a model folder (a clone of Xenova/all-MiniLM-L6-v2), offline',
       ),
   handler: async (args) => {
+    if (args.outputs !== undefined) return scoreOutputs(args);
+    if (args.task !== undefined) throw usageError('--task goes with --outputs', 'name the outputs file to score with --outputs FILE');
     const { runPersonaScores } = await import('../../benchmarks/personabench/predict.js');
     const summary = await runPersonaScores({ workspace: workspaceOf(args), ...(args.embeddings ? { embeddings: args.embeddings } : {}) });
     printResult(
@@ -280,6 +305,22 @@ const scoreCommand: CommandModule<GlobalArgs, PersonaScoreArgs> = {
     );
   },
 };
+
+async function scoreOutputs(args: PersonaScoreArgs): Promise<void> {
+  if (args.task === undefined) throw usageError('--outputs needs --task 3.1, 3.2 or 3.3', 'the LogEval script to follow depends on the task');
+  const { runScoreOutputs } = await import('../../benchmarks/personabench/score-outputs.js');
+  const { formatScoreOutputs } = await import('../../benchmarks/personabench/score-outputs-format.js');
+  const workspace = workspaceOf(args);
+  const summary = await runScoreOutputs({
+    file: userPath(args.outputs!),
+    task: args.task,
+    out: args.out ? userPath(args.out) : join(workspace.root, 'persona', 'logeval'),
+    skipInvalid: args['skip-invalid'],
+    cacheDir: join(workspace.root, 'cache', 'embeddings'),
+    ...(args.embeddings ? { embeddings: args.embeddings } : {}),
+  });
+  printResult(args, summary, () => formatScoreOutputs(summary));
+}
 
 export const personaCommand: CommandModule<GlobalArgs, GlobalArgs> = {
   command: 'persona <command>',
