@@ -242,7 +242,8 @@ export function logEval32(lines: readonly TextLine[], options: { skipInvalid?: b
     records.push({ domain: domainOf(rec), pred: pythonFloat(numbers[numbers.length - 1]!)!, truth });
   }
   // pandas: an empty frame has no 'domain' column and groupby raises.
-  if (records.length === 0) return result({ line: null, reason: 'no record has a number in its output and a numeric label (the script raises on the empty table)' });
+  if (records.length === 0)
+    return result({ line: null, reason: 'no record has a number in its output and a numeric label (the script raises on the empty table)' });
   const score = (domain: string, group: ReadonlyArray<{ pred: number; truth: number }>): LogEval32Row => ({
     domain,
     rmse: Math.sqrt(pandasMean(group.map((r) => (r.pred - r.truth) ** 2))),
@@ -384,7 +385,8 @@ export async function logEval33(
   // The script sorts the domains: text and None (or numbers) cannot be sorted together.
   const keys = [...domains.values()].map((d) => d.key);
   const kinds = new Set(keys.map((k) => (k === null ? 'null' : typeof k === 'string' ? 'string' : 'number')));
-  if (kinds.size > 1) return fail({ line: null, reason: 'subreddits of mixed kinds (text with null or numbers): sorted() raises and the script writes no summary' });
+  if (kinds.size > 1)
+    return fail({ line: null, reason: 'subreddits of mixed kinds (text with null or numbers): sorted() raises and the script writes no summary' });
 
   const scores = await score(items.map((i) => i.item));
   // Sums are added in file order, as the script adds them.

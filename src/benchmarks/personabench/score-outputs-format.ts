@@ -8,15 +8,36 @@ export function formatScoreOutputs(s: ScoreOutputsSummary): string {
   const out: string[] = [];
   const r = s.logeval;
   if (r.task === '3.1') {
-    out.push(`LogEval3.1 on ${s.file} (${s.lines} lines): ${r.processed} records scored, ${r.ignored} ignored (no label found, or a label other than positive/negative)`);
+    out.push(
+      `LogEval3.1 on ${s.file} (${s.lines} lines): ${r.processed} records scored, ${r.ignored} ignored (no label found, or a label other than positive/negative)`,
+    );
     if (r.rows.length === 0) out.push('  no valid records: LogEval3.1 writes no CSV');
-    else out.push(renderTable({ name: 'logeval-3.1', columns: [col('domain', 'text'), col('accuracy'), col('f1_score'), col('mcc'), col('count', 'int')], rows: r.rows.map((x) => ({ ...x })) }, 'table'));
+    else
+      out.push(
+        renderTable(
+          {
+            name: 'logeval-3.1',
+            columns: [col('domain', 'text'), col('accuracy'), col('f1_score'), col('mcc'), col('count', 'int')],
+            rows: r.rows.map((x) => ({ ...x })),
+          },
+          'table',
+        ),
+      );
   } else if (r.task === '3.2') {
-    out.push(`LogEval3.2 on ${s.file} (${s.lines} lines): ${r.processed} records scored, ${r.ignored} ignored (no number in the output, or a label float() cannot read)`);
-    out.push(renderTable({ name: 'logeval-3.2', columns: [col('domain', 'text'), col('rmse'), col('mae'), col('count', 'int')], rows: r.rows.map((x) => ({ ...x })) }, 'table'));
+    out.push(
+      `LogEval3.2 on ${s.file} (${s.lines} lines): ${r.processed} records scored, ${r.ignored} ignored (no number in the output, or a label float() cannot read)`,
+    );
+    out.push(
+      renderTable(
+        { name: 'logeval-3.2', columns: [col('domain', 'text'), col('rmse'), col('mae'), col('count', 'int')], rows: r.rows.map((x) => ({ ...x })) },
+        'table',
+      ),
+    );
   } else {
     const errors = r.summary.at(-1)?.output_errors ?? 0;
-    out.push(`LogEval3.3 on ${s.file} (${s.lines} lines): ${r.summary.at(-1)?.count ?? 0} records, ${errors} output errors; SBERT ${r.sbert ? 'scored' : 'not scored (no --embeddings)'}`);
+    out.push(
+      `LogEval3.3 on ${s.file} (${s.lines} lines): ${r.summary.at(-1)?.count ?? 0} records, ${errors} output errors; SBERT ${r.sbert ? 'scored' : 'not scored (no --embeddings)'}`,
+    );
     const columns = [col('scope', 'text'), col('identifier', 'text'), col('count', 'int'), col('output_errors', 'int')];
     if (r.sbert) columns.push(col('avg_sbert'));
     columns.push(col('avg_rougeL'), col('avg_rouge1'), col('avg_bleu'), col('avg_meteor'), col('valid_evals', 'int'));

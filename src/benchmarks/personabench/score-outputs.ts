@@ -15,7 +15,16 @@ import { groupBySubreddit } from './metrics/by-subreddit.js';
 import { regressionScores, signScoresApi } from './metrics/classification.js';
 import { GenerationScorer } from './metrics/generation.js';
 import { sbertSimilarities } from './metrics/sbert.js';
-import { logEval31, logEval32, logEval33, pythonFileLines, type LogEval31Result, type LogEval32Result, type LogEval33Result, type LogEvalTask } from './logeval.js';
+import {
+  logEval31,
+  logEval32,
+  logEval33,
+  pythonFileLines,
+  type LogEval31Result,
+  type LogEval32Result,
+  type LogEval33Result,
+  type LogEvalTask,
+} from './logeval.js';
 import { parseImpact, parseSign } from './parse.js';
 
 export interface ScoreOutputsOptions {
@@ -91,7 +100,9 @@ export async function runScoreOutputs(options: ScoreOutputsOptions): Promise<Sco
       await write(
         `${stem}.LogEval3.1.csv`,
         csvRow(['domain', 'accuracy', 'f1_score', 'mcc', 'count'], '\n') +
-          logeval.rows.map((r) => csvRow([r.domain, f(r.accuracy), f(r.f1_score), logeval.mcc_integers ? String(r.mcc) : f(r.mcc), String(r.count)], '\n')).join(''),
+          logeval.rows
+            .map((r) => csvRow([r.domain, f(r.accuracy), f(r.f1_score), logeval.mcc_integers ? String(r.mcc) : f(r.mcc), String(r.count)], '\n'))
+            .join(''),
       );
     return { file: options.file, task: '3.1', lines: lines.length, logeval, api: apiSign(lines), written };
   }
@@ -106,7 +117,10 @@ export async function runScoreOutputs(options: ScoreOutputsOptions): Promise<Sco
     return { file: options.file, task: '3.2', lines: lines.length, logeval, api: apiImpact(lines), written };
   }
 
-  const embedder = options.embeddings === undefined ? undefined : openEmbedder(options.embeddings, { cacheDir: options.cacheDir, ...(options.env ? { env: options.env } : {}) });
+  const embedder =
+    options.embeddings === undefined
+      ? undefined
+      : openEmbedder(options.embeddings, { cacheDir: options.cacheDir, ...(options.env ? { env: options.env } : {}) });
   try {
     const scorer = new GenerationScorer();
     const logeval = await logEval33(
@@ -150,7 +164,14 @@ async function writeLogEval33(r: LogEval33Result, stem: string, write: (name: st
     const rows = r.individual.map((row) => {
       const base = [row.subreddit === null ? '' : pythonStr(row.subreddit), row.prompt_preview, pythonStr(row.true_label), row.llm_output];
       const s = row.scores;
-      return csvRow(s ? [...base, f(s.sbert), f(s.rougeL), f(s.rouge1), f(s.bleu), f(s.meteor), ''] : [...base, 'N/A', 'N/A', 'N/A', 'N/A', 'N/A', 'Empty or Error Output'], '\r\n');
+      // NLTK's sentence_bleu returns the int 0 when no unigram matches (the only way BLEU is 0 here);
+      // a label that is not text makes the script's own except branch return 0.0.
+      return csvRow(
+        s
+          ? [...base, f(s.sbert), f(s.rougeL), f(s.rouge1), s.bleu === 0 && typeof row.true_label === 'string' ? '0' : f(s.bleu), f(s.meteor), '']
+          : [...base, 'N/A', 'N/A', 'N/A', 'N/A', 'N/A', 'Empty or Error Output'],
+        '\r\n',
+      );
     });
     await write(`${stem}.LogEval3.3.individual.csv`, BOM + csvRow(header, '\r\n') + rows.join(''));
   }
