@@ -215,7 +215,7 @@ function apiSign(lines: ReturnType<typeof pythonFileLines>): ScoreOutputsSummary
     const truth = typeof r['true_label'] === 'string' ? r['true_label'].toLowerCase() : null;
     const parsed = typeof r['output'] === 'string' ? parseSign(r['output'], 'strict') : null;
     if (truth !== 'positive' && truth !== 'negative') continue;
-    if (!parsed || parsed.state !== 'parsed') {
+    if (parsed?.state !== 'parsed') {
       unparsed++;
       continue;
     }
@@ -243,7 +243,7 @@ function apiImpact(lines: ReturnType<typeof pythonFileLines>): ScoreOutputsSumma
     const truth = typeof label === 'number' ? label : null;
     if (truth === null) continue;
     const parsed = typeof r['output'] === 'string' ? parseImpact(r['output'], 'float-then-last-number') : null;
-    if (!parsed || parsed.state !== 'parsed') {
+    if (parsed?.state !== 'parsed') {
       unparsed++;
       continue;
     }
