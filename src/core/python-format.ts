@@ -47,3 +47,41 @@ export function pythonStr(value: unknown): string {
 export function csvRow(fields: readonly string[], lineEnd: '\n' | '\r\n'): string {
   return fields.map((f) => (/[",\r\n]/.test(f) ? `"${f.replace(/"/g, '""')}"` : f)).join(',') + lineEnd;
 }
+
+/**
+ * Python `json.dumps(value, indent=indent, ensure_ascii=ensureAscii)` (no indent: `, ` and
+ * `: ` separators, as json.dumps writes a line). A `Map` is a Python dict in its insertion
+ * order (a plain object's key order puts integer-like keys first, a dict's does not). A whole
+ * number prints as an int: a float that was written `5.0` in the source cannot be told apart.
+ */
+export function pythonJsonDumps(value: unknown, options: { indent?: number; ensureAscii?: boolean } = {}): string {
+  const ascii = options.ensureAscii !== false;
+  const step = options.indent;
+  const str = (s: string): string => {
+    const json = JSON.stringify(s);
+    return ascii ? json.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : json;
+  };
+  const walk = (v: unknown, depth: number): string => {
+    if (v === null || v === undefined) return 'null';
+    if (typeof v === 'boolean') return v ? 'true' : 'false';
+    if (typeof v === 'number') {
+      if (Number.isNaN(v)) return 'NaN';
+      if (!Number.isFinite(v)) return v > 0 ? 'Infinity' : '-Infinity';
+      return Number.isInteger(v) && Math.abs(v) < 1e21 ? String(v) : pythonFloatRepr(v);
+    }
+    if (typeof v === 'string') return str(v);
+    const entries: Array<[string | null, unknown]> = Array.isArray(v)
+      ? v.map((x) => [null, x])
+      : v instanceof Map
+        ? [...v].map(([k, x]) => [String(k), x])
+        : Object.entries(v as Record<string, unknown>);
+    const open = Array.isArray(v) ? '[' : '{';
+    const close = Array.isArray(v) ? ']' : '}';
+    if (entries.length === 0) return open + close;
+    const item = ([k, x]: [string | null, unknown]): string => (k === null ? '' : `${str(k)}: `) + walk(x, depth + 1);
+    if (step === undefined) return open + entries.map(item).join(', ') + close;
+    const inner = '\n' + ' '.repeat(step * (depth + 1));
+    return open + inner + entries.map(item).join(',' + inner) + '\n' + ' '.repeat(step * depth) + close;
+  };
+  return walk(value, 0);
+}

@@ -12,6 +12,7 @@
 import { cleanText, type CommentNode, type FlatPost } from './corpus.js';
 import type { PromptCorpus } from './prompt-corpus.js';
 import { impactRules, show, SCORE_CUE, SIGN_CUE, SIGN_QUESTION, truncate } from './prompts.js';
+import { assignIds, fewShotBranch, makerJson, serializable, toPython } from './maker-json.js';
 import { postJson, pythonJson, truncatedBranch } from './reply-prompts.js';
 import type { Fidelity, ReplySample, ScoreSample } from './selection.js';
 
@@ -220,12 +221,14 @@ export function replyNpConvPrompt(sample: ReplySample, corpus: PromptCorpus, fid
   const exampleBlock = [
     '### FEW-SHOT EXAMPLE ###',
     `From a previous post: a conversation branch in which the post author '${contextAuthor}' replied; the reply is left out, and so is everything after it in that branch:`,
-    pythonJson([truncatedBranch(context, example, original ? null : example.time)], original),
+    original
+      ? makerJson(fewShotBranch(assignIds(context.raw, context.id, true).flat, example.id))
+      : pythonJson([truncatedBranch(context, example, example.time)], false),
     `The reply (ID ${example.id}) answers a message by '${exampleParent.author}' (ID ${exampleParent.id}, score ${show(exampleParent.score)}), which reads: "${exampleParent.body}"`,
     `${npExampleAnswerLine(original ? '{post_author_name_fs}' : contextAuthor)}\n${cleanText(example.body)}`,
   ].join('\n');
   // The original dumps the raw record (no ids) and "removes" the latest reply by id: nothing goes.
-  const contextJson = original ? pythonJson(context.raw, true) : pythonJson(postJson(context, latestAuthorReply(context), null, true), false);
+  const contextJson = original ? makerJson(serializable(toPython(context.raw))) : pythonJson(postJson(context, latestAuthorReply(context), null, true), false);
   const contextBlock = [
     '### CONTEXT FOR PREDICTION TASK ###',
     'The conversation below comes from a different, unrelated post. Use it only as an impression of how threads unfold, not as information about the task:',

@@ -8,6 +8,7 @@
  * author and drops every message posted after the target from the shown conversation.
  */
 import { cleanText, type CommentNode, type FlatPost } from './corpus.js';
+import { assignIds, fewShotBranch, makerJson, postDetails, postWithout } from './maker-json.js';
 import type { Fidelity, ReplySample } from './selection.js';
 
 export const replyCue = (user: string): string => `Predicted body text for ${user}'s reply:`;
@@ -101,7 +102,7 @@ export function replyPrompt(sample: ReplySample, posts: Map<string, FlatPost>, f
     const parent = parentInfo(post, target);
     return [
       `Here is the current post written by '${sample.user}':`,
-      pythonJson(postJson(post, null, null, false), ascii),
+      ascii ? makerJson(postDetails(post.raw, post.id, sample.user)) : pythonJson(postJson(post, null, null, false), false),
       `Under the post "${cleanText(post.raw.title)}", the author is answering a message by '${parent.author}', which reads: "${parent.body}"`,
       `What will '${sample.user}' write? Respond ONLY with the predicted text content of the body.`,
       cue,
@@ -109,10 +110,14 @@ export function replyPrompt(sample: ReplySample, posts: Map<string, FlatPost>, f
   }
   const cutoff = fidelity === 'fixed' ? target.time : null;
   const fewShotNode = post.byId.get(sample.fewShot!.replyId)!;
+  // original: the objects as the maker builds them (maker-json.ts); fixed: plens's own, normalised.
+  const made = ascii ? assignIds(post.raw, post.id, false) : null;
+  const fewShotJson = made ? makerJson(fewShotBranch(made.flat, fewShotNode.id)) : pythonJson([truncatedBranch(post, fewShotNode, fewShotNode.time)], false);
+  const contextJson = made ? makerJson(postWithout(made.post, target.id)) : pythonJson(postJson(post, target, cutoff, true), false);
   const example = [
     '### FEW-SHOT EXAMPLE ###',
     "In the branch below the author's reply is left out, and so is everything posted after it in that branch:",
-    pythonJson([truncatedBranch(post, fewShotNode, fidelity === 'fixed' ? fewShotNode.time : null)], ascii),
+    fewShotJson,
     parentSentence(post, fewShotNode),
     `Predict the body text of this reply by '${name}'.`,
     `${cue}\n${cleanText(fewShotNode.body)}`,
@@ -120,7 +125,7 @@ export function replyPrompt(sample: ReplySample, posts: Map<string, FlatPost>, f
   const task = [
     '### ACTUAL TASK ###',
     "Now here is the conversation of the whole post, with the author's reply to predict left out:",
-    pythonJson(postJson(post, target, cutoff, true), ascii),
+    contextJson,
     parentSentence(post, target),
     `Predict the body text of this reply by '${name}'. Respond ONLY with the predicted text content of the body.`,
     cue,

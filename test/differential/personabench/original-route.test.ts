@@ -40,6 +40,25 @@ function byHand(input: string, seed: number, raw: boolean): string {
   return dir;
 }
 
+/** The JSON blocks a prompt embeds: from a line that is "{" or "[" to the first line that closes it. */
+function jsonBlocks(text: string): string[] {
+  const lines = text.split('\n');
+  const blocks: string[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const close = lines[i] === '{' ? '}' : lines[i] === '[' ? ']' : null;
+    if (close === null) continue;
+    const end = lines.indexOf(close, i + 1);
+    if (end === -1) break;
+    blocks.push(
+      createHash('sha256')
+        .update(lines.slice(i, end + 1).join('\n'))
+        .digest('hex'),
+    );
+    i = end;
+  }
+  return blocks;
+}
+
 async function check(input: string, seed: number, raw: boolean): Promise<void> {
   const out = join(tempDir('plens-pb-route-'), 'selection');
   const summary = await runPersonaSelect({ from: input, out, fidelity: 'original', seed, original: ORIGINAL, python: '/usr/bin/python3' });
@@ -67,6 +86,21 @@ async function check(input: string, seed: number, raw: boolean): Promise<void> {
     .map((line) => (JSON.parse(line) as { prompt: string }).prompt);
   expect(ours.length).toBe(theirs.length);
   expect(ours.map((p) => createHash('sha256').update(p).digest('hex'))).toEqual(theirs.map((p) => createHash('sha256').update(p).digest('hex')));
+
+  // The JSON the 3.3 prompts embed is data: plens's own wording must carry the same blocks.
+  const own = join(tempDir('plens-pb-own-'), 'selection');
+  await runPersonaSelect({ from: input, out: own, fidelity: 'original', seed });
+  const records = (file: string) =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { task: string; setting: string; prompt: string });
+  const mine = records(join(own, 'prompts.jsonl'));
+  const made = records(join(out, 'prompts.jsonl'));
+  expect(mine.length).toBe(made.length);
+  made.forEach((r, i) => {
+    if (r.task === '3.3') expect(jsonBlocks(mine[i]!.prompt), `${input} ${r.setting} ${i}`).toEqual(jsonBlocks(r.prompt));
+  });
 
   // plens's own selection agrees with every record the makers wrote.
   for (const [key, a] of Object.entries(summary.original!.agreement)) {
