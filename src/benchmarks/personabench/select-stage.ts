@@ -30,6 +30,11 @@ export interface PersonaSelectOptions {
   original?: string;
   /** The Python that runs them; default python3. */
   python?: string;
+  /**
+   * The original's 3.1 and/or 3.2 NP-Conv files from an earlier (unseeded) run: their order of
+   * target replies replaces the seeded shuffle.
+   */
+  replayOrder?: string[];
   onProgress?: (line: string) => void;
 }
 
@@ -62,7 +67,8 @@ export interface PersonaSelectSummary {
 
 export async function runPersonaSelect(options: PersonaSelectOptions): Promise<PersonaSelectSummary> {
   const { users, format } = await readPersonaUsers(options.from);
-  const { score, reply } = selectAll(users, { fidelity: options.fidelity, seed: options.seed });
+  const replayOrder = options.replayOrder?.length ? await readReplayOrder(options.replayOrder) : undefined;
+  const { score, reply } = selectAll(users, { fidelity: options.fidelity, seed: options.seed, ...(replayOrder ? { replayOrder } : {}) });
   const rows = [...score, ...reply];
   const counts: Record<string, number> = {};
   for (const row of rows) counts[`${row.task} ${row.setting}`] = (counts[`${row.task} ${row.setting}`] ?? 0) + 1;
@@ -75,6 +81,10 @@ export async function runPersonaSelect(options: PersonaSelectOptions): Promise<P
     counts,
     corrections: options.fidelity === 'fixed' ? [...FIXED_CORRECTIONS, ...FIXED_NP_CONV_PROMPTS] : [],
   };
+  if (options.original !== undefined && options.replayOrder?.length)
+    throw new PlensError('E_USAGE', '--replay-order and --original do not go together: the makers shuffle afresh', {
+      hint: 'with --original, --seed orders both sides; --replay-order replays an earlier run with plens alone',
+    });
   if (options.original !== undefined && options.fidelity !== 'original')
     throw new PlensError('E_USAGE', '--original runs the original makers, which have no fixed variant', {
       hint: "leave out --fidelity fixed, or leave out --original to use the corrections with plens's own wording",
@@ -132,6 +142,25 @@ export async function runPersonaSelect(options: PersonaSelectOptions): Promise<P
     await original?.dispose();
   }
   return summary;
+}
+
+/** The target reply ids, in file order, of the 3.1 / 3.2 NP-Conv records in the given original files. */
+async function readReplayOrder(files: readonly string[]): Promise<Partial<Record<'3.1' | '3.2', string[]>>> {
+  const { records } = await readPromptFiles(files);
+  const order: Partial<Record<'3.1' | '3.2', string[]>> = {};
+  for (const r of records) {
+    if (r.setting !== 'NP-Conv' || r.task === '3.3') continue;
+    if (r.targetReplyId === null)
+      throw new PlensError('E_INPUT_SCHEMA', 'an NP-Conv record without target_reply_id cannot give an order', {
+        location: typeof r.source === 'string' ? {} : r.source,
+      });
+    (order[r.task] ??= []).push(r.targetReplyId);
+  }
+  if (!order['3.1'] && !order['3.2'])
+    throw new PlensError('E_USAGE', '--replay-order found no 3.1 or 3.2 NP-Conv records', {
+      hint: "pass the original's WithConversationPrompts_ScorePrediction_PseudoRandomContext.jsonl and/or WithConversationPrompts_PseudoRandomContext_ExactScorePrediction.jsonl",
+    });
+  return order;
 }
 
 /** Where the original makers' nine files are kept, under the selection folder. */

@@ -7,6 +7,7 @@
  * `random.shuffle` calls draw from a CPython-exact MT19937 seeded with `seed`.
  * `fidelity: 'fixed'` applies the corrections listed in FIXED_CORRECTIONS.
  */
+import { PlensError } from '../../core/errors.js';
 import { PythonRandom } from '../../stats/python-random.js';
 import {
   cleanText,
@@ -39,6 +40,27 @@ export interface SelectionOptions {
   fidelity: Fidelity;
   /** Seed for the shuffles the original leaves unseeded (3.1 and 3.2 NP-Conv). */
   seed: number;
+  /**
+   * Instead of a seeded shuffle, put 3.1 / 3.2 NP-Conv in this order of target reply ids: the
+   * order an earlier, unseeded run of the original wrote (persona select --replay-order).
+   */
+  replayOrder?: Partial<Record<'3.1' | '3.2', readonly string[]>>;
+}
+
+/**
+ * The samples in the order of `ids` (their target reply ids), which must name each sample once:
+ * the original's shuffle, replayed from its output file.
+ */
+function replayed<T extends { targetReplyId: string }>(items: T[], ids: readonly string[], task: string): T[] {
+  const byId = new Map(items.map((item) => [item.targetReplyId, item]));
+  const unknown = ids.find((id) => !byId.has(id));
+  if (ids.length !== items.length || unknown !== undefined || new Set(ids).size !== ids.length)
+    throw new PlensError(
+      'E_INPUT_REFERENCE',
+      `the replayed ${task} NP-Conv order names ${ids.length} target replies, plens selected ${items.length}${unknown !== undefined ? `; ${unknown} is not among them` : ''}`,
+      { hint: 'replay an order written by the original makers on this same input file' },
+    );
+  return ids.map((id) => byId.get(id)!);
 }
 
 export interface ScoreSample {
@@ -267,15 +289,18 @@ export function selectSignNpConv(users: readonly UserPosts[], options: Selection
   }
   // 3.1_RandPrompt.py shuffles the kept positives (ascending |score|) followed by the negatives
   // (3.2_RandPrompt.py the other way round): the seeded order depends on it.
-  const kept = downSamplePositives(samples, 'positives-first');
-  pythonShuffle(kept, new PythonRandom(options.seed));
+  let kept = downSamplePositives(samples, 'positives-first');
+  const order = options.replayOrder?.['3.1'];
+  if (order) kept = replayed(kept, order, '3.1');
+  else pythonShuffle(kept, new PythonRandom(options.seed));
   return kept.map((s, position) => ({ ...s, position }));
 }
 
 /** 3.2 NP-Conv (3.2_RandPrompt.py): shuffle first, then the sample 200 places on gives the example. */
 export function selectImpactNpConv(users: readonly UserPosts[], options: SelectionOptions): ScoreSample[] {
   const base = selectScoreSamples(users, '3.2', 'P-NonConv', options).map((s) => ({ ...s, setting: 'NP-Conv' as const }));
-  const shuffled = pythonShuffle([...base], new PythonRandom(options.seed));
+  const order = options.replayOrder?.['3.2'];
+  const shuffled = order ? replayed(base, order, '3.2') : pythonShuffle([...base], new PythonRandom(options.seed));
   const n = shuffled.length;
   return shuffled.map((sample, i) => {
     let k = (i + NP_CONV_OFFSET) % n;

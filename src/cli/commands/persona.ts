@@ -20,6 +20,7 @@ interface PersonaSelectArgs extends GlobalArgs {
   seed: number;
   original?: string;
   python?: string;
+  'replay-order'?: string[];
   'dry-run': boolean;
 }
 
@@ -137,6 +138,12 @@ const selectCommand: CommandModule<GlobalArgs, PersonaSelectArgs> = {
           "A checkout of the original code (github.com/PERSONA-bench/PERSONA, branch Latest): run its six prompt makers, unmodified, on the input with Python's random seeded by --seed; their nine files are kept byte for byte in <out>/original-files/ and become prompts.jsonl (the original's wording), and every record is compared with plens's own selection",
       })
       .option('python', { type: 'string', describe: 'The Python that runs the original scripts (with --original); default python3 on PATH' })
+      .option('replay-order', {
+        type: 'string',
+        array: true,
+        describe:
+          "The original's 3.1 and/or 3.2 NP-Conv prompt files from an earlier, unseeded run: their order of target replies replaces the seeded shuffle, so plens's selection replays that run",
+      })
       .option('dry-run', { type: 'boolean', default: false, describe: 'Count the samples, write nothing' })
       .example('$0 persona select --from data/personabench-sample/raw.json --fidelity fixed --seed 1', 'select with the corrections')
       .example('$0 persona select --from merged_posts_remapped.json --original ~/src/PERSONA --seed 7', "the original's own nine prompt files, byte for byte"),
@@ -151,6 +158,7 @@ const selectCommand: CommandModule<GlobalArgs, PersonaSelectArgs> = {
       dryRun: args['dry-run'],
       ...(args.original !== undefined ? { original: userPath(args.original) } : {}),
       ...(args.python !== undefined ? { python: args.python } : {}),
+      ...(args['replay-order'] ? { replayOrder: args['replay-order'].map((f) => userPath(f)) } : {}),
       ...(args.quiet ? {} : { onProgress: (line: string) => process.stderr.write(`plens: ${line}\n`) }),
     });
     printResult(args, summary, () =>

@@ -165,6 +165,22 @@ describe('NP-Conv pairing', () => {
     expect(selectSignNpConv(users, { ...original, seed: 0 }).map((s) => s.targetPostId)).toEqual(['task_u1p1', 'task_u1p2', 'task_u2p2']);
   });
 
+  it('--replay-order: a given order of target replies replaces the shuffle (3.2 pairs after it); a wrong one is refused', () => {
+    const order = ['task_u1p2-c1-c2', 'task_u2p2-c1-c2', 'task_u1p1-c1-c2'];
+    expect(selectSignNpConv(users, { ...original, replayOrder: { '3.1': order } }).map((s) => s.targetReplyId)).toEqual(order);
+    const seeded = selectImpactNpConv(users, original);
+    const reversed = [...seeded].reverse().map((s) => s.targetReplyId);
+    const replayed = selectImpactNpConv(users, { ...original, replayOrder: { '3.2': reversed } });
+    expect(replayed.map((s) => s.targetReplyId)).toEqual(reversed);
+    // The example is the sample (i + 200) % n places on in the replayed order.
+    const n = replayed.length;
+    replayed.forEach((s, i) => expect(s.fewShot!.replyId).toBe(replayed[(i + 200) % n]!.targetReplyId));
+    expect(() => selectSignNpConv(users, { ...original, replayOrder: { '3.1': ['task_u1p2-c1-c2', 'nope', 'task_u1p1-c1-c2'] } })).toThrow(
+      /names 3 target replies, plens selected 3; nope is not among them/,
+    );
+    expect(() => selectSignNpConv(users, { ...original, replayOrder: { '3.1': order.slice(1) } })).toThrow(/names 2 target replies, plens selected 3/);
+  });
+
   it('3.1: no post qualifies for the few-shot pool: no samples (3.1_RandPrompt.py stops without writing its file)', () => {
     // One post whose thread has two authors only: it can neither be a pool post nor give an example.
     const lonely: UserPosts[] = [

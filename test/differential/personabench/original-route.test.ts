@@ -4,7 +4,9 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ORIGINAL_MAKERS } from '../../../src/benchmarks/personabench/original-makers.js';
-import { runPersonaSelect } from '../../../src/benchmarks/personabench/select-stage.js';
+import type { PromptRecord } from '../../../src/benchmarks/personabench/build-prompts.js';
+import { readPromptFiles } from '../../../src/benchmarks/personabench/import-prompts.js';
+import { compareWithOriginal, runPersonaSelect } from '../../../src/benchmarks/personabench/select-stage.js';
 import { repoRoot, tempDir } from '../../helpers/cli.js';
 import { ORIGINAL, drawCorpus, originalAvailable, runMaker } from './original.js';
 
@@ -108,6 +110,40 @@ async function check(input: string, seed: number, raw: boolean): Promise<void> {
     expect(a.records.plens, `${input} ${key}`).toBe(a.records.original);
   }
 }
+
+describe.skipIf(!available)('PERSONA-bench --replay-order: an earlier run of the original, replayed', () => {
+  it("plens with another seed, given the makers' NP-Conv files, agrees with every record of theirs", async () => {
+    const dir = tempDir('plens-pb-replay-');
+    for (const [seed, variants] of [
+      [4, false],
+      [5, false],
+      [103, true],
+    ] as const) {
+      const input = join(dir, `corpus-${seed}.json`);
+      writeFileSync(input, JSON.stringify(drawCorpus(seed, variants)));
+      // The "earlier run": the makers under a seed plens is not told.
+      const hand = byHand(input, 1000 + seed, false);
+      const npFiles = [
+        'WithConversationPrompts_ScorePrediction_PseudoRandomContext.jsonl',
+        'WithConversationPrompts_PseudoRandomContext_ExactScorePrediction.jsonl',
+      ]
+        .map((name) => join(hand, name))
+        .filter((f) => existsSync(f));
+      const out = join(dir, `sel-${seed}`);
+      await runPersonaSelect({ from: input, out, fidelity: 'original', seed: 0, replayOrder: npFiles });
+      const theirs = (await readPromptFiles(npFiles)).records;
+      const ours = readFileSync(join(out, 'prompts.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as PromptRecord)
+        .filter((r) => r.setting === 'NP-Conv' && r.task !== '3.3');
+      for (const [key, a] of Object.entries(compareWithOriginal(ours, theirs))) {
+        expect(a.first_difference, `seed ${seed} ${key}`).toBeNull();
+        expect(a.records.plens, `seed ${seed} ${key}`).toBe(a.records.original);
+      }
+    }
+  }, 120_000);
+});
 
 describe.skipIf(!available)("PERSONA-bench original route: the makers' nine files, byte for byte", () => {
   it('on the hand-made fixture (grouped) and the bundled sample (a raw list, grouped by Raw_Data_Process.py)', async () => {
