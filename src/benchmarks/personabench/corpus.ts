@@ -5,6 +5,7 @@
  * and timestamps parsed as Python's `datetime.fromisoformat` (a trailing Z is UTC, naive
  * values are UTC). Spec: shared/spec/persona-bench.md §1.
  */
+import { pythonStr } from '../../core/python-format.js';
 import { makerParseTimestamp, makerTimestampString } from './python-datetime.js';
 
 export interface RawComment {
@@ -93,7 +94,13 @@ export function pyStrip(text: string): string {
 /** The prompt makers' `clean_text`: None -> "", CR/LF -> space, stripped; repeated spaces kept. */
 export function cleanText(value: unknown): string {
   if (value === null || value === undefined) return '';
-  return pyStrip(String(value).replace(/[\n\r]/g, ' '));
+  // str(value): True, not true; 1e-05, not 0.00001.
+  return pyStrip(pythonStr(value).replace(/[\n\r]/g, ' '));
+}
+
+/** Python `d.get(key, fallback)` on a record read from JSON: a key present with null gives null. */
+export function pyGet(record: object, key: string, fallback: unknown): unknown {
+  return Object.hasOwn(record, key) ? (record as Record<string, unknown>)[key] : fallback;
 }
 
 /** 3.1/3.2 deletion test: cleaned, lower-cased text is "", "[deleted]" or "[removed]". */

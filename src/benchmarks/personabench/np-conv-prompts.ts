@@ -4,12 +4,14 @@
  * 200 places on, and the task reply is shown with its parent in full. Our wording, the
  * original's structure, truncation lengths and order; section markers and cue lines exact.
  *
- * `original` keeps the makers' bugs: 3.2's `ID: N/A`, its raw post timestamp and its sign
- * hint; 3.3's literal `{post_author_name_fs}`, its ASCII-escaped JSON, the context post shown
+ * `original` keeps the makers' bugs and fallbacks: 3.2's example summary with `ID: N/A`, its task
+ * summary with the post time as stored and the user's name, the two summaries' own N/A/None
+ * fallbacks, and the sign hint; 3.3's literal `{post_author_name_fs}`, its ASCII-escaped JSON, the context post shown
  * from the raw record with its own latest reply still in it, and an empty parent body when
  * the target answers the post itself. `fixed` corrects each (FIXED_NP_CONV_PROMPTS).
  */
-import { cleanText, type CommentNode, type FlatPost } from './corpus.js';
+import { pythonStr } from '../../core/python-format.js';
+import { cleanText, pyGet, type CommentNode, type FlatPost } from './corpus.js';
 import type { PromptCorpus } from './prompt-corpus.js';
 import { impactRules, show, SCORE_CUE, SIGN_CUE, SIGN_QUESTION, truncate } from './prompts.js';
 import { assignIds, fewShotBranch, makerJson, serializable, toPython } from './maker-json.js';
@@ -22,7 +24,7 @@ export const npReplyCue = (user: string): string => `Predicted reply body from '
 export const npExampleAnswerLine = (author: string): string => `The actual reply body from '${author}' was:`;
 
 export const FIXED_NP_CONV_PROMPTS = [
-  'np-conv-3.2-id-and-time: 3.2 NP-Conv summaries show the post id (not "ID: N/A") and the normalised post timestamp (the original prints it raw)',
+  'np-conv-3.2-id-and-time: both 3.2 NP-Conv summaries show the post id and the normalised post timestamp (the original\'s example summary prints "ID: N/A", its task summary the time as stored)',
   'np-conv-3.2-no-sign-hint: 3.2 NP-Conv asks for the score without the hint that gives its true sign away',
   'np-conv-3.3-name: the 3.3 NP-Conv example names its author (the original prints the literal {post_author_name_fs})',
   'np-conv-3.3-context-without-answer: the 3.3 NP-Conv context post is shown with ids and without its own latest author reply (the original removes it by id from a copy that has no ids, a no-op)',
@@ -84,7 +86,7 @@ function signExample(sample: ScoreSample, corpus: PromptCorpus): string {
     `- Community: r/${show(post.subreddit ?? '')}; posted by u/${show(post.author)} at ${post.timestamp ?? 'N/A'}; post score ${show(post.score)}`,
     `- Title: "${cleanText(post.raw.title)}"`,
     `- Opening of the post (up to 150 characters): ${truncate(cleanText(post.content), 150)}`,
-    `The post author answered u/${show(parent.author)}, whose message opens with: "${truncate(cleanText(parent.body), 100, true)}"`,
+    `The post author answered u/${cleanText(parent.author)}, whose message opens with: "${truncate(cleanText(parent.body), 100, true)}"`,
     `Their reply (posted ${reply.timestamp ?? 'N/A'}): "${cleanText(reply.body)}"`,
     SIGN_QUESTION,
     `${SIGN_CUE}\n${fs.label}`,
@@ -102,7 +104,7 @@ export function signNpConvPrompt(sample: ScoreSample, corpus: PromptCorpus): str
     `- Community: r/${show(post.subreddit ?? '')}; posted by u/${show(post.author)} at ${post.timestamp ?? 'N/A'}; post score ${show(post.score)}`,
     `- Title: "${cleanText(post.raw.title)}"`,
     `- Opening of the post (up to 150 characters): ${truncate(cleanText(post.content), 150)}`,
-    `The post author answered a message by u/${show(parent.author)} (score ${show(parent.score)}, posted ${parent.timestamp ?? 'N/A'}), which reads in full: "${cleanText(parent.body)}"`,
+    `The post author answered a message by u/${cleanText(parent.author)} (score ${show(parent.score)}, posted ${parent.timestamp ?? 'None'}), which reads in full: "${cleanText(parent.body)}"`,
     `Their reply (posted ${target.timestamp ?? 'N/A'}): "${cleanText(target.body)}"`,
     SIGN_QUESTION,
     SIGN_CUE,
@@ -113,15 +115,39 @@ export function signNpConvPrompt(sample: ScoreSample, corpus: PromptCorpus): str
 // ---------------------------------------------------------------------------------------
 // 3.2 NP-Conv
 
-function impactPostLines(post: FlatPost, fidelity: Fidelity, alwaysEllipsis: boolean): string[] {
-  // The original prints the post timestamp as stored (spec §4.2b.3) and the id as N/A (§2.2.1).
-  const time = fidelity === 'original' ? na(post.raw.timestamp) : (post.timestamp ?? 'N/A');
+/**
+ * A 3.2 NP-Conv post summary. `original` reads the raw post as 3.2_RandPrompt.py does, with its
+ * two summaries' own fallbacks (a missing key prints N/A, a null one None or ""): the example's
+ * provider post (get_context_post_summary_string: id N/A, normalised time, content falling back
+ * to body, "..." only past 300 characters) and the task's post (its id, the user's name, the time
+ * as stored, content without the body fallback, "..." always). `fixed` normalises both.
+ */
+function impactPostLines(post: FlatPost, fidelity: Fidelity, role: 'provider' | 'task', user: string): string[] {
+  const raw = post.raw;
+  if (fidelity === 'original') {
+    const provider = role === 'provider';
+    const content = provider ? cleanText(pyGet(raw, 'content', pyGet(raw, 'body', 'N/A'))) : cleanText(pyGet(raw, 'content', 'N/A'));
+    return [
+      `Referenced Post (ID: ${provider ? pythonStr(pyGet(raw, 'id', 'N/A')) : post.id}):`,
+      `- Community: r/${cleanText(pyGet(raw, '__sub__', 'N/A'))}; posted by u/${provider ? cleanText(pyGet(raw, 'author', 'N/A')) : user} at ${
+        provider ? (post.timestamp ?? 'N/A') : pythonStr(pyGet(raw, 'timestamp', 'N/A'))
+      }; post score ${pythonStr(pyGet(raw, 'score', 'N/A'))}`,
+      `- Title: "${cleanText(pyGet(raw, 'title', 'N/A'))}"`,
+      `- Opening of the post (up to 300 characters): ${truncate(content, 300, !provider)}`,
+    ];
+  }
   return [
-    `Referenced Post (ID: ${fidelity === 'original' ? 'N/A' : post.id}):`,
-    `- Community: r/${na(post.subreddit)}; posted by u/${na(post.author)} at ${time}; post score ${na(post.score)}`,
+    `Referenced Post (ID: ${post.id}):`,
+    `- Community: r/${na(post.subreddit)}; posted by u/${na(post.author)} at ${post.timestamp ?? 'N/A'}; post score ${na(post.score)}`,
     `- Title: "${post.raw.title === undefined || post.raw.title === null ? 'N/A' : cleanText(post.raw.title)}"`,
-    `- Opening of the post (up to 300 characters): ${truncate(cleanText(post.content), 300, alwaysEllipsis)}`,
+    `- Opening of the post (up to 300 characters): ${truncate(cleanText(post.content), 300, role === 'task')}`,
   ];
+}
+
+/** A parent's fields as 3.2_RandPrompt.py prints them: clean author, score and time as Python prints None. */
+function impactParent(parent: Parent, fidelity: Fidelity): { author: string; score: string; time: string } {
+  if (fidelity === 'original') return { author: cleanText(parent.author), score: pythonStr(parent.score ?? null), time: parent.timestamp ?? 'None' };
+  return { author: na(parent.author), score: na(parent.score), time: parent.timestamp ?? 'N/A' };
 }
 
 /** The prompt of a 3.2 NP-Conv sample (3.2_RandPrompt.py). */
@@ -137,10 +163,11 @@ export function impactNpConvPrompt(sample: ScoreSample, corpus: PromptCorpus, fi
     const provider = corpus.get(fs.postId);
     const reply = provider.byId.get(fs.replyId)!;
     const pParent = parentOf(provider, reply)!;
+    const p = impactParent(pParent, fidelity);
     example = [
       '### FEW-SHOT EXAMPLE (Using Pseudo-Random Context from a Distant Post) ###',
-      ...impactPostLines(provider, fidelity, false),
-      `The post author answered u/${na(pParent.author)} (score ${na(pParent.score)}, posted ${pParent.timestamp ?? 'N/A'}), whose message opens with: "${truncate(cleanText(pParent.body), 100, true)}"`,
+      ...impactPostLines(provider, fidelity, 'provider', sample.user),
+      `The post author answered u/${p.author} (score ${p.score}, posted ${p.time}), whose message opens with: "${truncate(cleanText(pParent.body), 100, true)}"`,
       `Their reply (posted ${reply.timestamp ?? 'N/A'}): "${cleanText(reply.body)}"`,
       impactRules(),
       `${SCORE_CUE}\n${fs.label}`,
@@ -149,11 +176,12 @@ export function impactNpConvPrompt(sample: ScoreSample, corpus: PromptCorpus, fi
     example = NO_EXAMPLE_HEADER;
   }
   const hint = fidelity === 'original' ? ` Hint: expect a ${sample.score > 0 ? 'positive' : 'negative'} score.` : '';
+  const t = impactParent(parent, fidelity);
   const task = [
     '### ACTUAL TASK (Predict Score for a Reply in a *Different* Post) ###',
     'Remember: the post below has nothing to do with the example above.',
-    ...impactPostLines(post, fidelity, true),
-    `The post author answered a message by u/${na(parent.author)} (score ${na(parent.score)}, posted ${parent.timestamp ?? 'N/A'}), which reads in full: "${cleanText(parent.body)}"`,
+    ...impactPostLines(post, fidelity, 'task', sample.user),
+    `The post author answered a message by u/${t.author} (score ${t.score}, posted ${t.time}), which reads in full: "${cleanText(parent.body)}"`,
     `Their reply (posted ${target.timestamp ?? 'N/A'}): "${cleanText(target.body)}"`,
     `Predict the exact score this reply received.${hint}`,
     impactRules(),

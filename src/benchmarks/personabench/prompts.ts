@@ -6,7 +6,8 @@
  * `Score:`. Under `fixed`, 3.2 loses the sign hint (which leaks the true label) and shows
  * the post's real id instead of `N/A`.
  */
-import { cleanText, flattenCorpus, type CommentNode, type FlatPost, type UserPosts } from './corpus.js';
+import { pythonStr } from '../../core/python-format.js';
+import { cleanText, flattenCorpus, pyGet, type CommentNode, type FlatPost, type UserPosts } from './corpus.js';
 import type { Fidelity, ScoreSample } from './selection.js';
 
 export const SIGN_CUE = 'Predicted score sentiment:';
@@ -69,6 +70,23 @@ function postView(post: FlatPost, shownId: string): PostView {
   };
 }
 
+/**
+ * 3.2PromptMaker.py summarises the raw post (a copy without ids): `get(key, "N/A")`, so a
+ * missing key prints N/A and a null one "" (text) or None (score); content falls back to body.
+ */
+function rawPostView(post: FlatPost, shownId: string): PostView {
+  const raw = post.raw;
+  return {
+    id: shownId,
+    subreddit: cleanText(pyGet(raw, '__sub__', 'N/A')),
+    author: cleanText(pyGet(raw, 'author', 'N/A')),
+    score: pythonStr(pyGet(raw, 'score', 'N/A')),
+    timestamp: post.timestamp ?? 'N/A',
+    title: cleanText(pyGet(raw, 'title', 'N/A')),
+    content: cleanText(pyGet(raw, 'content', pyGet(raw, 'body', 'N/A'))),
+  };
+}
+
 function postSummary(view: PostView, contentLength: number): string {
   return [
     `Referenced Post (ID: ${view.id}):`,
@@ -98,10 +116,11 @@ export function impactRules(): string {
   ].join('\n');
 }
 
+/** The makers' `_parent_author` is `clean_text(parent.get('author', ''))`: a null author prints as "". */
 function parentOf(post: FlatPost, node: CommentNode): { id: string; author: string; body: string } {
-  if (node.parentId === post.id) return { id: post.id, author: show(post.author), body: cleanText(post.content) };
+  if (node.parentId === post.id) return { id: post.id, author: cleanText(post.author), body: cleanText(post.content) };
   const parent = post.byId.get(node.parentId)!;
-  return { id: parent.id, author: show(parent.author), body: cleanText(parent.body) };
+  return { id: parent.id, author: cleanText(parent.author), body: cleanText(parent.body) };
 }
 
 function replyOf(node: CommentNode): { id: string; timestamp: string; body: string } {
@@ -122,11 +141,20 @@ export function scorePrompt(sample: ScoreSample, posts: Map<string, FlatPost>, f
   // 3.2's summaries read "ID: N/A" in the original (ids were set on a copy).
   const shownId = !sign && fidelity === 'original' ? 'N/A' : post.id;
   const cue = sign ? SIGN_CUE : SCORE_CUE;
+  const viewOf = !sign && fidelity === 'original' ? rawPostView : postView;
   const hint = !sign && fidelity === 'original' ? ` Hint: expect a ${sample.score > 0 ? 'positive' : 'negative'} score.` : '';
   const question = sign ? SIGN_QUESTION : `Predict the exact score this reply received.${hint}\n${impactRules()}`;
 
   if (sample.setting === 'P-NonConv') {
-    const view = postView(post, post.id);
+    const view: PostView =
+      !sign && fidelity === 'original'
+        ? {
+            ...rawPostView(post, post.id),
+            author: sample.user,
+            // 3.2PromptMaker.py: get('content', 'N/A'), no fallback to body here.
+            content: cleanText(pyGet(post.raw, 'content', 'N/A')),
+          }
+        : postView(post, post.id);
     const task = [
       'Consider this post:',
       `- Community: r/${view.subreddit}`,
@@ -157,7 +185,7 @@ export function scorePrompt(sample: ScoreSample, posts: Map<string, FlatPost>, f
   if (fs.type === 'dynamic') {
     const node = post.byId.get(fs.replyId!)!;
     example = [
-      postSummary(postView(post, shownId), 500),
+      postSummary(viewOf(post, shownId), 500),
       replyBlock(parentOf(post, node), replyOf(node)),
       sign ? SIGN_QUESTION : `Predict the exact score this reply received.\n${impactRules()}`,
       `${cue}\n${fs.label}`,
@@ -185,6 +213,6 @@ export function scorePrompt(sample: ScoreSample, posts: Map<string, FlatPost>, f
       `${cue}\n${fs.label}`,
     ].join('\n');
   }
-  const task = [postSummary(postView(post, shownId), 500), replyBlock(parentOf(post, target), replyOf(target)), question, cue].join('\n');
+  const task = [postSummary(viewOf(post, shownId), 500), replyBlock(parentOf(post, target), replyOf(target)), question, cue].join('\n');
   return `${fewShotHeader}\n${example}\n\n${taskHeader}\n${task}`;
 }

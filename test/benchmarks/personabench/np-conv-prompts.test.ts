@@ -79,7 +79,7 @@ describe('3.1 NP-Conv (3.1_RandPrompt)', () => {
 });
 
 describe('3.2 NP-Conv (3.2_RandPrompt)', () => {
-  it('original: shuffled [u1p1, u2p2, u1p2], provider (i + 200) % 3 = (i + 2) % 3; ID N/A, raw time, sign hint', () => {
+  it("original: shuffled [u1p1, u2p2, u1p2], provider (i + 200) % 3 = (i + 2) % 3; the two summaries' ids and times, sign hint", () => {
     const raw = structuredClone(users);
     raw[0]!.posts[1]!.timestamp = '2023-04-01 09:00:00';
     const c = new PromptCorpus(raw);
@@ -92,8 +92,9 @@ describe('3.2 NP-Conv (3.2_RandPrompt)', () => {
     ]);
     const [, example, task] = prompt.split('\n\n');
     expect(example).toContain('Referenced Post (ID: N/A)');
-    // The provider's post timestamp printed as stored.
-    expect(example).toContain('at 2023-04-01 09:00:00;');
+    // The provider's summary normalises the post time (get_context_post_summary_string); the
+    // task's prints it as stored, under the post's own id (checked on the third sample below).
+    expect(example).toContain('at 2023-04-01T09:00:00Z;');
     expect(example).toContain('"Mistborn is overrated."');
     expect(example).toContain('"You forgot Mistborn...."');
     expect(example!.endsWith('Score:\n-20')).toBe(true);
@@ -105,6 +106,9 @@ describe('3.2 NP-Conv (3.2_RandPrompt)', () => {
     // Sample 2 (u1p2, -20) gets sample 1 (u2p2, +30).
     const third = impactNpConvPrompt(samples[2]!, c, 'original');
     expect(third).toContain('Score:\n30\n\n');
+    const thirdTask = third.slice(third.indexOf('### ACTUAL TASK'));
+    expect(thirdTask).toContain('Referenced Post (ID: u1p2):');
+    expect(thirdTask).toContain('posted by u/alice at 2023-04-01 09:00:00;');
     expect(third).toContain('Hint: expect a negative score.');
   });
 

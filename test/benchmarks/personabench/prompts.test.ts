@@ -75,3 +75,33 @@ describe('3.2 prompts', () => {
     expect(prompt.endsWith(`\n${SCORE_CUE}`)).toBe(true);
   });
 });
+
+describe("3.2 prompts: the makers' fallbacks for missing data (original)", () => {
+  // u1p1 without its subreddit key, with a null title, its text under `body`; its target's parent
+  // (u1p1-c1) with a null author.
+  const edited = structuredClone(users);
+  const post = edited[0]!.posts[0]! as unknown as Record<string, unknown>;
+  delete post['__sub__'];
+  post['title'] = null;
+  post['body'] = post['content'];
+  delete post['content'];
+  (post['comments'] as Array<Record<string, unknown>>)[0]!['author'] = null;
+  const idx = corpusIndex(edited);
+
+  it('P-Conv summarises the raw post: a missing key prints N/A, a null one "", content falls back to body; a null parent author is ""', () => {
+    const [sample] = selectScoreSamples(edited, '3.2', 'P-Conv', original).filter((s) => s.targetPostId === 'u1p1');
+    const task = scorePrompt(sample!, idx, 'original').split('### ACTUAL TASK')[1]!;
+    expect(task).toContain('- Community: r/N/A; posted by u/alice');
+    expect(task).toContain('- Title: ""');
+    expect(task).toContain('(up to 500 characters): We ran a small sleep study.');
+    expect(task).toContain('The post author answered comment u1p1-c1 by u/, which opens with');
+  });
+
+  it('P-NonConv names the user and reads content without the body fallback (N/A)', () => {
+    const [sample] = selectScoreSamples(edited, '3.2', 'P-NonConv', original).filter((s) => s.targetPostId === 'u1p1');
+    const task = scorePrompt(sample!, idx, 'original').split('### ACTUAL TASK')[1]!;
+    expect(task).toContain('- Community: r/N/A\n');
+    expect(task).toContain('- Post ID: u1p1; author: u/alice');
+    expect(task).toContain('(up to 500 characters): N/A\n');
+  });
+});
