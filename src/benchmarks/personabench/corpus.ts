@@ -171,6 +171,32 @@ function authorOf(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 
+const isRecord = (value: unknown): value is RawComment => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** The comments of a list as the makers walk it: not a list means none; entries that are not objects are skipped (no id used). */
+export function commentList(value: unknown): RawComment[] {
+  return Array.isArray(value) ? value.filter(isRecord) : [];
+}
+
+/** How many entries of the post's comment lists the makers skip, and how many lists are not lists. */
+export function skippedCommentEntries(post: RawPost): { entries: number; lists: number } {
+  let entries = 0;
+  let lists = 0;
+  const walk = (value: unknown): void => {
+    if (value === undefined || value === null) return;
+    if (!Array.isArray(value)) {
+      lists++;
+      return;
+    }
+    for (const item of value) {
+      if (isRecord(item)) walk(item.replies);
+      else entries++;
+    }
+  };
+  walk(post.comments);
+  return { entries, lists };
+}
+
 /**
  * Flattens one post with the original's IDs. `prefix` is the post id (`u{i}p{j}` for the
  * per-user makers, `task_u{i}p{j}`, `orig_idx{n}` ... for the NP-Conv makers).
@@ -201,10 +227,10 @@ export function flattenPost(post: RawPost, prefix: string, timeFallbackCreatedUt
     };
     comments.push(node);
     byId.set(id, node);
-    for (const reply of Array.isArray(raw.replies) ? raw.replies : []) node.children.push(visit(reply, id, depth + 1, node.topLevelId));
+    for (const reply of commentList(raw.replies)) node.children.push(visit(reply, id, depth + 1, node.topLevelId));
     return node;
   };
-  for (const top of Array.isArray(post.comments) ? post.comments : []) visit(top, prefix, 1, null);
+  for (const top of commentList(post.comments)) visit(top, prefix, 1, null);
   return { comments, byId };
 }
 

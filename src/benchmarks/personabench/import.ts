@@ -22,6 +22,7 @@ import {
   scoreValue,
   type RawPost,
   type UserPosts,
+  skippedCommentEntries,
 } from './corpus.js';
 import { streamPosts, type InputFormat } from './read.js';
 
@@ -131,11 +132,16 @@ export async function runPersonaImport(options: PersonaImportOptions): Promise<P
     'comment author missing': 0,
     'post timestamp missing or unparseable': 0,
     'post score not numeric (a string, null, ...: shown as the original shows it)': 0,
+    'comment-list entries that are not objects (skipped, as the original skips them)': 0,
+    'comments or replies that are not a list (read as none, as the original reads them)': 0,
   };
   let commentCount = 0;
   for (const post of posts) {
     if (post.time === null) excluded['post timestamp missing or unparseable']!++;
     if (!isNumericScore(post.raw.score)) excluded['post score not numeric (a string, null, ...: shown as the original shows it)']!++;
+    const skipped = skippedCommentEntries(post.raw);
+    excluded['comment-list entries that are not objects (skipped, as the original skips them)']! += skipped.entries;
+    excluded['comments or replies that are not a list (read as none, as the original reads them)']! += skipped.lists;
     for (const node of post.comments) {
       commentCount++;
       if (node.time === null) excluded['comment timestamp missing or unparseable (dropped from every candidate list)']!++;

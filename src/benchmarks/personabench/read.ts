@@ -39,7 +39,14 @@ export function assertPost(post: unknown, file: string, pointer: string): assert
   const validate = postValidator();
   if (validate(post)) return;
   const error = validate.errors![0]!;
-  throw new PlensError('E_INPUT_SCHEMA', describeSchemaError(error, post), { location: { file, pointer: pointer + error.instancePath } });
+  // The makers parse timestamps with str methods: any other value stops them with an exception.
+  const hint = /\/(timestamp|created_utc)$/.test(error.instancePath)
+    ? 'the original prompt makers stop with an exception on a timestamp that is not text; write it as an ISO 8601 string (e.g. "2023-01-01T00:00:00Z") or null'
+    : undefined;
+  throw new PlensError('E_INPUT_SCHEMA', describeSchemaError(error, post), {
+    location: { file, pointer: pointer + error.instancePath },
+    ...(hint ? { hint } : {}),
+  });
 }
 
 async function detectFormat(file: string): Promise<InputFormat> {

@@ -22,6 +22,21 @@ async function query<T>(sql: string): Promise<T[]> {
 }
 
 describe('persona import', () => {
+  it('reads the shapes the original reads without complaint, skipping what it skips and counting it', async () => {
+    // odd-shapes.json: a comment entry that is a string, replies that are a string, comments: null,
+    // float, bool and string scores, selftext for content, created_utc with a null timestamp.
+    const out = join(tmp(), 'persona');
+    const summary = await runPersonaImport({ from: join(fixtures, 'odd-shapes.json'), out });
+    expect([summary.posts, summary.comments]).toEqual([3, 10]);
+    expect(summary.excluded['comment-list entries that are not objects (skipped, as the original skips them)']).toBe(1);
+    expect(summary.excluded['comments or replies that are not a list (read as none, as the original reads them)']).toBe(1);
+    // The comment after the skipped entry keeps the id the makers give it: the entry uses none.
+    const ids = await query<{ comment_id: string }>(
+      `SELECT comment_id FROM ${sqlString(join(out, 'comments.parquet'))} WHERE post_id = 'u1p1' ORDER BY preorder`,
+    );
+    expect(ids.map((r) => r.comment_id)).toEqual(['u1p1-c1', 'u1p1-c1-c2', 'u1p1-c1-c2-c3', 'u1p1-c1-c2-c3-c4', 'u1p1-c5', 'u1p1-c6', 'u1p1-c6-c7']);
+  });
+
   it('writes users, posts and comments with the original ids, depth, parents, times and flags', async () => {
     const out = join(tmp(), 'persona');
     const summary = await runPersonaImport({ from: join(fixtures, 'grouped.json'), out });
@@ -70,15 +85,17 @@ describe('persona import', () => {
   it('a bad record names the file, its JSON pointer and what was expected; nothing is written', async () => {
     const dir = tmp();
     const raw = JSON.parse(readFileSync(join(fixtures, 'raw.json'), 'utf8'));
-    raw[2].comments[1].replies[0].replies = 'none';
+    // A number where a timestamp goes: the original's parse_timestamp raises on it (replies that
+    // are not a list, by contrast, are read as none).
+    raw[2].comments[1].replies[0].timestamp = 1672531200;
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify(raw));
     const out = join(dir, 'persona');
     const error = await runPersonaImport({ from: file, out }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PlensError);
     expect((error as PlensError).code).toBe('E_INPUT_SCHEMA');
-    expect((error as PlensError).location).toEqual({ file, pointer: '/2/comments/1/replies/0/replies' });
-    expect((error as PlensError).message).toContain('expected array');
+    expect((error as PlensError).location).toEqual({ file, pointer: '/2/comments/1/replies/0/timestamp' });
+    expect((error as PlensError).message).toContain('expected string,null');
     expect(existsSync(out)).toBe(false);
   });
 

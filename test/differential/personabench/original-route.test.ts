@@ -149,6 +149,9 @@ describe.skipIf(!available)("PERSONA-bench original route: the makers' nine file
   it('on the hand-made fixture (grouped) and the bundled sample (a raw list, grouped by Raw_Data_Process.py)', async () => {
     await check(join(repoRoot, 'test', 'fixtures', 'personabench', 'grouped.json'), 14, false);
     await check(join(repoRoot, 'data', 'personabench-sample', 'raw.json'), 5, true);
+    // Shapes the original reads without complaint: entries that are not objects, replies that
+    // are not a list, null comments, float/bool/string scores, selftext, created_utc.
+    await check(join(repoRoot, 'test', 'fixtures', 'personabench', 'odd-shapes.json'), 2, false);
   }, 120_000);
 
   it('on drawn corpora, plain and with the other shapes the original reads', async () => {
