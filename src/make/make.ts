@@ -218,19 +218,31 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
                 personaScratch = join(scratch, 'selection');
               }
               const out = o.dryRun ? personaScratch! : personaSelectionDir(p);
-              const r = await runPersonaSelect({ from: s.source, out, fidelity: s.fidelity, seed: s.seed });
+              const r = await runPersonaSelect({
+                from: s.source,
+                out,
+                fidelity: s.fidelity,
+                seed: s.seed,
+                ...(s.original !== undefined ? { original: s.original } : {}),
+                ...(s.python !== undefined ? { python: s.python } : {}),
+              });
               const total = Object.values(r.counts).reduce((n, c) => n + c, 0);
               if (o.dryRun)
                 finish({
                   step,
                   status: 'would-run',
                   work: 1,
-                  detail: `would select ${total} samples (${s.fidelity}, seed ${s.seed}) from ${s.source}`,
+                  detail: `would select ${total} samples (${s.fidelity}, seed ${s.seed}${s.original ? ", the original's wording" : ''}) from ${s.source}`,
                   reason: state['select'] ? 'the input or the selection settings changed' : 'not selected yet',
                 });
               else {
                 await save('select', inputs, personaSelectionStamp(p)!);
-                finish({ step, status: 'ran', work: 1, detail: `selected ${total} samples (${s.fidelity}, seed ${s.seed}) -> ${out}` });
+                finish({
+                  step,
+                  status: 'ran',
+                  work: 1,
+                  detail: `selected ${total} samples (${s.fidelity}, seed ${s.seed}${s.original ? ", the original makers' files" : ''}) -> ${out}`,
+                });
               }
             }
             break;

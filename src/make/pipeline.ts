@@ -250,7 +250,15 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
       ? { data: { from: p.data.from === 'sample' ? sampleDataDir : userPath(p.data.from), ...(p.data.schema ? { schema: userPath(p.data.schema) } : {}) } }
       : {}),
     ...(selection ? { selection } : {}),
-    ...(p.persona ? { persona: resolvePersonaSettings(p.persona, { source: userPath(p.persona.source), locate }) } : {}),
+    ...(p.persona
+      ? {
+          persona: resolvePersonaSettings(p.persona, {
+            source: userPath(p.persona.source),
+            ...(p.persona.original !== undefined ? { original: userPath(p.persona.original) } : {}),
+            locate,
+          }),
+        }
+      : {}),
     ...(p.dialogues
       ? {
           dialogues: {

@@ -206,6 +206,9 @@ export interface PersonaSettings {
   source: string;
   fidelity: Fidelity;
   seed: number;
+  /** A checkout of the original code whose prompt makers the select step runs (absolute), and the Python for them. */
+  original?: string;
+  python?: string;
   tasks: PersonaTask[];
   settings: PersonaSetting[];
   models: string[];
@@ -239,6 +242,8 @@ export interface PersonaSection {
   source: string;
   fidelity?: Fidelity;
   seed?: number;
+  original?: string;
+  python?: string;
   tasks?: PersonaTask[];
   settings?: PersonaSetting[];
   models: string[];
@@ -258,7 +263,10 @@ export interface PersonaSection {
  * an embeddings spec that is neither an OpenAI-compatible endpoint nor a local model folder
  * (whose files are checked when scores run, so `status` works where the folder is not).
  */
-export function resolvePersonaSettings(section: PersonaSection, o: { source: string; locate: (pointer: string) => InputLocation }): PersonaSettings {
+export function resolvePersonaSettings(
+  section: PersonaSection,
+  o: { source: string; original?: string; locate: (pointer: string) => InputLocation },
+): PersonaSettings {
   const decoding = section.decoding ?? PERSONA_DEFAULTS.decoding;
   const bad = (pointer: string, message: string) =>
     new PlensError('E_INPUT_SCHEMA', message, {
@@ -267,6 +275,8 @@ export function resolvePersonaSettings(section: PersonaSection, o: { source: str
     });
   if (decoding === 'single-sample' && section.samples !== undefined)
     throw bad('/persona/samples', 'persona.samples is the n of best-of-n; single-sample decoding draws one sample');
+  if (section.original !== undefined && section.fidelity === 'fixed')
+    throw bad('/persona/original', 'persona.original runs the original prompt makers, which have no fixed variant; leave out fidelity: fixed');
   let embeddings = section.embeddings;
   if (embeddings !== undefined) {
     try {
@@ -282,6 +292,8 @@ export function resolvePersonaSettings(section: PersonaSection, o: { source: str
     source: o.source,
     fidelity: section.fidelity ?? PERSONA_DEFAULTS.fidelity,
     seed: section.seed ?? PERSONA_DEFAULTS.seed,
+    ...(o.original !== undefined ? { original: o.original } : {}),
+    ...(section.python !== undefined ? { python: section.python } : {}),
     tasks: section.tasks ?? [...PERSONA_DEFAULTS.tasks],
     settings: section.settings ?? [...PERSONA_DEFAULTS.settings],
     models: section.models,

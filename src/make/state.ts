@@ -1,3 +1,4 @@
+import { ORIGINAL_MAKERS } from '../benchmarks/personabench/original-makers.js';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -80,7 +81,17 @@ export function personaSelectionStamp(p: Pipeline): string | null {
 /** What the selection reads: the input file and how it selects (tasks, settings and models choose among its prompts later). */
 export function personaSelectInputs(p: Pipeline): string {
   const s = p.persona!;
-  return hash(['persona-select', plensVersion, s.source, fileStamp(s.source), s.fidelity, s.seed]);
+  // With the original's makers, their scripts are inputs too: a changed checkout re-selects.
+  const original =
+    s.original === undefined
+      ? []
+      : [
+          s.original,
+          s.python ?? 'python3',
+          ...ORIGINAL_MAKERS.map((m) => fileStamp(join(s.original!, 'PromptMakers', m.script))),
+          fileStamp(join(s.original, 'Raw_Data_Process.py')),
+        ];
+  return hash(['persona-select', plensVersion, s.source, fileStamp(s.source), s.fidelity, s.seed, ...original]);
 }
 
 /** The metrics file the scores step writes. */

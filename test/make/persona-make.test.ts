@@ -6,6 +6,7 @@ import { buildGraph } from '../../src/make/graph.js';
 import { loadPipeline } from '../../src/make/pipeline.js';
 import { PERSONA_DEFAULTS } from '../../src/make/run-settings.js';
 import { repoRoot, runCli, runCliJson, tempDir } from '../helpers/cli.js';
+import { standIn } from '../helpers/personabench-standin.js';
 
 // PERSONA-bench as a pipeline: pipelines/persona-demo.yaml (the bundled sample, sim:default) made
 // end to end into a temporary workspace and warehouse, then made again, planned and reported.
@@ -366,4 +367,31 @@ describe('PERSONA-bench pipelines through the batch API', () => {
       await server.close();
     }
   }, 120_000);
+});
+
+describe('PERSONA-bench pipelines with the original wording (persona.original)', () => {
+  it("the select step runs the checkout's makers, their records become the prompts; a changed script reselects", async () => {
+    const checkout = standIn();
+    const { file, dir } = pipelineFile(
+      `benchmark: persona-bench\npersona:\n  source: ${SAMPLE}\n  original: ${checkout}\n  python: /usr/bin/python3\n  tasks: ["3.3"]\n  settings: [P-Conv]\n  models: [sim:default]\nreport: false\n`,
+    );
+    const one = await runCliJson<MakeJson>(['make', 'select', '-p', file, '--no-progress']);
+    expect(one.code, one.stderr).toBe(0);
+    const selection = join(dir, 'out', 'persona', 'selection-original');
+    expect(readdirSync(join(selection, 'original-files'))).toHaveLength(9);
+    // The stand-in writes one record per file: nine prompt records, its own prompt text.
+    const prompts = readFileSync(join(selection, 'prompts.jsonl'), 'utf8').trim().split('\n');
+    expect(prompts.map((l) => (JSON.parse(l) as { prompt: string }).prompt)).toEqual(Array(9).fill('p'));
+    const again = await runCliJson<MakeJson>(['make', 'select', '-p', file, '--no-progress']);
+    expect(again.json.up_to_date).toBe(true);
+    appendFileSync(join(checkout, 'PromptMakers', '3.3PromptMaker.py'), '# changed\n');
+    const changed = await runCliJson<MakeJson>(['make', 'select', '-p', file, '--no-progress']);
+    expect(changed.json.steps.map((s) => `${s.step}:${s.status}`)).toEqual(['select:ran']);
+
+    // fixed and original do not go together.
+    writeFileSync(file, readFileSync(file, 'utf8').replace('  python:', '  fidelity: fixed\n  python:'));
+    const bad = await runCliJson<MakeJson>(['make', 'select', '-p', file, '--no-progress']);
+    expect(bad.code).toBe(3);
+    expect(bad.json.error?.message).toMatch(/no fixed variant/);
+  }, 60_000);
 });

@@ -5,6 +5,7 @@ import { ORIGINAL_MAKERS } from '../../../src/benchmarks/personabench/original-m
 import { ORIGINAL_PROMPT_FILES } from '../../../src/benchmarks/personabench/import-prompts.js';
 import { runPersonaSelect } from '../../../src/benchmarks/personabench/select-stage.js';
 import { repoRoot, runCli, tempDir } from '../../helpers/cli.js';
+import { standIn } from '../../helpers/personabench-standin.js';
 
 /*
  * How `persona select --original` runs scripts and reports them, on a stand-in checkout whose
@@ -12,32 +13,7 @@ import { repoRoot, runCli, tempDir } from '../../helpers/cli.js';
  * the real original in test/differential/personabench/original-route.test.ts). Each stand-in
  * writes what it was given, so the test sees the seed, the input bytes and the environment.
  */
-const LABELS = { '3.1': 'positive', '3.2': 5, '3.3': 't' } as const;
 const sample = join(repoRoot, 'test', 'fixtures', 'personabench', 'grouped.json');
-
-function standIn(behaviour: Record<string, string> = {}): string {
-  const root = tempDir('plens-pb-standin-');
-  mkdirSync(join(root, 'PromptMakers'));
-  for (const maker of ORIGINAL_MAKERS) {
-    const body =
-      behaviour[maker.script] ??
-      [
-        'import json, os, random',
-        'data = open("merged_posts_remapped.json", encoding="utf-8").read()',
-        ...maker.outputs.map(
-          (name) =>
-            `open(${JSON.stringify(name)}, "w").write(json.dumps({"prompt": "p", "true_label": ${JSON.stringify(LABELS[ORIGINAL_PROMPT_FILES[name]!.task])}, "user": "u", "subreddit": "s", "draw": random.random(), "env": sorted(k for k in os.environ if "KEY" in k), "size": len(data)}) + "\\n")`,
-        ),
-      ].join('\n');
-    writeFileSync(join(root, 'PromptMakers', maker.script), body + '\n');
-  }
-  writeFileSync(
-    join(root, 'Raw_Data_Process.py'),
-    'import json\nposts = json.load(open("Raw_Data_Postized.json"))\ng = {}\nfor p in posts: g.setdefault(p.get("author"), []).append(p)\njson.dump(g, open("merged_posts_remapped.json", "w"))\n',
-  );
-  return root;
-}
-
 const python = '/usr/bin/python3';
 const hasPython = existsSync(python);
 
