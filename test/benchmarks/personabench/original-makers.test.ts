@@ -1,8 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ORIGINAL_MAKERS } from '../../../src/benchmarks/personabench/original-makers.js';
-import { ORIGINAL_PROMPT_FILES } from '../../../src/benchmarks/personabench/import-prompts.js';
 import { runPersonaSelect } from '../../../src/benchmarks/personabench/select-stage.js';
 import { repoRoot, runCli, tempDir } from '../../helpers/cli.js';
 import { standIn } from '../../helpers/personabench-standin.js';
