@@ -29,6 +29,24 @@ export interface PromptRecord {
   source: 'plens' | { file: string; line: number };
 }
 
+/**
+ * A record's few-shot as type and ids, whether plens built it (`{type, postId, replyId}`) or it
+ * was read from an original file (each maker's `few_shot_info` names; "N/A..." is none).
+ */
+export function fewShotIds(record: Pick<PromptRecord, 'source' | 'fewShot'>): { type: string | null; postId: string | null; replyId: string | null } {
+  const fs = record.fewShot;
+  if (fs === null || typeof fs !== 'object') return { type: null, postId: null, replyId: null };
+  const f = fs as Record<string, unknown>;
+  if (record.source === 'plens')
+    return { type: (f['type'] as string) ?? null, postId: (f['postId'] as string | null) ?? null, replyId: (f['replyId'] as string | null) ?? null };
+  const none = (v: unknown): string | null => (typeof v === 'string' && !v.startsWith('N/A') ? v : null);
+  return {
+    type: typeof f['type'] === 'string' ? f['type'] : null,
+    postId: none(f['fs_post_ref_id'] ?? f['fs_post_ref_id_in_store'] ?? f['fs_context_provider_post_ref_id']),
+    replyId: none(f['fs_reply_id_hidden_in_example'] ?? f['fs_example_reply_id_in_fs_post'] ?? f['fs_context_provider_reply_id_hidden_in_example']),
+  };
+}
+
 export function sampleId(task: Task, setting: Setting, position: number): string {
   return `${task}/${setting}/${position}`;
 }

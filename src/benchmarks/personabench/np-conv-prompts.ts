@@ -219,19 +219,24 @@ export function replyNpConvExtras(sample: ReplySample, corpus: PromptCorpus, fid
   const target = post.byId.get(sample.targetReplyId)!;
   const context = corpus.get(sample.fewShot!.postId);
   const latest = latestAuthorReply(context);
-  const parent = parentFields(parentOf(post, target), fidelity === 'original');
+  const original = fidelity === 'original';
+  const parentNode = parentOf(post, target);
+  const parent = parentFields(parentNode, original);
   // The context post's own target is its latest author reply (the one the original fails to remove).
-  const ctxParent = parentFields(latest && parentOf(context, latest), fidelity === 'original');
+  const ctxNode = latest && parentOf(context, latest);
+  const ctxParent = parentFields(ctxNode, original);
+  // The maker writes the parents' author and score as stored (None stays null), its fallbacks
+  // where a node is missing, and the context's user as grouped (not the post's author field).
   return {
-    target_reply_parent_author: parent.author,
+    target_reply_parent_author: original ? (parentNode ? (parentNode.author ?? null) : 'Unknown User') : parent.author,
     target_reply_parent_body: parent.body,
-    target_reply_parent_id: parent.id,
-    target_reply_parent_score: parent.score,
-    context_post_author_for_prompt: show(context.author ?? ''),
-    context_post_target_parent_author: ctxParent.author,
-    context_post_target_parent_body: ctxParent.body,
-    context_post_target_parent_id: ctxParent.id,
-    context_post_target_parent_score: ctxParent.score,
+    target_reply_parent_id: original && !parentNode ? 'unknown_id' : parent.id,
+    target_reply_parent_score: original && !parentNode ? 'N/A' : parent.score,
+    context_post_author_for_prompt: original ? context.user : show(context.author ?? ''),
+    context_post_target_parent_author: original ? (ctxNode ? (ctxNode.author ?? null) : 'N/A') : ctxParent.author,
+    context_post_target_parent_body: original && !ctxNode ? 'N/A' : ctxParent.body,
+    context_post_target_parent_id: original && !ctxNode ? 'N/A' : ctxParent.id,
+    context_post_target_parent_score: original && !ctxNode ? 'N/A' : ctxParent.score,
     context_post_used_idx_global: sample.contextPostIndex,
     current_post_idx_global: sample.currentPostIndex,
   };

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { replaceDirectoryAtomic } from '../../core/atomic.js';
 import { PlensError } from '../../core/errors.js';
 import { readPersonaUsers } from './import.js';
-import { promptRecord, type PromptRecord } from './build-prompts.js';
+import { fewShotIds, promptRecord, type PromptRecord } from './build-prompts.js';
 import { readPromptFiles } from './import-prompts.js';
 import { runOriginalMakers } from './original-makers.js';
 import { FIXED_NP_CONV_PROMPTS } from './np-conv-prompts.js';
@@ -168,19 +168,7 @@ export const ORIGINAL_FILES_DIR = 'original-files';
 
 /** The fields compared, as each side names them; null where a side does not carry one. */
 function comparedFields(r: PromptRecord): Array<[string, unknown]> {
-  let fewShotPost: unknown = null;
-  let fewShotReply: unknown = null;
-  if (r.source === 'plens') {
-    const fs = r.fewShot as { postId?: unknown; replyId?: unknown } | null;
-    fewShotPost = fs?.postId ?? null;
-    fewShotReply = fs?.replyId ?? null;
-  } else if (r.fewShot !== null && typeof r.fewShot === 'object') {
-    // The original's few_shot_info names them differently per maker; "N/A..." is none.
-    const fs = r.fewShot as Record<string, unknown>;
-    const none = (v: unknown): unknown => (typeof v === 'string' && v.startsWith('N/A') ? null : (v ?? null));
-    fewShotPost = none(fs['fs_post_ref_id'] ?? fs['fs_post_ref_id_in_store'] ?? fs['fs_context_provider_post_ref_id']);
-    fewShotReply = none(fs['fs_reply_id_hidden_in_example'] ?? fs['fs_example_reply_id_in_fs_post'] ?? fs['fs_context_provider_reply_id_hidden_in_example']);
-  }
+  const { postId: fewShotPost, replyId: fewShotReply } = fewShotIds(r);
   const fields: Array<[string, unknown]> = [
     ['targetPostId', r.targetPostId],
     ['targetReplyId', r.targetReplyId],
@@ -221,9 +209,12 @@ export function compareWithOriginal(ours: readonly PromptRecord[], theirs: reado
       if (x === undefined || y === undefined) difference = { position: i, field: 'record', plens: x?.sampleId ?? null, original: y?.sampleId ?? null };
       else {
         const theirFields = new Map(comparedFields(y));
+        const extraNames = new Set(Object.keys(x.extra ?? {}));
         for (const [name, value] of comparedFields(x)) {
           const other = theirFields.get(name);
-          if (value === null || other === null || other === undefined) continue;
+          // A field one side does not carry is skipped; the makers' extra fields are compared as
+          // they are, nulls included.
+          if (other === undefined || (!extraNames.has(name) && (value === null || other === null))) continue;
           if (JSON.stringify(value) !== JSON.stringify(other)) {
             difference = { position: i, field: name, plens: value, original: other };
             break;

@@ -182,6 +182,53 @@ const selectCommand: CommandModule<GlobalArgs, PersonaSelectArgs> = {
   },
 };
 
+interface PersonaExportArgs extends GlobalArgs {
+  from: string;
+  out: string;
+  fidelity: 'original' | 'fixed';
+  seed: number;
+  prompts?: string;
+  force: boolean;
+  'dry-run': boolean;
+}
+
+const exportCommand: CommandModule<GlobalArgs, PersonaExportArgs> = {
+  command: 'export',
+  describe:
+    "Write the selection in the original's formats: merged_posts_remapped.json as Raw_Data_Process.py writes it, and the nine prompt files under the makers' names and line layouts (post_data_store, prediction_task, few_shot_info, the NP-Conv fields)",
+  builder: (y) =>
+    y
+      .option('from', { type: 'string', demandOption: true, describe: 'The PERSONA-bench input file (either format)' })
+      .option('out', { type: 'string', demandOption: true, describe: 'Folder for the ten files' })
+      .option('fidelity', { choices: ['original', 'fixed'] as const, default: 'original' as const, describe: 'As persona select' })
+      .option('seed', { type: 'number', default: 0, describe: 'As persona select' })
+      .option('prompts', {
+        type: 'string',
+        describe: "Prompt records to export (a prompts.jsonl of this input, e.g. from select --original); default: plens's own prompts",
+      })
+      .option('force', { type: 'boolean', default: false, describe: 'Replace files of the same names in --out that plens did not write' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'Count the lines, write nothing' })
+      .example('$0 persona export --from data/personabench-sample/raw.json --out export/', "plens's prompts in the original's files"),
+  handler: async (args) => {
+    const { runPersonaExport } = await import('../../benchmarks/personabench/export-stage.js');
+    const summary = await runPersonaExport({
+      from: userPath(args.from),
+      out: userPath(args.out),
+      fidelity: args.fidelity,
+      seed: args.seed,
+      force: args.force,
+      dryRun: args['dry-run'],
+      ...(args.prompts ? { prompts: userPath(args.prompts) } : {}),
+    });
+    printResult(args, summary, () =>
+      [
+        `${summary.dry_run ? 'would export' : 'exported'} (${summary.fidelity}, seed ${summary.seed}, ${summary.prompts === 'plens' ? "plens's prompts" : summary.prompts}) -> ${summary.out}`,
+        ...summary.files.map((f) => `  ${f.name}: ${f.lines} line${f.lines === 1 ? '' : 's'}`),
+      ].join('\n'),
+    );
+  },
+};
+
 interface PersonaPredictArgs extends LlmStageArgs {
   model: string;
   from?: string;
@@ -339,6 +386,7 @@ export const personaCommand: CommandModule<GlobalArgs, GlobalArgs> = {
       .command(importCommand)
       .command(selectCommand)
       .command(importPromptsCommand)
+      .command(exportCommand)
       .command(predictCommand)
       .command(scoreCommand)
       .demandCommand(1, 'Name a persona command: import, select, import-prompts, predict or score.'),
