@@ -207,7 +207,8 @@ function parentFields(parent: Parent | null, postAsEmpty: boolean): { id: string
   if (!parent) return { id: '', author: '', score: null, body: '' };
   return {
     id: parent.id,
-    author: show(parent.author ?? ''),
+    // get('author', 'Unknown User'): a null author prints as None.
+    author: show(parent.author),
     score: parent.score ?? null,
     body: parent.isPost && postAsEmpty ? cleanText(parent.bodyKey) : cleanText(parent.body),
   };
@@ -249,7 +250,7 @@ export function replyNpConvPrompt(sample: ReplySample, corpus: PromptCorpus, fid
   const target = post.byId.get(sample.targetReplyId)!;
   const context = corpus.get(sample.fewShot!.postId);
   const example = context.byId.get(sample.fewShot!.replyId)!;
-  const exampleParent = parentFields(parentOf(context, example), false);
+  const exampleParent = parentFields(parentOf(context, example), original);
   const contextAuthor = show(context.author ?? '');
   const exampleBlock = [
     '### FEW-SHOT EXAMPLE ###',

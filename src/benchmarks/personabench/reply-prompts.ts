@@ -7,6 +7,7 @@
  * `{main_author_name}` placeholder and Python's ASCII-escaped JSON; `fixed` names the
  * author and drops every message posted after the target from the shown conversation.
  */
+import { pythonStr } from '../../core/python-format.js';
 import { cleanText, type CommentNode, type FlatPost } from './corpus.js';
 import { assignIds, fewShotBranch, makerJson, postDetails, postWithout } from './maker-json.js';
 import type { Fidelity, ReplySample } from './selection.js';
@@ -79,10 +80,12 @@ export function truncatedBranch(post: FlatPost, reply: CommentNode, cutoff: numb
   return top === reply ? whole(top) : build(top);
 }
 
+/** The 3.3 makers print the parent's author as stored (`get('author', "")`, None for a null one). */
 function parentInfo(post: FlatPost, node: CommentNode): { id: string; author: string; body: string } {
-  if (node.parentId === post.id) return { id: post.id, author: String(post.author ?? ''), body: cleanText(post.content) };
+  // A post parent's text is its content, else its body (generate_unique_ids_for_post fills one from the other).
+  if (node.parentId === post.id) return { id: post.id, author: pythonStr(post.author ?? null), body: cleanText(post.content ?? post.raw['body'] ?? null) };
   const parent = post.byId.get(node.parentId);
-  return parent ? { id: parent.id, author: String(parent.author ?? ''), body: cleanText(parent.body) } : { id: '', author: '', body: '' };
+  return parent ? { id: parent.id, author: pythonStr(parent.author ?? null), body: cleanText(parent.body) } : { id: '', author: '', body: '' };
 }
 
 function parentSentence(post: FlatPost, node: CommentNode): string {

@@ -6,7 +6,7 @@ import { repoRoot, tempDir } from '../../helpers/cli.js';
 import { ORIGINAL, drawCorpus, originalAvailable } from './original.js';
 
 /*
- * The values the 3.1 and 3.2 prompts print in their prose (subreddit, author, score, time, title,
+ * The values the prompts print in their prose (subreddit, author, score, time, title,
  * content, the parent's and the reply's ids, authors, bodies, ...), with each maker's own
  * fallbacks for missing data (`N/A`, `None`, `""`), compared between plens's wording and the
  * original makers' files: each side's lines are read with its own patterns into named fields,
@@ -52,6 +52,39 @@ const BLOCK_KEYS: Record<string, string> = {
   'Parent Timestamp': 'Time',
   'Reply Timestamp': 'Time',
 };
+
+// 3.3's lines: the parent and reply sentences (the JSON blocks are compared in original-route.test.ts).
+const THEIRS_33: Patterns = [
+  [
+    /made a reply to a comment by '(.*?)' \(ID: (.*?), Score: (.*?)\) which says: "(.*)"\. \(This reply by '.*?' (?:had|has) ID: (.*?)\)\.$/,
+    ['parentAuthor', 'parentId', 'parentScore', 'parentBody', 'replyId'],
+  ],
+  [
+    /made a reply to a comment by '(.*?)' \(ID: (.*?)\) which says: "(.*)"\. \(This reply by '.*?' (?:had|has) ID: (.*?)\)\.$/,
+    ['parentAuthor', 'parentId', 'parentBody', 'replyId'],
+  ],
+  [
+    /^Within this current post \(details provided above, titled "(.*)"\), '.*?' is about to make a reply to the following comment from '(.*?)':$/,
+    ['title', 'parentAuthor'],
+  ],
+  [
+    /is about to reply to a comment by '(.*?)' \(ID: (.*?), Score: (.*?)\) which says: "(.*?)"\. Your goal/,
+    ['parentAuthor', 'parentId', 'parentScore', 'parentBody'],
+  ],
+  [/^"(.*)"$/, ['parentBody']],
+];
+const OURS_33: Patterns = [
+  [
+    /^This reply by the post's author \(ID (.*?)\) answers a message by '(.*?)' \(ID (.*?)\), which reads: "(.*)"$/,
+    ['replyId', 'parentAuthor', 'parentId', 'parentBody'],
+  ],
+  [/^Under the post "(.*)", the author is answering a message by '(.*?)', which reads: "(.*)"$/, ['title', 'parentAuthor', 'parentBody']],
+  [
+    /^The reply \(ID (.*?)\) answers a message by '(.*?)' \(ID (.*?), score (.*?)\), which reads: "(.*)"$/,
+    ['replyId', 'parentAuthor', 'parentId', 'parentScore', 'parentBody'],
+  ],
+  [/^'.*?' is replying to a message by '(.*?)' \(ID (.*?), score (.*?)\), which reads: "(.*)"$/, ['parentAuthor', 'parentId', 'parentScore', 'parentBody']],
+];
 
 // plens's lines (prompts.ts, np-conv-prompts.ts).
 const OURS: Patterns = [
@@ -144,10 +177,10 @@ async function compare(input: string, seed: number): Promise<string[]> {
   const ours = read(join(dir, 'ours', 'prompts.jsonl'));
   const problems: string[] = [];
   theirs.forEach((t, i) => {
-    if (t.task === '3.3') return;
     const o = ours[i]!;
-    const a = fields(comparable(t), THEIRS, true);
-    const b = fields(comparable(o), OURS);
+    const reply = t.task === '3.3';
+    const a = reply ? fields(t.prompt, THEIRS_33) : fields(comparable(t), THEIRS, true);
+    const b = reply ? fields(o.prompt, OURS_33) : fields(comparable(o), OURS);
     for (const [name, values] of b) {
       const want = a.get(name);
       if (want === undefined) continue;
@@ -158,7 +191,7 @@ async function compare(input: string, seed: number): Promise<string[]> {
   return problems;
 }
 
-describe.skipIf(!available)("PERSONA-bench 3.1/3.2 prompts: the values their prose prints, against the makers'", () => {
+describe.skipIf(!available)("PERSONA-bench prompts: the values their prose prints, against the makers'", () => {
   it('on the fixtures and drawn corpora', async () => {
     const dir = tempDir('plens-pb-prose-drawn-');
     const inputs: Array<[string, number]> = [
