@@ -15,9 +15,10 @@
 import { pythonJsonDumps } from '../../core/python-format.js';
 import { parseTimestamp } from './corpus.js';
 
-type Dict = Map<string, unknown>;
+/** A Python dict: a Map keeps insertion order whatever the keys. */
+export type Dict = Map<string, unknown>;
 
-const isDict = (v: unknown): v is Dict => v instanceof Map;
+export const isDict = (v: unknown): v is Dict => v instanceof Map;
 
 /** A JSON value as Python holds it after json.load: objects become dicts (Maps). */
 export function toPython(value: unknown): unknown {
@@ -27,16 +28,18 @@ export function toPython(value: unknown): unknown {
 }
 
 /** `deepcopy` of a value made of lists and dicts. */
-function deepcopy(value: unknown): unknown {
+export function deepcopy(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(deepcopy);
   if (isDict(value)) return new Map([...value].map(([k, v]) => [k, deepcopy(v)]));
   return value;
 }
 
-const setdefault = (d: Dict, key: string): void => {
-  if (!d.has(key)) d.set(key, null);
+/** `d.setdefault(key, value)` (None by default). */
+export const setdefault = (d: Dict, key: string, value: unknown = null): void => {
+  if (!d.has(key)) d.set(key, value);
 };
-const get = (d: Dict, key: string): unknown => (d.has(key) ? d.get(key) : null);
+/** `d.get(key)`: None where the key is missing. */
+export const get = (d: Dict, key: string): unknown => (d.has(key) ? d.get(key) : null);
 
 /**
  * generate_unique_ids_for_post on a copy of the raw post: returns the post dict and its flat

@@ -14,22 +14,10 @@
  */
 import { cleanText } from './corpus.js';
 import { fewShotIds, type PromptRecord } from './build-prompts.js';
-import { toPython } from './maker-json.js';
+import { deepcopy, get, isDict, setdefault, toPython, type Dict } from './maker-json.js';
 import type { PromptCorpus } from './prompt-corpus.js';
 import { parseTimestamp } from './corpus.js';
 import type { Setting, Task } from './selection.js';
-
-type Dict = Map<string, unknown>;
-const isDict = (v: unknown): v is Dict => v instanceof Map;
-const get = (d: Dict, key: string): unknown => (d.has(key) ? d.get(key) : null);
-const setdefault = (d: Dict, key: string, value: unknown): void => {
-  if (!d.has(key)) d.set(key, value);
-};
-function deepcopy(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(deepcopy);
-  if (isDict(value)) return new Map([...value].map(([k, v]) => [k, deepcopy(v)]));
-  return value;
-}
 
 /** Every file's name, task and setting, in the order `persona export` writes them. */
 export const LAYOUT_FILES: ReadonlyArray<{ name: string; task: Task; setting: Setting }> = [

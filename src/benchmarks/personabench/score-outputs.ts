@@ -202,62 +202,76 @@ function records(lines: ReturnType<typeof pythonFileLines>): Array<Record<string
   return out;
 }
 
-const domainOf = (r: Record<string, unknown>): string | null | undefined => {
+const domainOf = (r: Record<string, unknown>): string | undefined => {
   const v = r['subreddit'] ?? r['domain'];
   return v === undefined || v === null ? undefined : String(v);
 };
 
-/** 3.1/GPT.py on these outputs: the stripped, lower-cased reply must be the label; failures excluded. */
-function apiSign(lines: ReturnType<typeof pythonFileLines>): ScoreOutputsSummary['api'] {
-  const rows: Array<{ domain: string | null | undefined; truth: string; pred: string }> = [];
+/**
+ * What an API evaluator makes of these outputs: each line's label read by `truthOf` (lines
+ * without one are left out), its reply by `parse` (failures counted and excluded, never
+ * scored), then `score` per domain (grouped by `rule`) and over all.
+ */
+function apiFigures<T>(
+  lines: ReturnType<typeof pythonFileLines>,
+  o: {
+    script: string;
+    truthOf: (label: unknown) => T | null;
+    parse: (reply: string) => { state: 'parsed'; value: T } | { state: 'unparsed' };
+    rule: 'lowercase' | 'as-is';
+    score: (truth: T[], predicted: T[]) => Record<string, number>;
+  },
+): ScoreOutputsSummary['api'] {
+  const rows: Array<{ domain: string | undefined; truth: T; pred: T }> = [];
   let unparsed = 0;
   for (const r of records(lines)) {
-    const truth = typeof r['true_label'] === 'string' ? r['true_label'].toLowerCase() : null;
-    const parsed = typeof r['output'] === 'string' ? parseSign(r['output'], 'strict') : null;
-    if (truth !== 'positive' && truth !== 'negative') continue;
+    const truth = o.truthOf(r['true_label']);
+    if (truth === null) continue;
+    const parsed = typeof r['output'] === 'string' ? o.parse(r['output']) : null;
     if (parsed?.state !== 'parsed') {
       unparsed++;
       continue;
     }
     rows.push({ domain: domainOf(r), truth, pred: parsed.value });
   }
-  const groups = groupBySubreddit(rows, (r) => r.domain, 'lowercase');
+  const groups = groupBySubreddit(rows, (r) => r.domain, o.rule);
   const score = (domain: string, list: typeof rows): ApiRow => {
-    const s = signScoresApi(
+    const { count, ...metrics } = o.score(
       list.map((x) => x.truth),
       list.map((x) => x.pred),
     );
-    return { domain, count: s.count, accuracy: s.accuracy, f1: s.f1, mcc: s.mcc };
+    return { domain, count: count!, ...metrics };
   };
   const out = [...groups.byDomain].map(([d, list]) => score(d, list));
   if (rows.length) out.push(score('ALL', rows));
-  return { script: '3.1/GPT.py', parsed: rows.length, unparsed, rows: out };
+  return { script: o.script, parsed: rows.length, unparsed, rows: out };
 }
 
-/** 3.2/GPT.py on these outputs: float(reply), else the last number standing as a word. */
-function apiImpact(lines: ReturnType<typeof pythonFileLines>): ScoreOutputsSummary['api'] {
-  const rows: Array<{ domain: string | null | undefined; truth: number; pred: number }> = [];
-  let unparsed = 0;
-  for (const r of records(lines)) {
-    const label = r['true_label'];
-    const truth = typeof label === 'number' ? label : null;
-    if (truth === null) continue;
-    const parsed = typeof r['output'] === 'string' ? parseImpact(r['output'], 'float-then-last-number') : null;
-    if (parsed?.state !== 'parsed') {
-      unparsed++;
-      continue;
-    }
-    rows.push({ domain: domainOf(r), truth, pred: parsed.value });
-  }
-  const groups = groupBySubreddit(rows, (r) => r.domain, 'as-is');
-  const score = (domain: string, list: typeof rows): ApiRow => {
-    const s = regressionScores(
-      list.map((x) => x.truth),
-      list.map((x) => x.pred),
-    );
-    return { domain, count: s.count, mse: s.mse, rmse: s.rmse, mae: s.mae };
-  };
-  const out = [...groups.byDomain].map(([d, list]) => score(d, list));
-  if (rows.length) out.push(score('ALL', rows));
-  return { script: '3.2/GPT.py', parsed: rows.length, unparsed, rows: out };
-}
+/** 3.1/GPT.py: the stripped, lower-cased reply must be the label; accuracy, binary F1, MCC; domains lower-cased. */
+const apiSign = (lines: ReturnType<typeof pythonFileLines>) =>
+  apiFigures<string>(lines, {
+    script: '3.1/GPT.py',
+    truthOf: (label) => {
+      const t = typeof label === 'string' ? label.toLowerCase() : null;
+      return t === 'positive' || t === 'negative' ? t : null;
+    },
+    parse: (reply) => parseSign(reply, 'strict'),
+    rule: 'lowercase',
+    score: (truth, predicted) => {
+      const s = signScoresApi(truth, predicted);
+      return { count: s.count, accuracy: s.accuracy, f1: s.f1, mcc: s.mcc };
+    },
+  });
+
+/** 3.2/GPT.py: float(reply), else the last number standing as a word; MSE, RMSE, MAE. */
+const apiImpact = (lines: ReturnType<typeof pythonFileLines>) =>
+  apiFigures<number>(lines, {
+    script: '3.2/GPT.py',
+    truthOf: (label) => (typeof label === 'number' ? label : null),
+    parse: (reply) => parseImpact(reply, 'float-then-last-number'),
+    rule: 'as-is',
+    score: (truth, predicted) => {
+      const s = regressionScores(truth, predicted);
+      return { count: s.count, mse: s.mse, rmse: s.rmse, mae: s.mae };
+    },
+  });

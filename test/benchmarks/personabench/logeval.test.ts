@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { logEval31, logEval32, pythonFileLines } from '../../../src/benchmarks/personabench/logeval.js';
+import { runScoreOutputs } from '../../../src/benchmarks/personabench/score-outputs.js';
 import { csvRow, pythonFloatRepr } from '../../../src/core/python-format.js';
 import { runCli, tempDir } from '../../helpers/cli.js';
 
@@ -109,6 +110,29 @@ describe('LogEval3.2', () => {
     const stopped = logEval32(lines({ output: '1', true_label: 1 }, { output: null, true_label: 1 }));
     expect(stopped.stop).toEqual({ line: 2, reason: 'an output that is not text (re.sub raises)' });
     expect(logEval32(lines({ output: '1', true_label: 1 }, { output: null, true_label: 1 }), { skipInvalid: true }).rows.at(-1)!.count).toBe(1);
+  });
+});
+
+describe("the API evaluators' figures on an outputs file", () => {
+  it('3.1/GPT.py: only an exact label parses, unparsed replies are counted, domains lower-cased', async () => {
+    const file = join(tempDir('plens-logeval-api-'), 'o.jsonl');
+    writeFileSync(
+      file,
+      [
+        { output: ' Positive\n', true_label: 'positive', subreddit: 'Books' },
+        { output: 'I think negative', true_label: 'negative', subreddit: 'books' },
+        { output: 'negative', true_label: 'positive', subreddit: 'books' },
+        { output: 'negative', true_label: 'neg', subreddit: 'books' },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n'),
+    );
+    const r = await runScoreOutputs({ file, task: '3.1', out: null, cacheDir: tempDir('plens-cache-') });
+    expect(r.api).toMatchObject({ script: '3.1/GPT.py', parsed: 2, unparsed: 1 });
+    expect(r.api!.rows).toEqual([
+      { domain: 'books', count: 2, accuracy: 0.5, f1: 2 / 3, mcc: 0 },
+      { domain: 'ALL', count: 2, accuracy: 0.5, f1: 2 / 3, mcc: 0 },
+    ]);
   });
 });
 
