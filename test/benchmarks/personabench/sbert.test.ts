@@ -2,12 +2,11 @@
 // vectors chosen here, with cosines worked out by hand: util.cos_sim semantics, the GPT
 // scripts' best-of-n (maximum per prompt, saved candidate, zeros and negatives kept, filtered
 // averages) and single-sample scoring.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GenerationScorer, filteredMeans, oracleBestOfN, singleSample } from '../../../src/benchmarks/personabench/metrics/generation.js';
 import { cosSim, sbertSimilarities } from '../../../src/benchmarks/personabench/metrics/sbert.js';
 import { EmbeddingsClient } from '../../../src/llm/embeddings.js';
+import { startEmbeddingsServer } from '../../helpers/embeddings-server.js';
 
 // Raw (unnormalised) vectors, as a server that does not normalise would send them.
 const VECTORS: Record<string, number[]> = {
@@ -20,33 +19,17 @@ const VECTORS: Record<string, number[]> = {
   'no idea': [0, -1, -1], // -1/sqrt(2)
 };
 
-let server: Server;
+let server: Awaited<ReturnType<typeof startEmbeddingsServer>>;
 let url: string;
-const requests: string[][] = [];
+let requests: string[][];
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk) => (raw += chunk));
-    req.on('end', () => {
-      const input = (JSON.parse(raw) as { input: string[] }).input;
-      requests.push(input);
-      const unknown = input.find((text) => !(text in VECTORS));
-      if (unknown !== undefined) {
-        res.statusCode = 400;
-        return res.end(JSON.stringify({ error: `no vector for ${unknown}` }));
-      }
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ data: input.map((text, index) => ({ index, embedding: VECTORS[text] })) }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  server = await startEmbeddingsServer((text) => (Object.hasOwn(VECTORS, text) ? VECTORS[text] : undefined));
+  url = server.url;
+  requests = server.requests;
 });
 
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+afterAll(() => server.close());
 
 describe('cosSim (sentence-transformers util.cos_sim)', () => {
   it('normalises both vectors, so scale does not matter', () => {

@@ -1,12 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GenerationScorer } from '../../../src/benchmarks/personabench/metrics/generation.js';
 import { runScoreOutputs } from '../../../src/benchmarks/personabench/score-outputs.js';
 import { tempDir } from '../../helpers/cli.js';
+import { startEmbeddingsServer } from '../../helpers/embeddings-server.js';
 import { ORIGINAL, originalAvailable, seededRandom } from './original.js';
 
 /*
@@ -276,25 +275,14 @@ def meteor_score(refs, cand):
 `,
 };
 
-let server: Server;
+let server: Awaited<ReturnType<typeof startEmbeddingsServer>>;
 let url: string;
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk) => (raw += chunk));
-    req.on('end', () => {
-      const input = (JSON.parse(raw) as { input: string[] }).input;
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ data: input.map((text, index) => ({ index, embedding: vector(text) })) }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  server = await startEmbeddingsServer(vector);
+  url = server.url;
 });
-afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+afterAll(() => server.close());
 
 describe.skipIf(!available)('LogEval3.3 on drawn outputs files: which lines count, which candidate, the sums and both CSVs', () => {
   it('with SBERT, ROUGE, BLEU and METEOR', async () => {
