@@ -152,6 +152,9 @@ describe.skipIf(!available)("PERSONA-bench original route: the makers' nine file
     // Shapes the original reads without complaint: entries that are not objects, replies that
     // are not a list, null comments, float/bool/string scores, selftext, created_utc.
     await check(join(repoRoot, 'test', 'fixtures', 'personabench', 'odd-shapes.json'), 2, false);
+    // Non-ASCII and emoji, ISO week / date-only / basic / offset / 7-digit-fraction timestamps,
+    // an empty latest author reply, a missing title, string/float/bool scores, _x and __x keys.
+    await check(join(repoRoot, 'test', 'fixtures', 'personabench', 'edge-cases.json'), 3, false);
   }, 120_000);
 
   it('on drawn corpora, plain and with the other shapes the original reads', async () => {

@@ -198,6 +198,7 @@ describe.skipIf(!available)("PERSONA-bench prompts: the values their prose print
       [join(repoRoot, 'test', 'fixtures', 'personabench', 'grouped.json'), 14],
       [join(repoRoot, 'data', 'personabench-sample', 'grouped.json'), 3],
       [join(repoRoot, 'test', 'fixtures', 'personabench', 'odd-shapes.json'), 2],
+      [join(repoRoot, 'test', 'fixtures', 'personabench', 'edge-cases.json'), 3],
     ];
     for (const seed of (process.env['PLENS_PB_PROSE_SEEDS'] ?? '1,2,3,101,102,103').split(',').map(Number)) {
       const file = join(dir, `corpus-${seed}.json`);

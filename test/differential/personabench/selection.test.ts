@@ -99,7 +99,11 @@ function compare(input: string, seed: number): string[] {
 
 describe.skipIf(!available)('PERSONA-bench selection: the nine files, field by field, as the original makers write them', () => {
   it('on the hand-made fixture and the bundled sample', () => {
-    for (const input of [join(repoRoot, 'test', 'fixtures', 'personabench', 'grouped.json'), join(repoRoot, 'data', 'personabench-sample', 'grouped.json')]) {
+    for (const input of [
+      join(repoRoot, 'test', 'fixtures', 'personabench', 'grouped.json'),
+      join(repoRoot, 'data', 'personabench-sample', 'grouped.json'),
+      join(repoRoot, 'test', 'fixtures', 'personabench', 'edge-cases.json'),
+    ]) {
       expect(compare(input, 14), input).toEqual([]);
     }
   });
