@@ -1,6 +1,6 @@
 import { availableParallelism, loadavg } from 'node:os';
-import { GENERATION_METRICS } from '../benchmarks/personabench/metrics/generation.js';
-import { scorePairs } from '../benchmarks/personabench/metrics/parallel.js';
+import { GENERATION_METRICS } from '../metrics/generation.js';
+import { scorePairs } from '../metrics/parallel.js';
 import { CpuSteal } from './cpu-steal.js';
 import { MemorySampler } from './memory-sampler.js';
 import { syntheticPairs } from './persona-pairs.js';

@@ -14,7 +14,9 @@ const LAYERS: string[][] = [
   ['db'],
   ['llm', 'stats'],
   // The LLM-stage kit (engine/llm-stage.ts) makes clients: the engine sits on the LLM layer.
-  ['engine'],
+  // Benchmark-neutral text and score metrics (ROUGE, BLEU, METEOR, tokenisers, classification,
+  // regression, embedding similarity) sit beside it, below every benchmark.
+  ['engine', 'metrics'],
   ['warehouse'],
   ['tables'],
   ['report', 'notebook', 'compare'],

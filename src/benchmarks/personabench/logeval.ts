@@ -20,9 +20,9 @@
  */
 import { pythonFloat, parseSign, stripThink } from './parse.js';
 import { pyStrip } from './corpus.js';
-import { matthewsCorrelation, accuracy, binaryF1, weightedF1 } from './metrics/classification.js';
-import { numpyPairwiseSum } from './metrics/numpy-sum.js';
-import type { GenerationScores } from './metrics/generation.js';
+import { matthewsCorrelation, accuracy, binaryF1, weightedF1 } from '../../metrics/classification.js';
+import { numpyPairwiseSum } from '../../metrics/numpy-sum.js';
+import type { GenerationScores } from '../../metrics/generation.js';
 import { pythonStr } from '../../core/python-format.js';
 
 export type LogEvalTask = '3.1' | '3.2' | '3.3';

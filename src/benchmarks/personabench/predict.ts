@@ -21,9 +21,9 @@ import { openEmbedder } from '../../llm/embedders.js';
 import type { Embedder } from '../../llm/embeddings.js';
 import type { SamplingParams } from '../../llm/types.js';
 import type { PromptRecord } from './build-prompts.js';
-import { regressionScores, signScoresApi, signScoresLogEval } from './metrics/classification.js';
-import { filteredMeans, GenerationScorer, oracleBestOfN, singleSample } from './metrics/generation.js';
-import { sbertSimilarities } from './metrics/sbert.js';
+import { regressionScores, signScoresApi, signScoresLogEval } from '../../metrics/classification.js';
+import { filteredMeans, GenerationScorer, oracleBestOfN, singleSample } from '../../metrics/generation.js';
+import { sbertSimilarities } from '../../metrics/sbert.js';
 import { parseImpact, parseSign, stripThink, type ImpactParser, type SignParser } from './parse.js';
 import type { Fidelity, Setting, Task } from './selection.js';
 

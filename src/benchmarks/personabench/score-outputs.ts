@@ -11,10 +11,10 @@ import { writeFileAtomic } from '../../core/atomic.js';
 import { PlensError } from '../../core/errors.js';
 import { csvRow, pythonFloatRepr, pythonStr } from '../../core/python-format.js';
 import { openEmbedder } from '../../llm/embedders.js';
-import { groupBySubreddit } from './metrics/by-subreddit.js';
-import { regressionScores, signScoresApi } from './metrics/classification.js';
-import { GenerationScorer } from './metrics/generation.js';
-import { sbertSimilarities } from './metrics/sbert.js';
+import { groupBySubreddit } from './by-subreddit.js';
+import { regressionScores, signScoresApi } from '../../metrics/classification.js';
+import { GenerationScorer } from '../../metrics/generation.js';
+import { sbertSimilarities } from '../../metrics/sbert.js';
 import {
   logEval31,
   logEval32,

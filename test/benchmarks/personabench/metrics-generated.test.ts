@@ -5,9 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sentenceBleu } from '../../../src/benchmarks/personabench/metrics/bleu.js';
-import { GENERATION_METRICS, GenerationScorer } from '../../../src/benchmarks/personabench/metrics/generation.js';
-import { scorePairs } from '../../../src/benchmarks/personabench/metrics/parallel.js';
+import { sentenceBleu } from '../../../src/metrics/bleu.js';
+import { GENERATION_METRICS, GenerationScorer } from '../../../src/metrics/generation.js';
+import { scorePairs } from '../../../src/metrics/parallel.js';
 
 const root = new URL('../../..', import.meta.url).pathname;
 const expected = JSON.parse(readFileSync(join(root, 'test/expected/persona-metrics-generated.json'), 'utf8')) as {

@@ -5,8 +5,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { evaluationTokens, fsum, sentenceBleu } from '../../../src/benchmarks/personabench/metrics/bleu.js';
-import { groupBySubreddit, scoreGroups } from '../../../src/benchmarks/personabench/metrics/by-subreddit.js';
+import { evaluationTokens, fsum, sentenceBleu } from '../../../src/metrics/bleu.js';
+import { groupBySubreddit, scoreGroups } from '../../../src/benchmarks/personabench/by-subreddit.js';
 import {
   accuracy,
   binaryF1,
@@ -15,13 +15,13 @@ import {
   signScoresApi,
   signScoresLogEval,
   weightedF1,
-} from '../../../src/benchmarks/personabench/metrics/classification.js';
-import { GenerationScorer, oracleBestOfN, singleSample } from '../../../src/benchmarks/personabench/metrics/generation.js';
-import { Meteor } from '../../../src/benchmarks/personabench/metrics/meteor.js';
-import { numpyPairwiseSum } from '../../../src/benchmarks/personabench/metrics/numpy-sum.js';
-import { porterStem } from '../../../src/benchmarks/personabench/metrics/porter.js';
-import { rougeScores, rougeTokens } from '../../../src/benchmarks/personabench/metrics/rouge.js';
-import { loadWordNet, wordnetDirectories, type WordNetData } from '../../../src/benchmarks/personabench/metrics/wordnet.js';
+} from '../../../src/metrics/classification.js';
+import { GenerationScorer, oracleBestOfN, singleSample } from '../../../src/metrics/generation.js';
+import { Meteor } from '../../../src/metrics/meteor.js';
+import { numpyPairwiseSum } from '../../../src/metrics/numpy-sum.js';
+import { porterStem } from '../../../src/metrics/porter.js';
+import { rougeScores, rougeTokens } from '../../../src/metrics/rouge.js';
+import { loadWordNet, wordnetDirectories, type WordNetData } from '../../../src/metrics/wordnet.js';
 
 const root = new URL('../../..', import.meta.url).pathname;
 const expected = JSON.parse(readFileSync(join(root, 'test/expected/persona-metrics.json'), 'utf8'));

@@ -3,8 +3,8 @@
 // scripts' best-of-n (maximum per prompt, saved candidate, zeros and negatives kept, filtered
 // averages) and single-sample scoring.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GenerationScorer, filteredMeans, oracleBestOfN, singleSample } from '../../../src/benchmarks/personabench/metrics/generation.js';
-import { cosSim, sbertSimilarities } from '../../../src/benchmarks/personabench/metrics/sbert.js';
+import { GenerationScorer, filteredMeans, oracleBestOfN, singleSample } from '../../../src/metrics/generation.js';
+import { cosSim, sbertSimilarities } from '../../../src/metrics/sbert.js';
 import { EmbeddingsClient } from '../../../src/llm/embeddings.js';
 import { startEmbeddingsServer } from '../../helpers/embeddings-server.js';
 

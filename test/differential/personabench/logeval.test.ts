@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GenerationScorer } from '../../../src/benchmarks/personabench/metrics/generation.js';
+import { GenerationScorer } from '../../../src/metrics/generation.js';
 import { runScoreOutputs } from '../../../src/benchmarks/personabench/score-outputs.js';
 import { tempDir } from '../../helpers/cli.js';
 import { startEmbeddingsServer } from '../../helpers/embeddings-server.js';

@@ -6,7 +6,7 @@
  * The arithmetic is float64 over the vectors as served; sentence-transformers works in
  * float32, so scores agree with the original to about 1e-7, not bit for bit.
  */
-import type { Embedder } from '../../../llm/embeddings.js';
+import type { Embedder } from '../llm/embeddings.js';
 
 /** sentence-transformers `util.cos_sim(a, b)` for one pair of vectors. */
 export function cosSim(a: ArrayLike<number>, b: ArrayLike<number>): number {

@@ -117,7 +117,7 @@ function workerEntry(): URL {
   const beside = new URL('./score-worker.js', import.meta.url);
   if (existsSync(fileURLToPath(beside))) return beside;
   // Running from the TypeScript sources (the tests): the thread runs the build of the same module.
-  const built = new URL('../../../../dist/benchmarks/personabench/metrics/score-worker.js', import.meta.url);
+  const built = new URL('../../dist/metrics/score-worker.js', import.meta.url);
   if (existsSync(fileURLToPath(built))) return built;
   throw new Error(`the metrics worker module is missing (${fileURLToPath(beside)}); run npm run build`);
 }
