@@ -14,6 +14,7 @@ import { dialoguesCommand } from './commands/dialogues.js';
 import { importCommand } from './commands/import.js';
 import { notebookCommand } from './commands/notebook.js';
 import { personaCommand } from './commands/persona.js';
+import { personalensCommand } from './commands/personalens.js';
 import { promptsCommand } from './commands/prompts.js';
 import { importLegacyCommand } from './commands/import-legacy.js';
 import { judgeCommand } from './commands/judge.js';
@@ -43,7 +44,7 @@ export function buildCli(argv: string[]): Argv {
     globalOptions(yargs(argv))
       .scriptName('plens')
       .usage(
-        '$0 <command> [options]\n\nRuns the PersonaLens personalization benchmark as a pipeline of resumable stages:\nimport -> scenarios -> (dialogues -> judgments) -> warehouse -> tables.',
+        '$0 <command> [options]\n\nRuns and builds personalization benchmarks for conversational assistants as pipelines of resumable stages (plens make runs a whole pipeline).\nBenchmarks: personalens (PersonaLens; its stages are also top-level commands: import -> scenarios -> dialogues -> judge) and persona-bench (PERSONA-bench; also plens persona: import -> select -> predict -> score).\nShared by both: make, status, warehouse, sql, tables, report, notebook, compare, stats, batches.',
       )
       .command(importCommand)
       .command(importLegacyCommand)
@@ -61,6 +62,7 @@ export function buildCli(argv: string[]): Argv {
       .command(demoCommand)
       .command(promptsCommand)
       .command(makeCommand)
+      .command(personalensCommand)
       .command(personaCommand)
       .command(statusCommand)
       .command(batchesCommand)

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { runCli, runCliJson, sampleDir, tempDir } from '../helpers/cli.js';
+import { repoRoot, runCli, runCliJson, sampleDir, tempDir } from '../helpers/cli.js';
 
 describe('plens CLI', () => {
   it('--help lists every command with what it does, and the exit codes', async () => {
@@ -97,5 +97,21 @@ describe('plens sql', () => {
   it('a query and --file together, or neither, is a usage error', async () => {
     expect((await runCli(['sql', '--db', db])).code).toBe(2);
     expect((await runCli(['sql', 'select 1', '-f', 'x.sql', '--db', db])).code).toBe(2);
+  });
+});
+
+describe('one CLI for every benchmark', () => {
+  it("lists both benchmarks; each benchmark's stages run under its name as under the old ones", async () => {
+    const help = await runCli(['--help']);
+    expect(help.stdout).toMatch(/Benchmarks: personalens \(PersonaLens;/);
+    expect(help.stdout).toContain('persona-bench (PERSONA-bench;');
+    const lens = await runCli(['personalens', 'scenarios', '--help']);
+    expect(lens.code, lens.stderr).toBe(0);
+    expect(lens.stdout).toContain('plens personalens scenarios');
+    const sample = join(repoRoot, 'data', 'personabench-sample', 'raw.json');
+    const viaBench = await runCli(['persona-bench', 'select', '--from', sample, '--dry-run', '--json']);
+    const viaPersona = await runCli(['persona', 'select', '--from', sample, '--dry-run', '--json']);
+    expect(viaBench.code, viaBench.stderr).toBe(0);
+    expect(JSON.parse(viaBench.stdout)).toEqual(JSON.parse(viaPersona.stdout));
   });
 });

@@ -26,7 +26,7 @@ const PHRASES: Array<[string[], string[]]> = [
   ],
   [['scenarios'], ['keeps scenarios touching any of them', 'chosen by a seeded hash (stable; larger N keeps smaller N)']],
   [['judge'], ['Run again what is recorded as failed']],
-  [[], ['Runs the PersonaLens personalization benchmark as a pipeline of resumable stages']],
+  [[], ['Runs and builds personalization benchmarks for conversational assistants as pipelines of resumable stages']],
 ];
 
 describe('--help', () => {

@@ -379,8 +379,9 @@ async function scoreOutputs(args: PersonaScoreArgs): Promise<void> {
 
 export const personaCommand: CommandModule<GlobalArgs, GlobalArgs> = {
   command: 'persona <command>',
+  aliases: ['persona-bench'],
   describe:
-    'PERSONA-bench: import the Reddit conversations, select task samples and build their prompts (or import original prompt files), predict with a model, score with the original metrics',
+    'PERSONA-bench (also `plens persona-bench`): import the Reddit conversations, select task samples and build their prompts (or import original prompt files), predict with a model, score with the original metrics',
   builder: (y: Argv<GlobalArgs>) =>
     y
       .command(importCommand)
@@ -389,6 +390,6 @@ export const personaCommand: CommandModule<GlobalArgs, GlobalArgs> = {
       .command(exportCommand)
       .command(predictCommand)
       .command(scoreCommand)
-      .demandCommand(1, 'Name a persona command: import, select, import-prompts, predict or score.'),
+      .demandCommand(1, 'Name a persona command: import, select, import-prompts, export, predict or score.'),
   handler: () => undefined,
 };
