@@ -6,7 +6,7 @@
  * `random.seed(seed)` before each script runs, the same seed plens's own selection uses.
  */
 import { spawn } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, rm, stat, symlink } from 'node:fs/promises';
+import { copyFile, link, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -109,7 +109,8 @@ export async function runOriginalMakers(options: OriginalMakersOptions): Promise
       ORIGINAL_MAKERS.map(async (maker) => {
         const work = join(dir, maker.script.replace(/\.py$/, ''));
         await mkdir(work);
-        await symlink(grouped, join(work, GROUPED_NAME));
+        // A hard link: no copy of a large input, and no privilege needed (a symlink needs one on Windows).
+        await link(grouped, join(work, GROUPED_NAME)).catch(() => copyFile(grouped, join(work, GROUPED_NAME)));
         const result = await runScript(python, join(checkout, 'PromptMakers', maker.script), work, options.seed, options.onProgress);
         if (result !== null) stopped.push({ script: maker.script, ...result });
       }),
