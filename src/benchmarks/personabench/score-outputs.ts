@@ -14,6 +14,7 @@ import { openEmbedder } from '../../llm/embedders.js';
 import { groupBySubreddit } from './by-subreddit.js';
 import { regressionScores, signScoresApi } from '../../metrics/classification.js';
 import { GenerationScorer } from '../../metrics/generation.js';
+import { scorePairs } from '../../metrics/parallel.js';
 import { sbertSimilarities } from '../../metrics/sbert.js';
 import {
   logEval31,
@@ -57,6 +58,9 @@ export interface ScoreOutputsSummary {
 }
 
 const f = pythonFloatRepr;
+
+/** From this many 3.3 pairs on, the lexical metrics run on the worker pool. */
+const PARALLEL_FROM = 2_000;
 
 export async function runScoreOutputs(options: ScoreOutputsOptions): Promise<ScoreOutputsSummary> {
   let bytes: Buffer;
@@ -136,11 +140,17 @@ export async function runScoreOutputs(options: ScoreOutputsOptions): Promise<Sco
             )
           : [];
         const sbert = new Map(scoredBySbert.map((k, i) => [k, similarities[i]?.[0] ?? 0]));
-        return items.map((item, k) => {
-          const reference = texts[k] ?? null;
-          const s = reference === null ? { rouge1: 0, rougeL: 0, bleu: 0, meteor: 0 } : scorer.score(reference, item.candidate);
-          return { ...s, sbert: sbert.get(k) ?? 0 };
-        });
+        // Many pairs go to the worker pool (the same numbers as the scorer, in input order).
+        const scored = items.map((_, k) => k).filter((k) => texts[k] !== null);
+        const pairs = scored.map((k) => ({ reference: texts[k]!, candidate: items[k]!.candidate }));
+        const lexical = new Map<number, { rouge1: number; rougeL: number; bleu: number; meteor: number }>();
+        if (pairs.length >= PARALLEL_FROM) {
+          const columns = await scorePairs(pairs);
+          scored.forEach((k, i) =>
+            lexical.set(k, { rouge1: columns.rouge1[i]!, rougeL: columns.rougeL[i]!, bleu: columns.bleu[i]!, meteor: columns.meteor[i]! }),
+          );
+        } else scored.forEach((k, i) => lexical.set(k, scorer.score(pairs[i]!.reference, pairs[i]!.candidate)));
+        return items.map((_, k) => ({ ...(lexical.get(k) ?? { rouge1: 0, rougeL: 0, bleu: 0, meteor: 0 }), sbert: sbert.get(k) ?? 0 }));
       },
       { sbert: embedder !== undefined, skipInvalid: options.skipInvalid === true },
     );

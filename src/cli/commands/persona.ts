@@ -374,7 +374,12 @@ async function scoreOutputs(args: PersonaScoreArgs): Promise<void> {
     cacheDir: join(workspace.root, 'cache', 'embeddings'),
     ...(args.embeddings ? { embeddings: args.embeddings } : {}),
   });
-  printResult(args, summary, () => formatScoreOutputs(summary));
+  // --json carries the tables; 3.3's row per line is in the individual CSV, not on stdout.
+  const printed =
+    summary.logeval.task === '3.3'
+      ? { ...summary, logeval: { ...summary.logeval, individual: undefined, individual_rows: summary.logeval.individual.length } }
+      : summary;
+  printResult(args, printed, () => formatScoreOutputs(summary));
 }
 
 export const personaCommand: CommandModule<GlobalArgs, GlobalArgs> = {
