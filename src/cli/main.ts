@@ -75,7 +75,9 @@ export function buildCli(argv: string[]): Argv {
       // --help and --version print and return like any command: main() returns the exit code.
       .exitProcess(false)
       .wrap(helpWidth())
-      .epilog('Exit codes: 0 ok, 1 failure, 2 usage, 3 invalid input data, 4 missing prerequisite, 5 SQL error.\nDocs: README.md')
+      .epilog(
+        'Exit codes: 0 ok, 1 failure, 2 usage, 3 invalid input data, 4 missing prerequisite, 5 SQL error, 6 stopped at the spend cap (rerun with a higher cap), 130 stopped by Ctrl-C (rerun to resume).\nDocs: README.md, docs/',
+      )
       .fail((message, error) => {
         // yargs reports usage problems as a message, handler failures as an error: keep the two apart.
         throw error ?? usageError(message);

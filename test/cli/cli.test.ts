@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, runCli, runCliJson, sampleDir, tempDir } from '../helpers/cli.js';
@@ -105,6 +105,8 @@ describe('one CLI for every benchmark', () => {
     const help = await runCli(['--help']);
     expect(help.stdout).toMatch(/Benchmarks: personalens \(PersonaLens;/);
     expect(help.stdout).toContain('persona-bench (PERSONA-bench;');
+    // Every exit code the commands use is listed.
+    expect(help.stdout.replace(/\s+/g, ' ')).toMatch(/5 SQL error, 6 stopped at the spend cap .*, 130 stopped by Ctrl-C/);
     const lens = await runCli(['personalens', 'scenarios', '--help']);
     expect(lens.code, lens.stderr).toBe(0);
     expect(lens.stdout).toContain('plens personalens scenarios');
@@ -113,5 +115,14 @@ describe('one CLI for every benchmark', () => {
     const viaPersona = await runCli(['persona', 'select', '--from', sample, '--dry-run', '--json']);
     expect(viaBench.code, viaBench.stderr).toBe(0);
     expect(JSON.parse(viaBench.stdout)).toEqual(JSON.parse(viaPersona.stdout));
+  });
+});
+
+describe('the package', () => {
+  it('ships the licence package.json names, and the notebooks the README points to', () => {
+    const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { license: string; files: string[] };
+    expect(pkg.license).toBe('Apache-2.0');
+    expect(readFileSync(join(repoRoot, 'LICENSE'), 'utf8')).toMatch(/Apache License\s+Version 2\.0, January 2004/);
+    expect(pkg.files).toContain('notebooks');
   });
 });
