@@ -126,3 +126,20 @@ describe('the package', () => {
     expect(pkg.files).toContain('notebooks');
   });
 });
+
+describe('the pipeline as an argument', () => {
+  it('make takes -p FILE or a YAML argument among the targets, once; status takes it as its argument', async () => {
+    const { pipelineAndTargets } = await import('../../src/cli/commands/make.js');
+    expect(pipelineAndTargets(undefined, ['pipelines/demo.yaml'])).toEqual({ file: 'pipelines/demo.yaml', targets: ['all'] });
+    expect(pipelineAndTargets(undefined, ['tables', 'p.yml', 'report'])).toEqual({ file: 'p.yml', targets: ['tables', 'report'] });
+    expect(pipelineAndTargets('p.yaml', ['all'])).toEqual({ file: 'p.yaml', targets: ['all'] });
+    expect(() => pipelineAndTargets('a.yaml', ['b.yaml'])).toThrow(/more than one pipeline: a.yaml, b.yaml/);
+    expect(() => pipelineAndTargets(undefined, ['all'])).toThrow(/name the pipeline/);
+    const bare = await runCli(['make']);
+    expect(bare.code).toBe(2);
+    const viaArg = await runCliJson<{ pipeline: string }>(['status', join(repoRoot, 'pipelines', 'persona-demo.yaml')]);
+    const viaFlag = await runCliJson<{ pipeline: string }>(['status', '-p', join(repoRoot, 'pipelines', 'persona-demo.yaml')]);
+    expect(viaArg.code, viaArg.stderr).toBe(0);
+    expect(viaArg.json).toEqual(viaFlag.json);
+  });
+});

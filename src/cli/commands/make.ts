@@ -1,12 +1,12 @@
 import type { CommandModule } from 'yargs';
-import { ExitCode } from '../../core/errors.js';
+import { ExitCode, usageError } from '../../core/errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { printResult, showProgress, type GlobalArgs } from '../options.js';
 import { LIMIT_KEYS, limitFlags, type LimitFlagValues } from '../../make/run-settings.js';
 
 interface MakeArgs extends GlobalArgs, Partial<LimitFlagValues> {
   targets: string[];
-  pipeline: string;
+  pipeline: string | undefined;
   'dry-run': boolean;
   'keep-going': boolean;
   'retry-failed': boolean;
@@ -25,7 +25,11 @@ export const makeCommand: CommandModule<GlobalArgs, MakeArgs> = {
           describe:
             'PersonaLens: import, scenarios, dialogues, judge; PERSONA-bench: select, predictions, scores; both: warehouse, tables, a table (table3, persona_results, ...), report or all',
         })
-        .option('pipeline', { alias: 'p', type: 'string', demandOption: true, describe: 'The pipeline file (YAML); it names the workspace and the warehouse' })
+        .option('pipeline', {
+          alias: 'p',
+          type: 'string',
+          describe: 'The pipeline file (YAML); it names the workspace and the warehouse. A first argument ending in .yaml or .yml is taken as the pipeline too',
+        })
         .option('dry-run', {
           type: 'boolean',
           default: false,
@@ -52,13 +56,14 @@ export const makeCommand: CommandModule<GlobalArgs, MakeArgs> = {
   handler: async (args) => {
     const { loadPipeline } = await import('../../make/pipeline.js');
     const { make, formatMake } = await import('../../make/make.js');
+    const { file, targets } = pipelineAndTargets(args.pipeline, args.targets);
     // A limit given as a flag beats the pipeline's limits:, which beat the defaults.
-    const pipeline = loadPipeline(args.pipeline, process.env, { limits: args as unknown as Record<string, unknown> });
+    const pipeline = loadPipeline(file, process.env, { limits: args as unknown as Record<string, unknown> });
     const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished work is kept, rerun to resume\n'));
     try {
       const quiet = args.json || args.quiet;
       const result = await make(pipeline, {
-        targets: args.targets,
+        targets,
         dryRun: args['dry-run'],
         keepGoing: args['keep-going'],
         retryFailed: args['retry-failed'],
@@ -77,3 +82,20 @@ export const makeCommand: CommandModule<GlobalArgs, MakeArgs> = {
     }
   },
 };
+
+/**
+ * `-p FILE`, or an argument naming a YAML file (`plens make pipelines/demo.yaml [targets]`); the
+ * other arguments are the targets (default all).
+ */
+export function pipelineAndTargets(flag: string | undefined, positional: readonly string[]): { file: string; targets: string[] } {
+  const files = positional.filter((a) => /\.ya?ml$/i.test(a));
+  const targets = positional.filter((a) => !/\.ya?ml$/i.test(a));
+  const named = flag !== undefined ? [flag, ...files] : files;
+  if (named.length > 1) throw usageError(`more than one pipeline: ${named.join(', ')}`, 'name the pipeline once, with -p FILE or as an argument');
+  if (named.length === 0)
+    throw usageError(
+      'name the pipeline: plens make -p FILE [targets] (or plens make FILE.yaml [targets])',
+      'the shipped ones are in pipelines/, e.g. pipelines/demo.yaml',
+    );
+  return { file: named[0]!, targets: targets.length > 0 ? targets : ['all'] };
+}
