@@ -34,7 +34,7 @@ interface PipelineFile {
   benchmark?: Benchmark;
   persona?: PersonaSection;
   data?: { from: string; schema?: string };
-  scenarios?: { kind: 'sd' | 'md' | 'all'; sample?: number | string; users?: string | number[]; domains?: string[]; random?: number; seed?: string };
+  scenarios?: { kind: 'sd' | 'md' | 'all'; sample?: number | string; users?: string | number[]; domains?: string[]; random?: number; seed?: string | number };
   dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates?: number; prompts?: string };
   judge?: {
     model: string;

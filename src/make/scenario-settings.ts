@@ -12,7 +12,7 @@ export interface ScenarioSelectionInput {
   /** "Hotels,Flights" or a list. */
   domains?: string | string[];
   random?: number;
-  seed?: string;
+  seed?: string | number;
 }
 
 /**
@@ -41,6 +41,7 @@ export function scenarioSelectionOf(s: ScenarioSelectionInput, locate?: (pointer
             .filter(Boolean)
         : s.domains;
   if (s.random !== undefined) selection.random = s.random;
-  if (s.seed !== undefined) selection.seed = s.seed;
+  // A number is its decimal text: the sample is drawn from md5(seed:scenario_id).
+  if (s.seed !== undefined) selection.seed = String(s.seed);
   return selection;
 }

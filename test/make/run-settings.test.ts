@@ -146,6 +146,10 @@ describe('the scenario selection', () => {
     );
     expect(fromFlags).toEqual({ kind: 'md', sample: 50, users: [0, 1, 3], domains: ['Hotels', 'Flights'], random: 5, seed: '7' });
     expect(fromFile).toEqual(fromFlags);
+    // A number, as persona.seed takes one, is the same seed as its text.
+    expect(scenarioSelectionOf({ kind: 'md', sample: 'sample_50', users: [3, 1, 0, 1], domains: ['Hotels', 'Flights'], random: 5, seed: 7 }, locate)).toEqual(
+      fromFlags,
+    );
   });
 
   it('an error names the flag, or the field at its line in the pipeline', () => {
