@@ -17,7 +17,7 @@ import { PlensError } from '../../core/errors.js';
 import { schemasDir } from '../../core/paths.js';
 import { describeSchemaError } from '../../core/validator.js';
 import { sampleId, type PromptRecord } from './build-prompts.js';
-import { writeJsonl } from './select-stage.js';
+import { writeJsonl } from '../../core/jsonl.js';
 import type { Setting, Task } from './selection.js';
 
 /** The original makers' output file names (spec §2, file -> setting map). */

@@ -3,12 +3,11 @@
  * (samples.jsonl), and the same samples with their prompt text (prompts.jsonl, the records
  * the predictions stage sends; build-prompts.ts).
  */
-import { createWriteStream } from 'node:fs';
 import { copyFile, mkdir, writeFile } from 'node:fs/promises';
-import { once } from 'node:events';
 import { join } from 'node:path';
 import { replaceDirectoryAtomic } from '../../core/atomic.js';
 import { PlensError } from '../../core/errors.js';
+import { writeJsonl } from '../../core/jsonl.js';
 import { readPersonaUsers } from './import.js';
 import { fewShotIds, promptRecord, type PromptRecord } from './build-prompts.js';
 import { readPromptFiles } from './import-prompts.js';
@@ -227,33 +226,4 @@ export function compareWithOriginal(ours: readonly PromptRecord[], theirs: reado
     out[key] = agreement;
   }
   return out;
-}
-
-/** Writes one JSON record per line, streaming (waits for the file when its buffer is full). */
-export async function writeJsonl(file: string, records: Iterable<unknown>): Promise<number> {
-  const out = createWriteStream(file);
-  let count = 0;
-  // Lines are gathered into ~1 MB writes: one stream write per record costs more than the JSON.
-  let batch: string[] = [];
-  let size = 0;
-  const flush = async (): Promise<void> => {
-    const text = batch.join('');
-    batch = [];
-    size = 0;
-    if (!out.write(text)) await once(out, 'drain');
-  };
-  try {
-    for (const record of records) {
-      count++;
-      const line = JSON.stringify(record) + '\n';
-      batch.push(line);
-      size += line.length;
-      if (size >= 1 << 20) await flush();
-    }
-    if (batch.length) await flush();
-  } finally {
-    out.end();
-    await once(out, 'close');
-  }
-  return count;
 }
