@@ -32,7 +32,11 @@ export const LAYOUT_FILES: ReadonlyArray<{ name: string; task: Task; setting: Se
   { name: 'WithPseudoRandomConversationPrompts_BodyPrediction.jsonl', task: '3.3', setting: 'NP-Conv' },
 ];
 
-/** generate_unique_ids_for_post of the 3.1 makers, on a copy of the raw post: the tree and its flat nodes. */
+/**
+ * generate_unique_ids_for_post of the 3.1 makers, on a copy of the raw post: the tree and its flat
+ * nodes. Not the 3.3 makers' (maker-json.ts's assignIds): these give every top-level comment its
+ * `parent_id` first, add `comments: []` and `replies: []`, and keep flat copies without children.
+ */
 function ids31(rawPost: unknown, prefix: string): { post: Dict; flat: Dict[] } {
   const post = toPython(rawPost) as Dict;
   post.set('id', prefix);
