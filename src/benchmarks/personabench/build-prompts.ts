@@ -60,7 +60,8 @@ export function buildPrompt(sample: ScoreSample | ReplySample, corpus: PromptCor
   return sample.task === '3.1' ? signNpConvPrompt(sample, corpus) : impactNpConvPrompt(sample, corpus, fidelity);
 }
 
-export function promptRecord(sample: ScoreSample | ReplySample, corpus: PromptCorpus, fidelity: Fidelity): PromptRecord {
+/** A sample's prompt record; `withPrompt: false` leaves the text empty (for comparing data fields only). */
+export function promptRecord(sample: ScoreSample | ReplySample, corpus: PromptCorpus, fidelity: Fidelity, o: { withPrompt?: boolean } = {}): PromptRecord {
   return {
     sampleId: sampleId(sample.task, sample.setting, sample.position),
     task: sample.task,
@@ -72,7 +73,7 @@ export function promptRecord(sample: ScoreSample | ReplySample, corpus: PromptCo
     subreddit: sample.subreddit,
     user: sample.user,
     fewShot: sample.fewShot,
-    prompt: buildPrompt(sample, corpus, fidelity),
+    prompt: o.withPrompt === false ? '' : buildPrompt(sample, corpus, fidelity),
     extra: sample.task === '3.3' && sample.setting === 'NP-Conv' ? replyNpConvExtras(sample, corpus, fidelity) : null,
     source: 'plens',
   };

@@ -104,7 +104,8 @@ export async function runPersonaSelect(options: PersonaSelectOptions): Promise<P
     let originalRecords: PromptRecord[] | undefined;
     if (original) {
       originalRecords = (await readPromptFiles(original.files.map((f) => f.path))).records;
-      const ours = rows.map((row) => promptRecord(row, corpus, options.fidelity));
+      // Only the data fields are compared: plens's own prompt text is not built.
+      const ours = rows.map((row) => promptRecord(row, corpus, options.fidelity, { withPrompt: false }));
       summary.original = {
         checkout: options.original!,
         files_dir: options.dryRun ? null : join(options.out, ORIGINAL_FILES_DIR),
