@@ -3,12 +3,12 @@
  * stage entry points (`plens persona predict`, `plens persona score`). The warehouse views and the
  * pipeline build on exactly these names; keep them stable.
  */
-import { createReadStream } from 'node:fs';
-import { rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { PlensError, usageError } from '../../core/errors.js';
-import { replaceDirectoryAtomic } from '../../core/atomic.js';
+import { replaceDirectoryAtomic, writeFileAtomic } from '../../core/atomic.js';
 import type { Workspace } from '../../core/workspace.js';
 import { Database, sqlString } from '../../db/database.js';
 import { hashParts, LlmStageKit, llmStageFormat, partitionName, samplingIdentity, type LlmStageOptions } from '../../engine/llm-stage.js';
@@ -195,6 +195,8 @@ export interface PersonaScoreSummary {
   rows: number;
   /** The embeddings model SBERT came from (model@endpoint, or local:FOLDER#content-hash), or null when SBERT was not scored. */
   sbert: string | null;
+  /** Per partition, predictions of earlier prompts that were kept but not scored. */
+  superseded: Record<string, number>;
 }
 
 /** The GPT-4.1 3.3 script's thresholds for its "filtered" averages (prompts whose best SBERT lies in [0.1, 1.0]). */
@@ -277,15 +279,29 @@ export async function runPersonaPredictions(options: PersonaPredictOptions): Pro
           parser: parsers[record.task],
         })),
       );
+    const keyOf = (item: Item): string =>
+      hashParts(['persona-prediction-v1', item.record.sampleId, item.source, item.record.prompt, item.replicate, item.parser, item.partition.dir]);
+    if (!options.dryRun) {
+      // Each partition records the keys of the prompts in force: predictions of earlier prompts
+      // (another plens's wording, another selection) stay in the partition, paid for and kept,
+      // but scoring counts only these.
+      const current = new Map<string, string[]>();
+      for (const item of items()) {
+        const list = current.get(item.partition.dir) ?? [];
+        list.push(keyOf(item));
+        current.set(item.partition.dir, list);
+      }
+      for (const [dir, keys] of current) {
+        await mkdir(dir, { recursive: true });
+        await writeFileAtomic(join(dir, CURRENT_KEYS), `${JSON.stringify({ keys: keys.sort() })}\n`);
+      }
+    }
     const summary = await runSingleCall<Item, string>(kit, {
       stage: 'persona-predict',
       items: async function* () {
         yield* items();
       },
-      keyOf: (item) => ({
-        key: hashParts(['persona-prediction-v1', item.record.sampleId, item.source, item.record.prompt, item.replicate, item.parser, item.partition.dir]),
-        partition: item.partition,
-      }),
+      keyOf: (item) => ({ key: keyOf(item), partition: item.partition }),
       client: () => client,
       at: (item) => ({ turn: item.replicate, role: `persona:${item.record.task}` }),
       request: (item) => {
@@ -489,14 +505,15 @@ export async function runPersonaScores(options: PersonaScoreOptions): Promise<Pe
   const db = await Database.open(':memory:');
   try {
     // The latest try of each key is the prediction.
-    const rows = await db.all<Row>(
-      `SELECT key, status, sample_id, task, setting, fidelity, model, parser, replicate, subreddit, "user", true_label, predicted, true_number, predicted_number
-       FROM read_parquet(?, union_by_name = true)
+    const all = await db.all<Row & { filename: string }>(
+      `SELECT filename, key, status, sample_id, task, setting, fidelity, model, parser, replicate, subreddit, "user", true_label, predicted, true_number, predicted_number
+       FROM read_parquet(?, union_by_name = true, filename = true)
        QUALIFY row_number() OVER (PARTITION BY key ORDER BY try DESC) = 1
        ORDER BY model, task, setting, fidelity, parser, sample_id, replicate`,
       undefined,
       [Partition.outputGlob(root, PREDICTIONS_FORMAT)],
     );
+    const { rows, superseded } = currentPredictions(all);
     const scorer = new GenerationScorer();
     const sbertByKey = embedder && (await replySimilarities(embedder, rows));
     const groups = new Map<string, Row[]>();
@@ -551,11 +568,41 @@ export async function runPersonaScores(options: PersonaScoreOptions): Promise<Pe
         'model, task, setting, fidelity, sample_id, replicate',
       );
     });
-    return { sample_scores: join(dir, 'sample_scores.parquet'), metrics: join(dir, 'metrics.parquet'), rows: metrics.length, sbert: embedder?.id ?? null };
+    return {
+      sample_scores: join(dir, 'sample_scores.parquet'),
+      metrics: join(dir, 'metrics.parquet'),
+      rows: metrics.length,
+      sbert: embedder?.id ?? null,
+      superseded,
+    };
   } finally {
     await embedder?.close();
     await db.close();
   }
+}
+
+/** The file in a predictions partition listing the keys of the prompts in force. */
+const CURRENT_KEYS = 'current-keys.json';
+
+/**
+ * The predictions of the prompts in force: where a partition lists its current keys, rows of
+ * other keys (predictions of earlier prompts, kept) are left out and counted per partition.
+ */
+function currentPredictions<R extends { filename: string; key: string }>(all: readonly R[]): { rows: R[]; superseded: Record<string, number> } {
+  const current = new Map<string, Set<string> | null>();
+  const superseded: Record<string, number> = {};
+  const rows: R[] = [];
+  for (const r of all) {
+    const dir = dirname(r.filename);
+    if (!current.has(dir)) {
+      const file = join(dir, CURRENT_KEYS);
+      current.set(dir, existsSync(file) ? new Set((JSON.parse(readFileSync(file, 'utf8')) as { keys: string[] }).keys) : null);
+    }
+    const keys = current.get(dir)!;
+    if (keys === null || keys.has(r.key)) rows.push(r);
+    else superseded[basename(dir)] = (superseded[basename(dir)] ?? 0) + 1;
+  }
+  return { rows, superseded };
 }
 
 /** Each scored 3.3 reply's SBERT similarity to its reference, by prediction key (each distinct text embedded once). */

@@ -103,7 +103,12 @@ export async function runPersonaSelect(options: PersonaSelectOptions): Promise<P
   try {
     let originalRecords: PromptRecord[] | undefined;
     if (original) {
-      originalRecords = (await readPromptFiles(original.files.map((f) => f.path))).records;
+      // Each record names the kept copy of its file, not the scratch folder: the predictions'
+      // partitions are keyed by it, so a reselect with the same makers reuses them.
+      const kept = new Map(original.files.map((f) => [f.path, join(options.out, ORIGINAL_FILES_DIR, f.name)]));
+      originalRecords = (await readPromptFiles(original.files.map((f) => f.path))).records.map((r) =>
+        typeof r.source === 'string' ? r : { ...r, source: { ...r.source, file: kept.get(r.source.file) ?? r.source.file } },
+      );
       // Only the data fields are compared: plens's own prompt text is not built.
       const ours = rows.map((row) => promptRecord(row, corpus, options.fidelity, { withPrompt: false }));
       summary.original = {

@@ -352,11 +352,13 @@ const scoreCommand: CommandModule<GlobalArgs, PersonaScoreArgs> = {
     if (args.task !== undefined) throw usageError('--task goes with --outputs', 'name the outputs file to score with --outputs FILE');
     const { runPersonaScores } = await import('../../benchmarks/personabench/predict.js');
     const summary = await runPersonaScores({ workspace: workspaceOf(args), ...(args.embeddings ? { embeddings: args.embeddings } : {}) });
-    printResult(
-      args,
-      summary,
-      () =>
+    printResult(args, summary, () =>
+      [
         `scored -> ${summary.metrics} (${summary.rows} metric rows), ${summary.sample_scores}; SBERT ${summary.sbert === null ? 'not scored (no --embeddings)' : `from ${summary.sbert}`}`,
+        ...Object.entries(summary.superseded).map(
+          ([partition, n]) => `  ${partition}: ${n} predictions of earlier prompts kept, not scored (the partition's current prompts are in current-keys.json)`,
+        ),
+      ].join('\n'),
     );
   },
 };

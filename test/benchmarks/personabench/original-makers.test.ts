@@ -21,7 +21,8 @@ describe.skipIf(!hasPython)('persona select --original: running the original scr
     const out = join(tempDir('plens-pb-route-'), 'sel');
     process.env['OPENAI_API_KEY'] = 'sk-test-never-passed';
     try {
-      const summary = await runPersonaSelect({ from: sample, out, fidelity: 'original', seed: 7, original: standIn(), python });
+      const checkout = standIn();
+      const summary = await runPersonaSelect({ from: sample, out, fidelity: 'original', seed: 7, original: checkout, python });
       expect(summary.original!.files).toHaveLength(9);
       expect(summary.original!.stopped).toEqual([]);
       const line = JSON.parse(readFileSync(join(out, 'original-files', 'WithPseudoRandomConversationPrompts_BodyPrediction.jsonl'), 'utf8')) as Record<
@@ -34,6 +35,12 @@ describe.skipIf(!hasPython)('persona select --original: running the original scr
       expect(line['size']).toBe(readFileSync(sample).length);
       const prompts = readFileSync(join(out, 'prompts.jsonl'), 'utf8').trim().split('\n');
       expect(prompts).toHaveLength(9);
+      // Each record names the kept copy of its file (the predictions' partitions are keyed by it):
+      // selecting again gives the same records, not a new scratch path.
+      const sources = prompts.map((l) => (JSON.parse(l) as { source: { file: string } }).source.file);
+      for (const file of sources) expect(file.startsWith(join(out, 'original-files'))).toBe(true);
+      await runPersonaSelect({ from: sample, out, fidelity: 'original', seed: 7, original: checkout, python });
+      expect(readFileSync(join(out, 'prompts.jsonl'), 'utf8').trim().split('\n')).toEqual(prompts);
     } finally {
       delete process.env['OPENAI_API_KEY'];
     }

@@ -295,6 +295,34 @@ describe('persona predict', () => {
     expect(a.rows.map((r) => r.status)).toEqual(['ok', 'parse_error']);
   });
 
+  it('after the prompts change, the earlier predictions are kept but only the current ones are scored', async () => {
+    const dir = tempDir('plens-persona-predict-superseded-');
+    const file = join(dir, 'prompts.jsonl');
+    const many = Array.from({ length: 6 }, (_, i) => record('3.1', i, `P${i}`, i % 2 ? 'positive' : 'negative'));
+    writeFileSync(file, many.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const ws = new Workspace(join(dir, 'out'));
+    const predict = () => runPersonaPredictions({ ...options('unused', ws, file, { env: {} }), model: 'sim:default' });
+    await predict();
+    // A new plens words sample 0's prompt otherwise: a new key in the same partition.
+    writeFileSync(file, many.map((r, i) => JSON.stringify(i === 0 ? { ...r, prompt: 'P0, reworded' } : r)).join('\n') + '\n');
+    const second = await predict();
+    expect(second.planned).toBe(1);
+    const scored = await runPersonaScores({ workspace: ws });
+    expect(Object.values(scored.superseded)).toEqual([1]);
+    const db = await Database.open(':memory:');
+    try {
+      const [row] = await db.all<{ n: number; kept: number }>(
+        `SELECT max(n_total)::INTEGER AS n, (SELECT count(*) FROM read_parquet(?))::INTEGER AS kept FROM read_parquet(?) WHERE subreddit IS NULL`,
+        undefined,
+        [join(ws.root, 'persona', 'predictions', '*', 'predictions.parquet'), scored.metrics],
+      );
+      // Six samples scored, seven predictions kept.
+      expect(row).toEqual({ n: 6, kept: 7 });
+    } finally {
+      await db.close();
+    }
+  });
+
   it('keeps one cache entry per 3.3 replicate: predictions rebuilt from the cache ask the endpoint nothing', async () => {
     server = await startMockLlm({ reply, keepRequests: true });
     const dir = tempDir('plens-persona-predict-cache-');
