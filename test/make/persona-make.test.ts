@@ -7,6 +7,7 @@ import { loadPipeline } from '../../src/make/pipeline.js';
 import { PERSONA_DEFAULTS } from '../../src/make/run-settings.js';
 import { repoRoot, runCli, runCliJson, tempDir } from '../helpers/cli.js';
 import { standIn } from '../helpers/personabench-standin.js';
+import { expectTablesCsvGolden } from '../helpers/golden.js';
 
 // PERSONA-bench as a pipeline: pipelines/persona-demo.yaml (the bundled sample, sim:default) made
 // end to end into a temporary workspace and warehouse, then made again, planned and reported.
@@ -88,6 +89,11 @@ describe('plens make on PERSONA-bench: the persona demo pipeline', () => {
         .flatMap((t) => [`${t}.md`, `${t}.tex`])
         .sort(),
     );
+  });
+
+  it('gives the same tables, byte for byte, as the committed golden file', async () => {
+    // Every figure of the PERSONA-bench demo, pinned: refactors must not move a number.
+    await expectTablesCsvGolden(env.PLENS_PERSONA_WAREHOUSE, 'persona-demo-tables');
   });
 
   it('builds a warehouse with the persona tables and views and no PersonaLens ones', async () => {
