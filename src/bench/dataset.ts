@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Workspace } from '../core/workspace.js';
 import { runImport } from '../benchmarks/personalens/dataset/import.js';
 import { runScenarios } from '../benchmarks/personalens/scenarios/stage.js';
+import { tableCatalog } from '../registry/registry.js';
 import { collectTables } from '../tables/tables.js';
 import { buildWarehouse } from '../warehouse/build.js';
 import { stageTimer, type BenchResult } from './report.js';
@@ -23,7 +24,9 @@ export async function benchDataset(dataDir: string): Promise<BenchResult> {
     const imported = await time('import', () => runImport({ from: dataDir, workspace, progress: false }));
     const selected = await time('scenarios --kind all', () => runScenarios(workspace, { kind: 'all' }));
     await time('warehouse', () => buildWarehouse({ workspace, dbPath }));
-    await time('tables (md + tex files)', () => collectTables({ dbPath, format: 'md', formats: ['md', 'tex'], outDir: join(root, 'tables') }));
+    await time('tables (md + tex files)', () =>
+      collectTables({ dbPath, catalog: tableCatalog(), format: 'md', formats: ['md', 'tex'], outDir: join(root, 'tables') }),
+    );
     const total = stages.reduce((s, [, t]) => s + t, 0);
     const peakMiB = process.resourceUsage().maxRSS / 1024;
     return {

@@ -6,7 +6,7 @@ import { Workspace } from '../core/workspace.js';
 import { runImport } from '../benchmarks/personalens/dataset/import.js';
 import { Database } from '../db/database.js';
 import { runScenarios } from '../benchmarks/personalens/scenarios/stage.js';
-import { PAPER_TABLES } from '../tables/catalog.js';
+import { tableCatalog } from '../registry/registry.js';
 import { buildWarehouse } from '../warehouse/build.js';
 import type { BenchResult } from './report.js';
 
@@ -92,7 +92,9 @@ export async function benchResults(): Promise<BenchResult> {
     let judgments = 0;
     try {
       judgments = (await db.all<{ n: number }>('SELECT count(*)::INTEGER AS n FROM judgments'))[0]!.n;
-      for (const t of PAPER_TABLES.filter((x) => RESULT_VIEWS.test(x.name))) {
+      for (const t of tableCatalog()
+        .flatMap((g) => g.tables)
+        .filter((x) => RESULT_VIEWS.test(x.name))) {
         const v0 = performance.now();
         await db.run(`CREATE TEMP TABLE m_${t.name} AS SELECT * FROM ${t.name}`);
         const s = (performance.now() - v0) / 1000;

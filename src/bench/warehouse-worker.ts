@@ -5,6 +5,7 @@ import { DATASET_MARKER, recordDataset } from '../core/dataset-identity.js';
 import { Workspace } from '../core/workspace.js';
 import { runImport } from '../benchmarks/personalens/dataset/import.js';
 import { runScenarios } from '../benchmarks/personalens/scenarios/stage.js';
+import { tableCatalog } from '../registry/registry.js';
 import { collectTables } from '../tables/tables.js';
 import { buildWarehouse } from '../warehouse/build.js';
 import { stageTimer } from './report.js';
@@ -33,7 +34,9 @@ for (const stage of ['dialogues', 'judgments']) {
   }
 }
 const first = await time('warehouse (step cache cold)', () => buildWarehouse({ workspace, dbPath }));
-await time('tables (md + tex files)', () => collectTables({ dbPath, format: 'md', formats: ['md', 'tex'], outDir: join(root, 'tables') }));
+await time('tables (md + tex files)', () =>
+  collectTables({ dbPath, catalog: tableCatalog(), format: 'md', formats: ['md', 'tex'], outDir: join(root, 'tables') }),
+);
 const pipelineRssMiB = process.resourceUsage().maxRSS / 1024;
 const t0 = performance.now();
 const again = await buildWarehouse({ workspace, dbPath });

@@ -6,27 +6,19 @@ import { hideBin } from 'yargs/helpers';
 import { asPlensError, ExitCode, usageError } from '../core/errors.js';
 import { redact, registerSecretsFromEnv } from '../core/redact.js';
 import { plensVersion } from '../core/version.js';
-import { annotateCommand } from './commands/annotate.js';
 import { batchesCommand } from './commands/batches.js';
 import { compareCommand } from './commands/compare.js';
 import { demoCommand } from './commands/demo.js';
-import { dialoguesCommand } from './commands/dialogues.js';
-import { importCommand } from './commands/import.js';
 import { notebookCommand } from './commands/notebook.js';
-import { personaCommand } from './commands/persona.js';
-import { personalensCommand } from './commands/personalens.js';
-import { promptsCommand } from './commands/prompts.js';
-import { importLegacyCommand } from './commands/import-legacy.js';
-import { judgeCommand } from './commands/judge.js';
 import { makeCommand } from './commands/make.js';
 import { reportCommand } from './commands/report.js';
-import { scenariosCommand } from './commands/scenarios.js';
 import { sqlCommand } from './commands/sql.js';
 import { statusCommand } from './commands/status.js';
 import { statsCommand } from './commands/stats.js';
 import { tablesCommand } from './commands/tables.js';
 import { warehouseCommand } from './commands/warehouse.js';
-import { globalOptions } from './options.js';
+import { globalOptions } from '../platform/cli-options.js';
+import { benchmarks } from '../registry/registry.js';
 
 /**
  * yargs's ESM build lays out help with cliui's ESM shim, whose wrap cuts every line at the column,
@@ -40,32 +32,30 @@ export function helpWidth(columns = process.stdout.columns): number {
 }
 
 export function buildCli(argv: string[]): Argv {
+  const registered = benchmarks();
+  let cli = globalOptions(yargs(argv))
+    .scriptName('plens')
+    .usage(
+      `$0 <command> [options]\n\nRuns and builds personalization benchmarks for conversational assistants as pipelines of resumable stages (plens make runs a whole pipeline).\nBenchmarks: ${registered.map((b) => `${b.id} (${b.summary})`).join(' and ')}.\nShared by every benchmark: make, status, warehouse, sql, tables, report, notebook, compare, stats, batches.`,
+    );
+  // Each benchmark's stage commands kept at the top level, then the shared commands, then each
+  // benchmark's own command (`plens personalens <stage>`, `plens persona-bench <stage>`).
+  for (const b of registered) for (const c of b.cli.topLevel ?? []) cli = cli.command(c);
+  cli = cli
+    .command(warehouseCommand)
+    .command(sqlCommand)
+    .command(notebookCommand)
+    .command(tablesCommand)
+    .command(compareCommand)
+    .command(reportCommand)
+    .command(statsCommand)
+    .command(demoCommand)
+    .command(makeCommand)
+    .command(statusCommand)
+    .command(batchesCommand);
+  for (const b of registered) cli = cli.command(b.cli.command);
   return (
-    globalOptions(yargs(argv))
-      .scriptName('plens')
-      .usage(
-        '$0 <command> [options]\n\nRuns and builds personalization benchmarks for conversational assistants as pipelines of resumable stages (plens make runs a whole pipeline).\nBenchmarks: personalens (PersonaLens; its stages are also top-level commands: import -> scenarios -> dialogues -> judge) and persona-bench (PERSONA-bench; also plens persona: import -> select -> predict -> score).\nShared by both: make, status, warehouse, sql, tables, report, notebook, compare, stats, batches.',
-      )
-      .command(importCommand)
-      .command(importLegacyCommand)
-      .command(scenariosCommand)
-      .command(dialoguesCommand)
-      .command(judgeCommand)
-      .command(warehouseCommand)
-      .command(sqlCommand)
-      .command(notebookCommand)
-      .command(tablesCommand)
-      .command(compareCommand)
-      .command(reportCommand)
-      .command(statsCommand)
-      .command(annotateCommand)
-      .command(demoCommand)
-      .command(promptsCommand)
-      .command(makeCommand)
-      .command(personalensCommand)
-      .command(personaCommand)
-      .command(statusCommand)
-      .command(batchesCommand)
+    cli
       .demandCommand(1, 'Name a command; `plens --help` lists them.')
       .strict()
       .recommendCommands()

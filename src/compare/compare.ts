@@ -84,7 +84,7 @@ function where(filter: CellFilter, params: Array<string | number>): string {
 /**
  * Compares two cells on the scenarios both scored, for every dialogue-level dimension: the mean
  * difference b - a with a clustered bootstrap interval over users, McNemar (TC) or Wilcoxon (pratt), p
- * corrected by Holm and BH over the dimensions, and the MDE (paired_stats in warehouse/70_paired.sql).
+ * corrected by Holm and BH over the dimensions, and the MDE (paired_stats in warehouse/personalens/70_paired.sql).
  */
 export async function compareCells(options: CompareOptions): Promise<CompareResult> {
   requireWarehouse(options.dbPath);

@@ -74,7 +74,25 @@ export function describeSchemaError(error: ErrorObject, data: unknown): string {
 }
 
 export function assertValid<T>(id: SchemaId, data: unknown, location: InputLocation): asserts data is T {
-  const validate = validatorFor(id);
+  check(validatorFor(id), data, location);
+}
+
+const compiledObjects = new WeakMap<object, ValidateFunction>();
+
+/**
+ * Checks a value against a schema given as an object (a plug-in's own, not a file of schemas/),
+ * compiled once per object; errors as assertValid's, at `location.pointer` + the field's.
+ */
+export function validateWith(schema: object, data: unknown, location: InputLocation): void {
+  let fn = compiledObjects.get(schema);
+  if (!fn) {
+    fn = instance().compile(schema);
+    compiledObjects.set(schema, fn);
+  }
+  check(fn, data, location);
+}
+
+function check(validate: ValidateFunction, data: unknown, location: InputLocation): void {
   if (validate(data)) return;
   const errors = validate.errors ?? [];
   const first = pickError(errors);

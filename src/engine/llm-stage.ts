@@ -1,19 +1,20 @@
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
-import { assertOneImport, recordDataset } from '../core/dataset-identity.js';
+import { assertOneImport, currentDataset, recordDataset } from '../core/dataset-identity.js';
 import { PlensError, usageError } from '../core/errors.js';
 import type { Workspace } from '../core/workspace.js';
 import { CallCache } from '../llm/call-cache.js';
 import type { CacheMode } from '../llm/cache-mode.js';
 import { LlmClient, type CallOutcome } from '../llm/client.js';
 import { LlmCallError } from '../llm/errors.js';
-import type { HttpTimeouts } from '../llm/http-transport.js';
+import { DEFAULT_TIMEOUTS, type HttpTimeouts } from '../llm/http-transport.js';
 import { batchMinItems, batchPriceFactor, checkBatchSupport, hasPrice, isSimulator, modelId, unpriced, type ModelSpec } from '../llm/model-spec.js';
-import type { RetryPolicy } from '../llm/retry-policy.js';
+import { DEFAULT_RETRY, type RetryPolicy } from '../llm/retry-policy.js';
 import type { ChatRequest, SamplingParams } from '../llm/types.js';
 import type { ColumnsOf, Partition, PartitionFormat } from './partition.js';
+import { hashSources, modelSpecString, newRunId, RunRecorder, type RunFinish } from './run-record.js';
 import type { Shard } from './shard.js';
 import { addCallSpend, emptySpend, type SpendBreakdown, type SpendBudget } from './spend-budget.js';
 import {
@@ -46,6 +47,21 @@ export interface LlmStageOptions {
   budget?: SpendBudget;
   /** Batch mode for single-call stages (engine/batch-run.ts): submit to the provider's batch API instead of calling online. */
   batch?: BatchOptions;
+  /** The run this stage run is part of (a make run's id): its run record's parent_run_id (engine/run-record.ts). */
+  parentRunId?: string;
+  /** What the stage's run record says that the kit does not see (engine/run-record.ts). */
+  runRecord?: StageRecordHints;
+}
+
+/** A stage's part of its run record. */
+export interface StageRecordHints {
+  /** The benchmark the stage belongs to (personalens, personabench). */
+  benchmark?: string;
+  /**
+   * The files or folders its prompts come from, in the order it reads them (the --prompts folder,
+   * then the bundled one it falls back on): the record names the first and hashes them all.
+   */
+  promptSources?: readonly string[];
 }
 
 /** How batch mode runs: what happens to requests a batch did not answer, and how often it polls. */
@@ -225,12 +241,19 @@ export interface LlmStageDefinition<I> extends Omit<StageDefinition<I>, 'run' | 
  * declaration on it: its items, their keys, and what one item does.
  */
 export class LlmStageKit {
-  readonly runId = new Date().toISOString();
+  /** Stamped on every call event of the run and names its run record (engine/run-record.ts). */
+  readonly runId = newRunId();
   private readonly clients: LlmClient[] = [];
   private readonly specs: ModelSpec[] = [];
+  /** The role of each of `specs`, for the run record. */
+  private readonly roles: string[] = [];
   private readonly closers: Array<() => Promise<void>> = [];
 
   private openedCache: CallCache | undefined;
+  /** The run record, once the stage's work has started (never for a dry run). */
+  private recording: Promise<RunRecorder> | undefined;
+  /** The stage's summary as its last run left it, for the run record when the stage returns something else. */
+  private lastSummary: StageSummary | undefined;
 
   private constructor(
     readonly options: LlmStageOptions,
@@ -250,18 +273,95 @@ export class LlmStageKit {
     return this.openedCache;
   }
 
-  /** Runs `body` with a kit and closes everything it opened, whatever happens. */
+  /**
+   * Runs `body` with a kit and closes everything it opened, whatever happens. When the stage's work
+   * started (`begin`), its run record is finished with how the run ended: the stage summary `body`
+   * returns, or the error it threw.
+   */
   static async with<T>(options: LlmStageOptions, doing: string, missHint: string, body: (kit: LlmStageKit) => Promise<T>): Promise<T> {
     const kit = LlmStageKit.open(options, doing, missHint);
+    let ended: { result: T } | { error: unknown };
     try {
-      return await body(kit);
-    } finally {
-      await kit.close();
+      ended = { result: await body(kit) };
+    } catch (error) {
+      ended = { error };
     }
+    try {
+      await kit.close();
+    } catch (error) {
+      if ('result' in ended) ended = { error };
+    }
+    try {
+      await kit.finishRecord(
+        'result' in ended
+          ? outcomeOf(isStageSummary(ended.result) ? ended.result : kit.lastSummary, options.signal)
+          : failedOutcome(ended.error, options.signal),
+      );
+    } catch (error) {
+      // The stage's own error is the one to report; a record that cannot be written fails a run that did not.
+      if ('result' in ended) throw error;
+    }
+    if ('error' in ended) throw ended.error;
+    return ended.result;
   }
 
-  /** A client for a model spec, sharing the stage's cache; closed with the kit. */
-  client(spec: ModelSpec): LlmClient {
+  /**
+   * Starts the stage's run record, `<workspace>/runs/<runId>.json` (engine/run-record.ts), once:
+   * called as the stage's work starts (kit.run, batch mode), after its clients are made. A dry
+   * run writes none.
+   */
+  async begin(stage: string): Promise<void> {
+    if (this.options.dryRun) return;
+    this.recording ??= this.startRecord(stage);
+    await this.recording;
+  }
+
+  private async startRecord(stage: string): Promise<RunRecorder> {
+    const o = this.options;
+    const hints = o.runRecord ?? {};
+    const promptSources = hints.promptSources ?? (o.prompts ? [o.prompts] : []);
+    return RunRecorder.start(o.workspace.root, {
+      run_id: this.runId,
+      kind: 'stage',
+      name: stage,
+      parent_run_id: o.parentRunId ?? null,
+      spec: {
+        benchmark: hints.benchmark ?? null,
+        models: this.specs.map((spec, i) => ({ role: this.roles[i]!, spec: modelSpecString(spec) })),
+        prompts: promptSources.length ? { dir: resolve(promptSources[0]!), sha256: await hashSources(promptSources) } : null,
+        pipeline: null,
+        dataset_fingerprint: currentDataset(o.workspace)?.fingerprint ?? null,
+        limits: {
+          concurrency: o.concurrency,
+          cache: o.cache,
+          limit: o.limit ?? null,
+          retry_failed: Boolean(o.retryFailed),
+          shard: o.shard ? { index: o.shard.index, count: o.shard.count } : null,
+          retry: o.retry ?? DEFAULT_RETRY,
+          timeouts: o.timeouts ?? DEFAULT_TIMEOUTS,
+          max_cost_usd: o.budget ? o.budget.maxUsd : null,
+          batch: o.batch ?? null,
+        },
+        settings: stageSettings(o),
+      },
+    });
+  }
+
+  /** Rewrites the run record with how the run ended (nothing when it never started). */
+  private async finishRecord(outcome: RunFinish): Promise<void> {
+    if (!this.recording) return;
+    let recorder: RunRecorder;
+    try {
+      recorder = await this.recording;
+    } catch {
+      // The start failed, and the run with it: that error is the one reported.
+      return;
+    }
+    await recorder.finish(outcome);
+  }
+
+  /** A client for a model spec, sharing the stage's cache; closed with the kit. `role` names it in the run record (user, assistant, judge, ...). */
+  client(spec: ModelSpec, role = 'model'): LlmClient {
     const o = this.options;
     // A cap cannot be honoured for a model whose calls cannot be priced.
     if (o.budget && !hasPrice(spec))
@@ -291,6 +391,7 @@ export class LlmStageKit {
     });
     this.clients.push(client);
     this.specs.push(spec);
+    this.roles.push(role);
     return client;
   }
 
@@ -333,6 +434,7 @@ export class LlmStageKit {
   /** Runs the stage on the engine: each item gets a recorder, and a result is recorded only once its calls are in the cache. */
   async run<I>(def: LlmStageDefinition<I>, engine: Partial<EngineOptions> = {}): Promise<StageSummary> {
     const o = this.options;
+    await this.begin(def.stage);
     const spend = emptySpend();
     const summary = await runStage<I>(
       {
@@ -356,7 +458,13 @@ export class LlmStageKit {
         ...engine,
       },
     );
-    return { ...summary, spend };
+    this.lastSummary = { ...summary, spend };
+    return this.lastSummary;
+  }
+
+  /** The summary a stage's run ends with when it is not the last kit.run's (batch mode's): its run record's counts. */
+  settle(summary: StageSummary): void {
+    this.lastSummary = summary;
   }
 
   /** Compacts a partition after the run: its row count, or null for a dry run or a partition never written. */
@@ -369,4 +477,92 @@ export class LlmStageKit {
     await this.openedCache?.close();
     for (const close of this.closers) await close();
   }
+}
+
+/** The kit's own options: the run record holds them as limits, or not at all (the workspace, the signal, the environment). */
+const KIT_OPTIONS = new Set<string>([
+  'workspace',
+  'prompts',
+  'cache',
+  'concurrency',
+  'limit',
+  'shard',
+  'retryFailed',
+  'dryRun',
+  'progress',
+  'signal',
+  'retry',
+  'timeouts',
+  'env',
+  'budget',
+  'batch',
+  'parentRunId',
+  'runRecord',
+]);
+
+/** The stage's own options (its models, settings, dimensions, ...): every plain JSON value beside the kit's. */
+function stageSettings(options: LlmStageOptions): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(options)) if (!KIT_OPTIONS.has(name) && isPlainJson(value)) out[name] = value;
+  return out;
+}
+
+function isPlainJson(value: unknown): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every(isPlainJson);
+  if (typeof value === 'object' && (value as object).constructor === Object) return Object.values(value as object).every(isPlainJson);
+  return false;
+}
+
+/** A stage summary's part of its run record: how it ended, its counts and its spend. */
+function outcomeOf(s: SummaryCounts | undefined, signal: AbortSignal): RunFinish {
+  if (!s) return { status: signal.aborted ? 'interrupted' : 'ok', counts: {} };
+  const counts: Record<string, number> = {
+    planned: s.planned,
+    ok: s.ok,
+    failed: s.failed,
+    already_done: s.already_done,
+    already_failed: s.already_failed,
+    calls: s.calls,
+    cached_calls: s.cached_calls,
+    input_tokens: s.input_tokens,
+    output_tokens: s.output_tokens,
+  };
+  for (const [kind, n] of Object.entries(s.failure_reasons ?? {})) counts[`failure:${kind}`] = n;
+  for (const [name, n] of Object.entries(s.batch ?? {})) if (typeof n === 'number') counts[`batch_${name}`] = n;
+  return {
+    status: s.interrupted || signal.aborted ? 'interrupted' : s.spend_capped ? 'spend-capped' : 'ok',
+    counts,
+    spend: s.spend ?? emptySpend(),
+  };
+}
+
+function failedOutcome(error: unknown, signal: AbortSignal): RunFinish {
+  const message = error instanceof PlensError ? `${error.code}: ${error.message}` : error instanceof Error ? error.message : String(error);
+  return { status: signal.aborted ? 'interrupted' : 'failed', counts: {}, error: message };
+}
+
+type SummaryCounts = Pick<
+  StageSummary,
+  | 'interrupted'
+  | 'spend_capped'
+  | 'planned'
+  | 'ok'
+  | 'failed'
+  | 'already_done'
+  | 'already_failed'
+  | 'failure_reasons'
+  | 'calls'
+  | 'cached_calls'
+  | 'input_tokens'
+  | 'output_tokens'
+  | 'spend'
+  | 'batch'
+>;
+
+/** Whether what a stage returned is (an extension of) a stage summary. */
+function isStageSummary(value: unknown): value is SummaryCounts {
+  const v = value as Partial<SummaryCounts> | null;
+  return typeof v === 'object' && v !== null && typeof v.interrupted === 'boolean' && typeof v.ok === 'number' && typeof v.failed === 'number';
 }

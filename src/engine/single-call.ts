@@ -82,7 +82,11 @@ export interface SingleCallStage<I, V> {
 export async function runSingleCall<I, V>(kit: LlmStageKit, def: SingleCallStage<I, V>): Promise<StageSummary> {
   if (kit.options.batch && !kit.options.dryRun) {
     const { runBatched } = await import('./batch-run.js');
-    return runBatched(kit, def);
+    // The run record starts with the batch run, not with its first online fallback.
+    await kit.begin(def.stage);
+    const batched = await runBatched(kit, def);
+    kit.settle(batched);
+    return batched;
   }
   const summary = await kit.run(singleCallDefinition(def));
   // A batch plan shows the batch price beside the online one (the estimate); work below the

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { usageError } from '../core/errors.js';
 import { parseModelSpec } from './model-spec.js';
 
@@ -21,4 +22,28 @@ export function parseEmbeddingsSpec(spec: string, field = '--embeddings'): Embed
       `${field} "${spec}": give an OpenAI-compatible embeddings endpoint, e.g. openai:sentence-transformers/all-MiniLM-L6-v2?base_url=http://127.0.0.1:8080/v1, or a local model folder, local:FOLDER`,
     );
   return { kind: 'openai', model: parsed.model, baseUrl: parsed.baseUrl, ...(parsed.keyEnv === undefined ? {} : { keyEnv: parsed.keyEnv }) };
+}
+
+/** What a model folder must hold (what Hugging Face ships for transformers.js, e.g. Xenova/all-MiniLM-L6-v2). */
+export const LOCAL_MODEL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx'] as const;
+
+/**
+ * What decides whether SBERT scores are out of date: the spec, and for a local folder each
+ * model file's size and modification time (cheap; the vector cache itself keys by content).
+ */
+export function embeddingsStateOf(spec: string): unknown {
+  const parsed = parseEmbeddingsSpec(spec);
+  if (parsed.kind === 'openai') return spec;
+  return [
+    'local',
+    parsed.folder,
+    LOCAL_MODEL_FILES.map((f) => {
+      try {
+        const s = statSync(join(parsed.folder, f));
+        return [f, s.size, s.mtimeMs];
+      } catch {
+        return [f, null];
+      }
+    }),
+  ];
 }

@@ -14,8 +14,9 @@ import { PlensError, usageError } from '../core/errors.js';
 import { parseJsonText, readInputTextSync } from '../core/json-input.js';
 import { embeddingKey, type Embedder, VectorCache } from './embeddings.js';
 
-/** What a model folder must hold (what Hugging Face ships for transformers.js, e.g. Xenova/all-MiniLM-L6-v2). */
-export const LOCAL_MODEL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model.onnx'] as const;
+import { LOCAL_MODEL_FILES } from './embeddings-spec.js';
+
+export { LOCAL_MODEL_FILES };
 /** all-MiniLM-L6-v2's max_seq_length (sentence_bert_config.json), used when the folder does not say. */
 export const DEFAULT_MAX_SEQ_LENGTH = 256;
 const PACKAGE = '@huggingface/transformers';

@@ -1,16 +1,18 @@
 import { usageError } from '../core/errors.js';
-import { PAPER_TABLES } from '../tables/catalog.js';
-import type { Pipeline } from './pipeline.js';
-import { STEP_TABLE, STEPS, type Step } from './steps.js';
+import type { Pipeline } from '../platform/pipeline.js';
+import { tableCatalog } from '../registry/registry.js';
+import { allSteps, type Step } from './steps.js';
 
-export { STEPS, type Step };
+export type { Step };
 
-export const TABLE_TARGETS = PAPER_TABLES.map((t) => t.name);
-export const TARGETS = [...STEPS, ...TABLE_TARGETS, 'all'];
+/** Every table any registered benchmark has: each is a target of its own (`plens make table3`). */
+export function tableTargets(): string[] {
+  return tableCatalog().flatMap((g) => g.tables.map((t) => t.name));
+}
 
-/** What one step needs before it, from the one step table. */
-function dependencies(step: Step, p: Pipeline): Step[] {
-  return STEP_TABLE[step].needs(p);
+/** Every target: the steps, the tables, and `all`. */
+export function targets(): string[] {
+  return [...allSteps().map((s) => s.name), ...tableTargets(), 'all'];
 }
 
 export interface MakePlanGraph {
@@ -21,36 +23,35 @@ export interface MakePlanGraph {
 }
 
 /** Targets -> the steps to consider (with everything they depend on), in dependency order. */
-export function buildGraph(targets: string[], p: Pipeline): MakePlanGraph {
+export function buildGraph(wantedTargets: string[], p: Pipeline): MakePlanGraph {
+  const steps = allSteps();
+  const byName = new Map(steps.map((s) => [s.name, s]));
+  const tableNames = tableTargets();
   const wanted = new Set<Step>();
   const tables = new Set<string>();
-  for (const t of targets.length ? targets : ['all']) {
+  for (const t of wantedTargets.length ? wantedTargets : ['all']) {
+    const s = byName.get(t);
     if (t === 'all') {
-      for (const s of STEPS) if (available(s, p)) wanted.add(s);
+      for (const x of steps) if (x.available(p)) wanted.add(x.name);
       for (const name of p.tables.only) tables.add(name);
-    } else if ((STEPS as readonly string[]).includes(t)) {
-      const s = t as Step;
-      if (!available(s, p)) throw usageError(`target "${t}": pipeline ${p.name} does not include ${s}`, `see ${p.file}`);
-      wanted.add(s);
-      if (s === 'tables') for (const name of p.tables.only) tables.add(name);
-    } else if (TABLE_TARGETS.includes(t)) {
+    } else if (s) {
+      if (!s.available(p)) throw usageError(`target "${t}": pipeline ${p.name} does not include ${t}`, `see ${p.file}`);
+      wanted.add(t);
+      if (t === 'tables') for (const name of p.tables.only) tables.add(name);
+    } else if (tableNames.includes(t)) {
       wanted.add('tables');
       tables.add(t);
     } else {
-      throw usageError(`unknown target "${t}"`, `targets: ${TARGETS.join(', ')}`);
+      throw usageError(`unknown target "${t}"`, `targets: ${targets().join(', ')}`);
     }
   }
   const closure = new Set<Step>();
   const add = (s: Step) => {
     if (closure.has(s)) return;
     closure.add(s);
-    for (const d of dependencies(s, p)) add(d);
+    for (const d of byName.get(s)!.needs(p)) add(d);
   };
   for (const s of wanted) add(s);
-  const dependsOn = Object.fromEntries(STEPS.map((s) => [s, dependencies(s, p)])) as Record<Step, Step[]>;
-  return { steps: STEPS.filter((s) => closure.has(s)), tables: TABLE_TARGETS.filter((t) => tables.has(t)), dependsOn };
-}
-
-function available(step: Step, p: Pipeline): boolean {
-  return STEP_TABLE[step].available(p);
+  const dependsOn = Object.fromEntries(steps.map((s) => [s.name, s.needs(p)])) as Record<Step, Step[]>;
+  return { steps: steps.filter((s) => closure.has(s.name)).map((s) => s.name), tables: tableNames.filter((t) => tables.has(t)), dependsOn };
 }

@@ -3,81 +3,30 @@ import { resolve } from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { PlensError, type InputLocation } from '../core/errors.js';
 import { looksSecretName, registerSecret } from '../core/redact.js';
-import { sampleDataDir, userPath } from '../core/paths.js';
+import { userPath } from '../core/paths.js';
 import { parseModelSpec } from '../llm/model-spec.js';
-import { DEFAULT_DIMENSIONS, type JudgeDimensionName } from '../benchmarks/personalens/judge-dimensions.js';
-import type { Setting } from '../benchmarks/personalens/settings.js';
-import type { ScenarioSelection } from '../benchmarks/personalens/scenarios/selection.js';
-import type { BatchOptions } from '../engine/llm-stage.js';
-import {
-  resolveBatch,
-  resolveLimits,
-  resolvePersonaSettings,
-  STAGE_DEFAULTS,
-  type PersonaSection,
-  type PersonaSettings,
-  type RunLimits,
-} from './run-settings.js';
-import { scenarioSelectionOf } from './scenario-settings.js';
+import type { Pipeline } from '../platform/pipeline.js';
+import { resolveLimits } from '../platform/run-settings.js';
+import { benchmarkOf, benchmarks, tableCatalog } from '../registry/registry.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
 import { DEFAULT_LAPS_SPEAKERS, speakerGroupsInOrder, type SpeakerGroup } from '../stats/speaker-groups.js';
-import { PAPER_TABLES } from '../tables/catalog.js';
 import type { TableFormat } from '../tables/render.js';
-import { assertValid, escapePointer } from '../core/validator.js';
+import { assertValid, escapePointer, validateWith } from '../core/validator.js';
 
-/** A pipeline file as written (after `${VAR}` substitution), checked against schemas/pipeline.schema.json. */
+export type { Pipeline };
+
+/** The fields every pipeline file has (after `${VAR}` substitution); a benchmark's sections sit beside them. */
 interface PipelineFile {
   name: string;
   description?: string;
   workspace?: string;
   warehouse?: string;
-  benchmark?: Benchmark;
-  persona?: PersonaSection;
-  data?: { from: string; schema?: string };
-  scenarios?: { kind: 'sd' | 'md' | 'all'; sample?: number | string; users?: string | number[]; domains?: string[]; random?: number; seed?: string | number };
-  dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates?: number; prompts?: string };
-  judge?: {
-    model: string;
-    dimensions?: JudgeDimensionName[];
-    reask?: boolean;
-    batch?: boolean;
-    batch_fallback?: string;
-    poll_interval_s?: number;
-    batch_size?: number;
-  };
+  benchmark?: string;
   limits?: Record<string, unknown>;
   statistics?: { lexical?: LexicalProtocol[]; laps_speakers?: SpeakerGroup[] };
   tables?: { only?: string[]; formats?: Array<Exclude<TableFormat, 'table'>>; out_dir?: string };
   report?: boolean | { title?: string; out?: string };
-}
-
-export type Benchmark = 'personalens' | 'persona-bench';
-
-/** The sections only a PersonaLens pipeline has. */
-const PERSONALENS_ONLY = ['data', 'scenarios', 'dialogues', 'judge', 'statistics'] as const;
-
-/** A pipeline ready to run: paths absolute, environment resolved, defaults filled in. */
-export interface Pipeline {
-  file: string;
-  name: string;
-  description: string;
-  workspace: string;
-  warehouse: string;
-  benchmark: Benchmark;
-  /** PersonaLens: the upstream data and the scenario selection (absent for PERSONA-bench). */
-  data?: { from: string; schema?: string };
-  selection?: ScenarioSelection;
-  /** PERSONA-bench: what to select, predict and score (absent for PersonaLens). */
-  persona?: PersonaSettings;
-  dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates: number; prompts?: string };
-  judge?: { model: string; dimensions: JudgeDimensionName[]; reask: boolean; batch?: BatchOptions };
-  /** The run limits in force: flags over the file's `limits:` over the defaults (make/run-settings.ts). */
-  limits: RunLimits;
-  lexical: LexicalProtocol[];
-  /** The speaker groups Table 10's laps protocol measures (statistics.laps_speakers; default both). */
-  lapsSpeakers: SpeakerGroup[];
-  tables: { only: string[]; formats: Array<Exclude<TableFormat, 'table'>>; outDir: string };
-  report?: { title: string; out: string };
+  [section: string]: unknown;
 }
 
 const PLACEHOLDER = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -128,7 +77,7 @@ export function loadPipeline(path: string, env: NodeJS.ProcessEnv = process.env,
     locate,
   );
   try {
-    assertValid<PipelineFile>('plens:pipeline', raw, { file });
+    validatePipeline(raw as Record<string, unknown>, file);
   } catch (error) {
     if (error instanceof PlensError && error.code === 'E_INPUT_SCHEMA') {
       // An unexpected field is reported at the field itself (ajv points at the object holding it).
@@ -141,7 +90,7 @@ export function loadPipeline(path: string, env: NodeJS.ProcessEnv = process.env,
     }
     throw error;
   }
-  return resolvePipeline(raw, file, locate, overrides);
+  return resolvePipeline(raw as PipelineFile, file, locate, overrides);
 }
 
 /**
@@ -190,9 +139,22 @@ function substitute(value: unknown, pointer: string, env: NodeJS.ProcessEnv, loc
   return value;
 }
 
-function judgeOf(j: NonNullable<PipelineFile['judge']>, locate: (pointer: string) => InputLocation): NonNullable<Pipeline['judge']> {
-  const batch = resolveBatch({ pipeline: { judge: j as unknown as Record<string, unknown>, locate } });
-  return { model: j.model, dimensions: j.dimensions ?? DEFAULT_DIMENSIONS, reask: j.reask ?? STAGE_DEFAULTS.reask, ...(batch ? { batch } : {}) };
+/**
+ * Checks a pipeline against schemas/pipeline.schema.json, which describes the shared fields and the
+ * built-in benchmarks' sections. A plug-in's sections are checked against the schemas its module
+ * gives, and left out of the file schema's check (which knows no such field).
+ */
+function validatePipeline(raw: Record<string, unknown>, file: string): void {
+  const own: Record<string, unknown> = { ...raw };
+  const plugins: Array<[string, object, unknown]> = [];
+  for (const b of benchmarks())
+    for (const [section, schema] of Object.entries(b.sectionSchemas ?? {}))
+      if (section in own) {
+        plugins.push([section, schema, own[section]]);
+        delete own[section];
+      }
+  assertValid<PipelineFile>('plens:pipeline', own, { file });
+  for (const [section, schema, value] of plugins) validateWith(schema, value, { file, pointer: `/${escapePointer(section)}` });
 }
 
 function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string) => InputLocation, overrides: PipelineOverrides): Pipeline {
@@ -206,35 +168,38 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
       throw error;
     }
   };
-  const benchmark = p.benchmark ?? 'personalens';
-  if (benchmark === 'persona-bench') {
-    // The schema requires the persona section; what it cannot say is which sections do not belong.
-    for (const field of PERSONALENS_ONLY)
-      if (p[field] !== undefined)
-        throw new PlensError('E_INPUT_SCHEMA', `${field}: a PersonaLens section; a persona-bench pipeline takes a persona section instead`, {
-          location: locate(`/${field}`),
-          hint: 'the format is in schemas/pipeline.schema.json and README.md (PERSONA-bench pipelines)',
-        });
-    p.persona!.models.forEach((m, i) => checkSpec(m, `/persona/models/${i}`));
-  } else if (p.persona !== undefined) {
-    throw new PlensError('E_INPUT_SCHEMA', 'persona: only a pipeline with `benchmark: persona-bench` takes a persona section', {
-      location: locate('/persona'),
-    });
+  const module = benchmarkOfPipeline(p, locate);
+  const benchmark = module.id;
+  // The schema checks each section's shape; what it cannot say is which sections do not belong.
+  for (const other of benchmarks()) {
+    if (other === module) continue;
+    for (const field of other.sections)
+      if (p[field] !== undefined && !module.sections.includes(field))
+        throw new PlensError(
+          'E_INPUT_SCHEMA',
+          module === benchmarks()[0]
+            ? `${field}: only a pipeline with \`benchmark: ${other.id}\` takes a ${field} section`
+            : `${field}: a ${other.title} section; a ${module.id} pipeline takes ${module.sections.map((s) => `a ${s}`).join(' or ')} section instead`,
+          {
+            location: locate(`/${field}`),
+            hint: `the format is in schemas/pipeline.schema.json and README.md (${module === benchmarks()[0] ? 'Pipelines' : `${module.title} pipelines`})`,
+          },
+        );
   }
-  p.dialogues?.assistants.forEach((a, i) => checkSpec(a, `/dialogues/assistants/${i}`));
-  if (p.dialogues?.user) checkSpec(p.dialogues.user, '/dialogues/user');
-  if (p.judge) checkSpec(p.judge.model, '/judge/model');
-  if (p.judge && !p.dialogues) throw new PlensError('E_INPUT_SCHEMA', 'a judge needs dialogues to judge', { location: locate('/judge') });
+  const sections = module.resolve(p, {
+    file,
+    locate,
+    checkSpec,
+    userPath,
+    error: (message, pointer, hint) => new PlensError('E_INPUT_SCHEMA', message, { location: locate(pointer), ...(hint ? { hint } : {}) }),
+  });
 
-  const known = new Set(PAPER_TABLES.map((t) => t.name));
+  const own = module.tables.tables.map((t) => t.name);
+  const known = new Set(tableCatalog().flatMap((g) => g.tables.map((t) => t.name)));
   p.tables?.only?.forEach((t, i) => {
     if (!known.has(t))
       throw new PlensError('E_INPUT_SCHEMA', `unknown table "${t}"; known: ${[...known].join(', ')}`, { location: locate(`/tables/only/${i}`) });
   });
-
-  const selection = p.scenarios ? scenarioSelectionOf(p.scenarios, locate) : undefined;
-  // Each benchmark's tables by default: the PERSONA-bench views, or the PersonaLens paper's.
-  const defaultTables = PAPER_TABLES.map((t) => t.name).filter((t) => t.startsWith('persona_') === (benchmark === 'persona-bench'));
 
   const workspace = resolve(userPath(p.workspace ?? `out/${p.name}`));
   // The report is on unless the pipeline says `report: false`.
@@ -246,39 +211,29 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
     workspace,
     warehouse: userPath(p.warehouse ?? `warehouse/${p.name}.duckdb`),
     benchmark,
-    ...(p.data
-      ? { data: { from: p.data.from === 'sample' ? sampleDataDir : userPath(p.data.from), ...(p.data.schema ? { schema: userPath(p.data.schema) } : {}) } }
-      : {}),
-    ...(selection ? { selection } : {}),
-    ...(p.persona
-      ? {
-          persona: resolvePersonaSettings(p.persona, {
-            source: userPath(p.persona.source),
-            ...(p.persona.original !== undefined ? { original: userPath(p.persona.original) } : {}),
-            locate,
-          }),
-        }
-      : {}),
-    ...(p.dialogues
-      ? {
-          dialogues: {
-            ...(p.dialogues.user ? { user: p.dialogues.user } : {}),
-            assistants: p.dialogues.assistants,
-            settings: p.dialogues.settings,
-            replicates: p.dialogues.replicates ?? STAGE_DEFAULTS.replicates,
-            ...(p.dialogues.prompts ? { prompts: userPath(p.dialogues.prompts) } : {}),
-          },
-        }
-      : {}),
-    ...(p.judge ? { judge: judgeOf(p.judge, locate) } : {}),
+    ...sections,
     limits: resolveLimits({ ...(overrides.limits ? { flags: overrides.limits } : {}), pipeline: { ...(p.limits ? { limits: p.limits } : {}), locate } }),
     lexical: p.statistics?.lexical ?? ['laps', 'full'],
     lapsSpeakers: speakerGroupsInOrder(p.statistics?.laps_speakers ?? DEFAULT_LAPS_SPEAKERS),
     tables: {
-      only: p.tables?.only ?? defaultTables,
+      // Each benchmark's own tables by default.
+      only: p.tables?.only ?? own,
       formats: p.tables?.formats ?? ['md'],
       outDir: p.tables?.out_dir ? userPath(p.tables.out_dir) : resolve(workspace, 'tables'),
     },
     ...(report ? { report: { title: report.title ?? `plens: ${p.name}`, out: report.out ? userPath(report.out) : resolve(workspace, 'report.html') } } : {}),
   };
+}
+
+/** The pipeline's benchmark: the one it names (a registered one), or the default. */
+function benchmarkOfPipeline(p: PipelineFile, locate: (pointer: string) => InputLocation) {
+  try {
+    return benchmarkOf(p.benchmark);
+  } catch (error) {
+    if (error instanceof PlensError)
+      throw new PlensError('E_INPUT_SCHEMA', `benchmark: expected one of ${JSON.stringify(benchmarks().map((b) => b.id))} (got "${p.benchmark}")`, {
+        location: locate('/benchmark'),
+      });
+    throw error;
+  }
 }

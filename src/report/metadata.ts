@@ -38,6 +38,26 @@ const SECTIONS: Section[] = [
     ],
   },
   {
+    name: 'meta_run_records',
+    title: 'Run records',
+    caption:
+      'Every run of a stage (and of make) that wrote to the workspace, from its run record (runs): the plens that ran it, its models and what its calls cost. result_stage_runs says which runs produced each result run.',
+    requires: ['runs'],
+    sql: `SELECT run_id, kind, name, status, plens_version, left(git_revision, 12) AS git_revision,
+        array_to_string(list_transform(models, m -> m.role || ' ' || m.spec), ', ') AS models, cost_usd
+      FROM runs ORDER BY started_at, run_id`,
+    columns: [
+      { key: 'run_id', label: 'Run id' },
+      { key: 'kind', label: 'Kind' },
+      { key: 'name', label: 'Name' },
+      { key: 'status', label: 'Status' },
+      { key: 'plens_version', label: 'plens' },
+      { key: 'git_revision', label: 'Git revision', nullText: '-' },
+      { key: 'models', label: 'Models', nullText: '' },
+      { key: 'cost_usd', label: 'Cost (USD)', format: 'float4', nullText: '-' },
+    ],
+  },
+  {
     name: 'meta_dialogues',
     title: 'Dialogues: models, parameters and prompt versions',
     caption: 'Per assistant and user agent with their sampling parameters and the dialogue prompt version (dialogues).',

@@ -2,21 +2,10 @@ import { resolve } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
 import { plensVersion } from '../core/version.js';
 import { Database } from '../db/database.js';
-import { collectTables } from '../tables/tables.js';
+import { collectTables, type TableGroup } from '../tables/tables.js';
 import type { ViewRows } from '../tables/view-rows.js';
-import {
-  figure4Chart,
-  figure5Chart,
-  renderChart,
-  SCORE_DIMENSIONS,
-  scoreDistributionChart,
-  table4Chart,
-  type ChartSpec,
-  type RenderedChart,
-} from './charts.js';
+import { renderChart, type ChartSpec, type RenderedChart } from './charts.js';
 import { renderPage } from './html.js';
-import { liftChart } from './lift-chart.js';
-import { personaResultsChart, personaSettingChart } from './persona-charts.js';
 import { collectMetadata } from './metadata.js';
 
 export interface ReportOptions {
@@ -27,32 +16,28 @@ export interface ReportOptions {
   metadata?: Record<string, unknown>;
   /** The views' rows from an earlier reader of the same warehouse build (make's tables step). */
   viewRows?: ViewRows;
+  /** The registered benchmarks' tables and charts, in the order they are shown. */
+  parts: readonly ReportPart[];
+}
+
+/**
+ * A chart: the view it reads, the spec builder (null when there is nothing to draw), and its
+ * query when the view is not one of the paper tables already read (the bootstrap views are slow).
+ */
+export interface ChartEntry {
+  label: string;
+  view: string;
+  sql?: string;
+  build: (rows: Row[]) => ChartSpec | null;
+}
+
+/** A benchmark's part of the report: its tables and its charts. */
+export interface ReportPart {
+  tables: TableGroup;
+  charts: readonly ChartEntry[];
 }
 
 type Row = Record<string, unknown>;
-
-/**
- * Each chart: the view it reads, the spec builder (null when there is nothing to draw), and its
- * query when the view is not one of the paper tables already read (the bootstrap views are slow).
- */
-const CHARTS: Array<{ view: string; sql?: string; build: (rows: Row[]) => ChartSpec | null; label: string; persona?: true }> = [
-  { label: 'Figure 4', view: 'figure4', build: figure4Chart },
-  { label: 'Figure 5', view: 'figure5', build: figure5Chart },
-  { label: 'Table 4', view: 'table4', build: table4Chart },
-  { label: 'Personalization lift', view: 'paired_lift', build: liftChart },
-  {
-    label: 'Score distributions',
-    view: 'dialogue_scores',
-    // UNPIVOT drops NULLs, so dimensions a dialogue was not (or not successfully) judged on count nowhere.
-    sql: `SELECT judge_model, run, assistant_model, dimension, score, count(*) AS n
-      FROM (UNPIVOT (SELECT judge_model, run, assistant_model, ${SCORE_DIMENSIONS.map((d) => d.key).join(', ')} FROM dialogue_scores)
-        ON ${SCORE_DIMENSIONS.map((d) => d.key).join(', ')} INTO NAME dimension VALUE score)
-      GROUP BY ALL ORDER BY ALL`,
-    build: scoreDistributionChart,
-  },
-  { label: 'PERSONA-bench results', view: 'persona_results', build: personaResultsChart, persona: true },
-  { label: 'PERSONA-bench settings', view: 'persona_setting_comparison', build: personaSettingChart, persona: true },
-];
 
 /**
  * Writes one self-contained HTML report of a warehouse: every paper table it has, the charts of
@@ -64,7 +49,8 @@ export async function writeReport(options: ReportOptions): Promise<{ file: strin
   const skipped: string[] = [];
   const warnings: string[] = [];
 
-  const collected = await collectTables({ dbPath: options.dbPath, format: 'md', viewRows: options.viewRows });
+  const catalog = options.parts.map((p) => p.tables);
+  const collected = await collectTables({ dbPath: options.dbPath, format: 'md', catalog, ...(options.viewRows ? { viewRows: options.viewRows } : {}) });
   const tables = collected.tables.filter((t) => t.rows.length > 0);
   for (const t of collected.tables) if (t.rows.length === 0) skipped.push(`${t.title ?? t.name}: skipped, the view ${t.name} has no rows`);
   for (const m of collected.missing) skipped.push(`${m.name}: skipped, ${m.reason}`);
@@ -75,12 +61,12 @@ export async function writeReport(options: ReportOptions): Promise<{ file: strin
   try {
     const relations = new Set((await db.all<{ name: string }>('SELECT table_name AS name FROM information_schema.tables')).map((r) => r.name));
     const specs: ChartSpec[] = [];
-    // A warehouse holds PersonaLens results (its dataset is there), PERSONA-bench results, or both:
-    // the other benchmark's charts are passed over without a note.
-    const personaLens = relations.has('domains');
-    const personaBench = collected.tables.some((t) => t.name === 'persona_results' && t.rows.length > 0);
-    for (const c of CHARTS) {
-      if (c.persona ? !personaBench : !personaLens) continue;
+    // A benchmark whose results the warehouse does not hold has its charts passed over without a
+    // note (one whose empty views mean no results: when none of its tables has rows).
+    const shown = (part: ReportPart) =>
+      part.tables.holds(relations) &&
+      (part.tables.emptyIsMissing === undefined || collected.tables.some((t) => part.tables.tables.some((x) => x.name === t.name)));
+    for (const c of options.parts.filter(shown).flatMap((part) => part.charts)) {
       if (!relations.has(c.view)) {
         skipped.push(`${c.label} chart: skipped, the warehouse has no ${c.view}`);
         continue;
@@ -97,8 +83,10 @@ export async function writeReport(options: ReportOptions): Promise<{ file: strin
       else skipped.push(`${c.label} chart: skipped, ${c.view} has no ${rows.length ? 'values to plot' : 'rows'}`);
     }
     metadata = await collectMetadata(db, relations, options.metadata ?? {});
-    // The PersonaLens run sections are absent from a PERSONA-bench-only warehouse by design.
-    skipped.push(...(personaLens ? metadata.notes : metadata.notes.filter((n) => !/: skipped, the warehouse has no /.test(n))));
+    // The run sections describe dialogues and judgments: a warehouse that holds only results whose
+    // empty views mean "none yet" lacks them by design, so their absence is not noted there.
+    const full = options.parts.some((part) => part.tables.holds(relations) && part.tables.emptyIsMissing === undefined);
+    skipped.push(...(full ? metadata.notes : metadata.notes.filter((n) => !/: skipped, the warehouse has no /.test(n))));
     charts = [];
     // One at a time: each view holds its scenegraph until finalized, and order keeps the page stable.
     for (const spec of specs) charts.push(await renderChart(spec, warnings));

@@ -1,16 +1,17 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { removeStaleTempSiblings, tempSibling } from '../core/atomic.js';
-import { assertOneImport } from '../core/dataset-identity.js';
 import { PlensError, storageError } from '../core/errors.js';
-import { packageRoot } from '../core/paths.js';
 import { plensVersion } from '../core/version.js';
 import type { Workspace } from '../core/workspace.js';
 import { Database, sqlIdentifier } from '../db/database.js';
 import type { LexicalProtocol } from '../stats/lexical.js';
 import { DEFAULT_LAPS_SPEAKERS, type SpeakerGroup } from '../stats/speaker-groups.js';
-import { readWarehouseSqlFiles } from './sql-files.js';
+import { defaultSqlDir, readWarehouseSqlFiles, sqlTree } from './sql-files.js';
+import { workspaceHas } from './workspace-files.js';
+
+export { workspaceHas };
 import { isBuildCurrent, recordBuild, warehouseInputs } from './build-record.js';
 import { stepCacheDir, type StepRun } from './step-cache.js';
 import { EarlySteps, runStep } from './steps.js';
@@ -18,8 +19,12 @@ import { EarlySteps, runStep } from './steps.js';
 export interface WarehouseOptions {
   workspace: Workspace;
   dbPath: string;
-  /** Folder of .sql files; default: the package's warehouse/. */
+  /** Folder of .sql files, with its subfolders; default: the package's warehouse/ (shared files, a folder per benchmark). */
   sqlDir?: string;
+  /** The registered benchmarks' outputs: a build needs one of them in the workspace (absent: nothing is checked). */
+  sources?: readonly WarehouseSource[];
+  /** The exact folders of .sql files (the registry's: the package's tree and any plug-in's folder); beats sqlDir. */
+  sqlDirs?: readonly string[];
   dryRun?: boolean;
   /** Protocols of Table 10's lexical diversity (default both); [] leaves lexical_diversity empty. */
   lexical?: readonly LexicalProtocol[];
@@ -52,7 +57,7 @@ export interface WarehouseSummary {
   elapsed_ms: number;
 }
 
-export const defaultSqlDir = join(packageRoot, 'warehouse');
+export { defaultSqlDir };
 
 /**
  * Builds the warehouse into a temp file next to the target and renames it into place,
@@ -60,14 +65,14 @@ export const defaultSqlDir = join(packageRoot, 'warehouse');
  */
 export async function buildWarehouse(options: WarehouseOptions): Promise<WarehouseSummary> {
   const started = performance.now();
-  requireSomethingToLoad(options.workspace);
-  const sqlDir = options.sqlDir ?? defaultSqlDir;
-  const files = await readWarehouseSqlFiles(sqlDir);
+  requireSomethingToLoad(options.workspace, options.sources ?? []);
+  const sqlDirs = options.sqlDirs ?? sqlTree(options.sqlDir ?? defaultSqlDir);
+  const files = await readWarehouseSqlFiles(sqlDirs);
   const cacheDir = options.dryRun || options.stepCache === false ? null : stepCacheDir(options.dbPath);
   const lexical = options.dryRun ? [] : (options.lexical ?? ['laps', 'full']);
   const lapsSpeakers = options.lapsSpeakers ?? DEFAULT_LAPS_SPEAKERS;
   // Taken before the build reads anything: a file changed while it runs makes the next build run again.
-  const inputs = cacheDir ? warehouseInputs({ workspaceRoot: options.workspace.root, sqlDir, dbPath: options.dbPath, lexical, lapsSpeakers }) : null;
+  const inputs = cacheDir ? warehouseInputs({ workspaceRoot: options.workspace.root, sqlDirs, dbPath: options.dbPath, lexical, lapsSpeakers }) : null;
   if (inputs && !options.force && isBuildCurrent(options.dbPath, inputs)) return upToDate(options, started);
   await mkdir(dirname(options.dbPath), { recursive: true });
   // What a killed build left (its temp database and WAL) goes before this one starts.
@@ -166,30 +171,30 @@ async function upToDate(options: WarehouseOptions, started: number): Promise<War
   }
 }
 
-/** A workspace with PERSONA-bench stage outputs: enough for a warehouse without a PersonaLens dataset. */
-export function hasPersonaOutputs(root: string): boolean {
-  return workspaceHas(root, 'persona/predictions/*/predictions.parquet') || workspaceHas(root, 'persona/scores/metrics.parquet');
+/**
+ * What a benchmark's outputs give a warehouse: whether a workspace holds them (checked whole,
+ * throwing when they are damaged), and what to say and do when none does.
+ */
+export interface WarehouseSource {
+  /** Whether the workspace holds this benchmark's outputs; throws when they are there but unusable. */
+  present(workspace: Workspace): boolean;
+  /** What is missing, for the error: `imported dataset in out/dataset`. */
+  missing(workspace: Workspace): string;
+  /** The command that makes them: `plens import --from <data dir>` (PersonaLens). */
+  hint: string;
+  /** A relation to show in the `Query it:` line when the build has it. */
+  example?: string;
 }
 
 /**
- * A warehouse needs a PersonaLens import (checked whole: its format, one import throughout) or
- * PERSONA-bench outputs; the SQL files whose inputs are absent are skipped, so a PERSONA-bench-only
- * workspace gets the persona tables and no PersonaLens views.
+ * A warehouse needs some benchmark's outputs in the workspace; the SQL files whose inputs are
+ * absent are skipped, so a workspace with one benchmark's outputs gets that benchmark's views.
  */
-function requireSomethingToLoad(workspace: Workspace): void {
-  if (existsSync(join(workspace.datasetDir, 'manifest.json'))) {
-    workspace.requireDataset();
-    assertOneImport(workspace, 'plens warehouse');
-    return;
-  }
-  if (hasPersonaOutputs(workspace.root)) return;
-  throw new PlensError(
-    'E_PREREQUISITE',
-    `no imported dataset in ${workspace.datasetDir} and no PERSONA-bench predictions in ${join(workspace.root, 'persona')}`,
-    {
-      hint: 'run `plens import --from <data dir>` (PersonaLens) or `plens persona predict` (PERSONA-bench) first, or pass --workspace',
-    },
-  );
+function requireSomethingToLoad(workspace: Workspace, sources: readonly WarehouseSource[]): void {
+  if (sources.length === 0 || sources.some((s) => s.present(workspace))) return;
+  throw new PlensError('E_PREREQUISITE', `no ${sources.map((s) => s.missing(workspace)).join(' and no ')}`, {
+    hint: `run ${sources.map((s) => s.hint).join(' or ')} first, or pass --workspace`,
+  });
 }
 
 /**
@@ -232,12 +237,14 @@ async function listRelations(db: Database): Promise<WarehouseSummary['relations'
   return out;
 }
 
-export function formatWarehouseSummary(s: WarehouseSummary): string {
+export function formatWarehouseSummary(s: WarehouseSummary, examples: readonly string[] = []): string {
+  // The first benchmark example the build has, or the build's own record.
+  const example = examples.find((e) => s.relations.some((r) => r.name === e)) ?? 'plens_build';
   if (s.up_to_date) {
     return [
       `Warehouse ${s.db} is up to date: nothing it is built from changed since its last build (--force rebuilds it)`,
       `  from workspace ${s.workspace}`,
-      `Query it: plens sql "select * from ${exampleRelation(s)}"`,
+      `Query it: plens sql "select * from ${example}"`,
     ].join('\n');
   }
   const lines = [`${s.dry_run ? 'Checked (dry run)' : 'Built'} warehouse ${s.db}`, `  from workspace ${s.workspace}`];
@@ -252,7 +259,7 @@ export function formatWarehouseSummary(s: WarehouseSummary): string {
   lines.push(`  tables   ${tables.map((t) => `${t.name} (${t.rows})`).join(', ')}`);
   lines.push(`  views    ${views.map((v) => v.name).join(', ')}`);
   lines.push(`  took     ${(s.elapsed_ms / 1000).toFixed(1)} s`);
-  lines.push(`Query it: plens sql "select * from ${exampleRelation(s)}"`);
+  lines.push(`Query it: plens sql "select * from ${example}"`);
   return lines.join('\n');
 }
 
@@ -261,29 +268,6 @@ function describeSettings(settings: Record<string, unknown>): string {
   return Object.entries(settings)
     .map(([k, v]) => `${k} ${Array.isArray(v) ? v.join(', ') : String(v)}`)
     .join('; ');
-}
-
-function exampleRelation(s: WarehouseSummary): string {
-  if (s.relations.some((r) => r.name === 'table1')) return 'table1';
-  return s.relations.some((r) => r.name === 'persona_results') ? 'persona_results' : 'plens_build';
-}
-
-/** Whether a workspace-relative path exists; a `*` segment matches any one folder name. */
-export function workspaceHas(root: string, pattern: string): boolean {
-  const [head, ...rest] = pattern.split('/');
-  if (head === undefined || head === '') return true;
-  if (head === '*') {
-    let names: string[];
-    try {
-      names = readdirSync(root, { withFileTypes: true })
-        .filter((e) => e.isDirectory())
-        .map((e) => e.name);
-    } catch {
-      return false;
-    }
-    return names.some((n) => workspaceHas(join(root, n), rest.join('/')));
-  }
-  return rest.length === 0 ? existsSync(join(root, head)) : workspaceHas(join(root, head), rest.join('/'));
 }
 
 export function requireWarehouse(dbPath: string): void {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CallCache } from '../../src/llm/call-cache.js';
-import { interruptSignal } from '../../src/cli/interrupt.js';
+import { interruptSignal } from '../../src/platform/interrupt.js';
 import { tempDir } from '../helpers/cli.js';
 
 describe('process-wide listeners of many open caches and a busy run signal', () => {

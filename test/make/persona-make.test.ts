@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/db/database.js';
 import { buildGraph } from '../../src/make/graph.js';
 import { loadPipeline } from '../../src/make/pipeline.js';
-import { PERSONA_DEFAULTS } from '../../src/make/run-settings.js';
+import { PERSONA_DEFAULTS } from '../../src/benchmarks/personabench/pipeline-settings.js';
 import { repoRoot, runCli, runCliJson, tempDir } from '../helpers/cli.js';
 import { standIn } from '../helpers/personabench-standin.js';
 import { expectTablesCsvGolden } from '../helpers/golden.js';

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { PlensError } from '../../src/core/errors.js';
 import { Workspace } from '../../src/core/workspace.js';
 import { loadPipeline } from '../../src/make/pipeline.js';
-import { DEFAULT_LIMITS, LIMIT_SETTINGS, llmStageOptionsOf, resolveLimits } from '../../src/make/run-settings.js';
-import { scenarioSelectionOf } from '../../src/make/scenario-settings.js';
+import { DEFAULT_LIMITS, LIMIT_SETTINGS, llmStageOptionsOf, resolveLimits } from '../../src/platform/run-settings.js';
+import { scenarioSelectionOf } from '../../src/benchmarks/personalens/scenario-settings.js';
 import { runCliJson, tempDir } from '../helpers/cli.js';
 
 function errorOf(f: () => unknown): PlensError {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { Workspace } from '../../src/core/workspace.js';
 import { buildGraph } from '../../src/make/graph.js';
 import { loadPipeline, type Pipeline } from '../../src/make/pipeline.js';
-import type { MakeState } from '../../src/make/state.js';
+import type { MakeState } from '../../src/platform/make-state.js';
 import { doneSteps, isCurrent, outputExists, STEP_TABLE, stepInputs, tableStateKey } from '../../src/make/steps.js';
 import { tempDir } from '../helpers/cli.js';
 

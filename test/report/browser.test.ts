@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { reportParts } from '../../src/registry/registry.js';
 import { checkReportInBrowser, decodePng } from '../../src/report/browser-check.js';
 import { renderPage } from '../../src/report/html.js';
 import { writeReport } from '../../src/report/report.js';
@@ -18,7 +19,7 @@ describe(`the report in headless Chromium${skipNote}`, () => {
     const { db } = await handMadeWarehouse();
     const dir = tempDir('plens-browser-');
     const file = join(dir, 'report.html');
-    const written = await writeReport({ dbPath: db, out: file });
+    const written = await writeReport({ parts: reportParts(), dbPath: db, out: file });
     const shot = join(dir, 'shot.png');
     const check = await checkReportInBrowser(file, { chromium: CHROMIUM, screenshot: shot });
     expect(check.problems).toEqual([]);

@@ -1,9 +1,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { reportParts } from '../../src/registry/registry.js';
 import { scopeSvgIds } from '../../src/report/charts.js';
 import { writeReport } from '../../src/report/report.js';
-import { PAPER_TABLES } from '../../src/tables/catalog.js';
+import { PERSONALENS_TABLES as PAPER_TABLES } from '../../src/benchmarks/personalens/catalog.js';
 import { escapeHtml } from '../../src/tables/render.js';
 import { runCli, runCliJson, tempDir } from '../helpers/cli.js';
 import { sampleWorkspace } from '../helpers/workspace.js';
@@ -20,7 +21,13 @@ describe('plens report on a hand-made experiment', () => {
   beforeAll(async () => {
     ({ ws, db } = await handMadeWarehouse());
     file = join(tempDir('plens-report-'), 'sub', 'report.html');
-    result = await writeReport({ dbPath: db, out: file, title: 'Run <1> & "co"', metadata: { pipeline: 'p<x>', shards: 4, models: [A, B] } });
+    result = await writeReport({
+      parts: reportParts(),
+      dbPath: db,
+      out: file,
+      title: 'Run <1> & "co"',
+      metadata: { pipeline: 'p<x>', shards: 4, models: [A, B] },
+    });
     html = readFileSync(file, 'utf8');
   });
 
@@ -147,7 +154,7 @@ describe('plens report on a warehouse without results', () => {
     const db = join(ws, '..', 'w.duckdb');
     expect((await runCli(['warehouse', '-w', ws, '--db', db, '--lexical', 'none'])).code).toBe(0);
     const file = join(ws, 'r.html');
-    const result = await writeReport({ dbPath: db, out: file });
+    const result = await writeReport({ parts: reportParts(), dbPath: db, out: file });
     expect(result.charts).toBe(0);
     expect(result.tables).toBe(3);
     const html = readFileSync(file, 'utf8');

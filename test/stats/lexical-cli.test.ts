@@ -146,7 +146,7 @@ describe('warehouse table10 (the lexical_diversity step)', () => {
   /** Table 10 of the step run with these settings. */
   const table10 = async (ctx: Partial<StepContext>): Promise<Table10Row[]> => {
     await runStep('lexical_diversity', { db, lexical: ['laps', 'full'], cacheDir: null, ...ctx }, '90_table10.sql');
-    await db.run(readFileSync(join(repoRoot, 'warehouse', '90_table10.sql'), 'utf8'));
+    await db.run(readFileSync(join(repoRoot, 'warehouse', 'personalens', '90_table10.sql'), 'utf8'));
     return db.all<Table10Row>(`SELECT * FROM table10`);
   };
   const names = (rows: Table10Row[]) => rows.map((r) => `${r.assistant_model}/${r.kind}/${r.speakers}/${r.protocol}`);

@@ -17,6 +17,7 @@ describe('plens warehouse', () => {
     const r = await runCliJson<Summary>(['warehouse', '-w', ws, '--db', join(root, 'a.duckdb')]);
     expect(r.code).toBe(0);
     expect(r.json.skipped).toEqual([
+      { file: '05_runs.sql', reason: 'needs runs/*.json in the workspace' },
       { file: '09_dialogues.sql', reason: 'needs dialogues/*/dialogues.parquet in the workspace' },
       { file: '20_scenarios.sql', reason: 'needs scenarios/scenarios.parquet in the workspace' },
       { file: '51_llm_calls.sql', reason: 'needs dialogues/*/calls.parquet in the workspace' },
@@ -25,6 +26,7 @@ describe('plens warehouse', () => {
       { file: '61_results.sql', reason: 'needs judgments' },
       { file: '62_table13.sql', reason: 'needs dialogues' },
       { file: '63_original_scoring.sql', reason: 'needs judgment_configs' },
+      { file: '64_result_runs.sql', reason: 'needs judgment_configs' },
       { file: '65_annotations.sql', reason: 'needs annotation/labels.parquet in the workspace' },
       { file: '66_table5.sql', reason: 'needs annotations' },
       { file: '70_paired.sql', reason: 'needs dialogue_scores' },
@@ -43,7 +45,12 @@ describe('plens warehouse', () => {
   it("runs an analyst's extra .sql file from --sql-dir, and skips one whose relation is missing", async () => {
     const dir = join(root, 'sql');
     mkdirSync(dir);
-    for (const f of readdirSync(join(repoRoot, 'warehouse')).filter((f) => f.endsWith('.sql'))) copyFileSync(join(repoRoot, 'warehouse', f), join(dir, f));
+    // The package's SQL: the shared files and a folder per benchmark.
+    for (const sub of ['', 'personalens', 'personabench']) {
+      mkdirSync(join(dir, sub), { recursive: true });
+      for (const f of readdirSync(join(repoRoot, 'warehouse', sub)).filter((f) => f.endsWith('.sql')))
+        copyFileSync(join(repoRoot, 'warehouse', sub, f), join(dir, sub, f));
+    }
     writeFileSync(
       join(dir, '90_masked.sql'),
       '-- requires: interests\nCREATE VIEW masked_per_user AS SELECT user_id, count(*) FILTER (NOT interested) AS masked FROM interests GROUP BY 1 ORDER BY 1;\n',
@@ -65,7 +72,7 @@ describe('plens warehouse', () => {
     const before = statSync(db).mtimeMs;
     const dir = join(root, 'badsql');
     mkdirSync(dir);
-    copyFileSync(join(repoRoot, 'warehouse', '10_dataset.sql'), join(dir, '10_dataset.sql'));
+    copyFileSync(join(repoRoot, 'warehouse', 'personalens', '10_dataset.sql'), join(dir, '10_dataset.sql'));
     writeFileSync(join(dir, '50_broken.sql'), 'CREATE VIEW broken AS SELEC 1;\n');
     const r = await runCli(['warehouse', '-w', ws, '--db', db, '--sql-dir', dir]);
     expect(r.code).toBe(5);

@@ -1,11 +1,12 @@
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { warehouseSqlFile } from '../helpers/warehouse-sql.js';
 import { runImport } from '../../src/benchmarks/personalens/dataset/import.js';
 import { Workspace } from '../../src/core/workspace.js';
 import { Database } from '../../src/db/database.js';
 import { buildWarehouse } from '../../src/warehouse/build.js';
-import { repoRoot, sampleDir, tempDir } from '../helpers/cli.js';
+import { sampleDir, tempDir } from '../helpers/cli.js';
 
 /**
  * Table 10's step starts on a second connection as soon as turns and dialogues exist, beside the files
@@ -22,7 +23,7 @@ describe('warehouse steps started early on a second connection', () => {
   function sqlDir(name: string, turnsSql: string, extra: Record<string, string> = {}): string {
     const dir = join(root, name);
     mkdirSync(dir);
-    for (const f of ['02_lexical.sql', '10_dataset.sql', '90_table10.sql']) copyFileSync(join(repoRoot, 'warehouse', f), join(dir, f));
+    for (const f of ['02_lexical.sql', '10_dataset.sql', '90_table10.sql']) copyFileSync(warehouseSqlFile(f), join(dir, f));
     writeFileSync(join(dir, '50_dialogues.sql'), turnsSql);
     for (const [file, sql] of Object.entries(extra)) writeFileSync(join(dir, file), sql);
     return dir;

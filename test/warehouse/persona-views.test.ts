@@ -2,12 +2,13 @@ import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { warehouseSqlFile } from '../helpers/warehouse-sql.js';
+import { tableCatalog } from '../../src/registry/registry.js';
 import { Database } from '../../src/db/database.js';
 import { renderTable } from '../../src/tables/render.js';
 import { collectTables } from '../../src/tables/tables.js';
-import { repoRoot } from '../helpers/cli.js';
 
-const sql = (name: string) => readFileSync(join(repoRoot, 'warehouse', name), 'utf8');
+const sql = (name: string) => readFileSync(warehouseSqlFile(name), 'utf8');
 
 let lastDbPath = '';
 
@@ -166,19 +167,19 @@ describe('persona_setting_comparison (paired on the same sample, clustered by us
 describe('plens tables renders the PERSONA-bench views', () => {
   it('renders persona_results from a built warehouse and lists the views as missing when empty', async () => {
     (await warehouseFor(true)).close();
-    const full = await collectTables({ dbPath: lastDbPath, format: 'csv', only: ['persona_results', 'persona_prediction_status'] });
+    const full = await collectTables({ catalog: tableCatalog(), dbPath: lastDbPath, format: 'csv', only: ['persona_results', 'persona_prediction_status'] });
     const results = full.tables.find((t) => t.name === 'persona_results')!;
     const csv = renderTable(results, 'csv');
     expect(csv.split('\n')[0]).toContain('scored');
     expect(csv).toContain(',0.75,');
     expect(csv).toContain('3 of 4');
     (await warehouseFor(false)).close();
-    const empty = await collectTables({ dbPath: lastDbPath, format: 'md' });
+    const empty = await collectTables({ catalog: tableCatalog(), dbPath: lastDbPath, format: 'md' });
     // A PersonaLens-only listing leaves them out (the golden tables stay byte-identical) ...
     expect(empty.tables.some((t) => t.name.startsWith('persona_'))).toBe(false);
     expect(empty.missing.some((m) => m.name.startsWith('persona_'))).toBe(false);
     // ... and asking for one by name says why it is missing.
-    await expect(collectTables({ dbPath: lastDbPath, format: 'md', only: ['persona_results'] })).rejects.toThrow(
+    await expect(collectTables({ catalog: tableCatalog(), dbPath: lastDbPath, format: 'md', only: ['persona_results'] })).rejects.toThrow(
       /persona_results: no PERSONA-bench predictions or scores in the workspace yet/,
     );
   });

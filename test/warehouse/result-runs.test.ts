@@ -29,7 +29,7 @@ describe('result views keep configurations apart', () => {
         user_model = d.user_model, replicate = d.replicate, relevant_domains = ['Alarm'] FROM dialogues d WHERE d.dialogue_id = j.dialogue_id;
     `);
     await db.run(readFileSync(join(repoRoot, 'warehouse', '00_macros.sql'), 'utf8'));
-    await db.run(readFileSync(join(repoRoot, 'warehouse', '61_results.sql'), 'utf8'));
+    await db.run(readFileSync(join(repoRoot, 'warehouse', 'personalens', '61_results.sql'), 'utf8'));
   });
   afterAll(() => db.close());
 

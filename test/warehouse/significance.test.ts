@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { warehouseSqlFile } from '../helpers/warehouse-sql.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Database } from '../../src/db/database.js';
@@ -12,8 +13,7 @@ const ref = JSON.parse(readFileSync(join(repoRoot, 'test', 'expected', 'signific
 let db: Database;
 beforeAll(async () => {
   db = await Database.open(':memory:', { threads: 1 });
-  for (const f of ['00_macros.sql', '03_significance.sql', '04_reliability.sql'])
-    await db.run(readFileSync(join(repoRoot, 'warehouse', f), 'utf8'), { file: f });
+  for (const f of ['00_macros.sql', '03_significance.sql', '04_reliability.sql']) await db.run(readFileSync(warehouseSqlFile(f), 'utf8'), { file: f });
 });
 afterAll(() => db.close());
 

@@ -1,12 +1,13 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { warehouseSqlFile } from '../helpers/warehouse-sql.js';
 import { Workspace } from '../../src/core/workspace.js';
 import { Database } from '../../src/db/database.js';
 import { runImport } from '../../src/benchmarks/personalens/dataset/import.js';
 import { buildWarehouse, formatWarehouseSummary, type WarehouseSummary } from '../../src/warehouse/build.js';
 import { stepCacheDir } from '../../src/warehouse/step-cache.js';
-import { repoRoot, sampleDir, tempDir } from '../helpers/cli.js';
+import { sampleDir, tempDir } from '../helpers/cli.js';
 
 /**
  * Table 10's step is cached by the fingerprint of its inputs: a warehouse built from the sample
@@ -56,7 +57,7 @@ CREATE OR REPLACE TABLE dialogues AS SELECT DISTINCT dialogue_id, 0 AS replicate
   beforeAll(async () => {
     await runImport({ from: sampleDir, workspace });
     mkdirSync(sqlDir);
-    for (const f of ['02_lexical.sql', '10_dataset.sql', '90_table10.sql']) copyFileSync(join(repoRoot, 'warehouse', f), join(sqlDir, f));
+    for (const f of ['02_lexical.sql', '10_dataset.sql', '90_table10.sql']) copyFileSync(warehouseSqlFile(f), join(sqlDir, f));
   });
 
   afterEach(() => writeDialogues('Now playing jazz; the lights are at thirty percent'));

@@ -23,7 +23,7 @@ describe('warehouse: a build with nothing changed is up to date', () => {
     ws = await sampleWorkspace();
     workspace = new Workspace(ws);
     mkdirSync(sqlDir);
-    copyFileSync(join(repoRoot, 'warehouse', '10_dataset.sql'), join(sqlDir, '10_dataset.sql'));
+    copyFileSync(join(repoRoot, 'warehouse', 'personalens', '10_dataset.sql'), join(sqlDir, '10_dataset.sql'));
   });
 
   const build = (db: string, o: Partial<WarehouseOptions> = {}) => buildWarehouse({ workspace, dbPath: join(root, db), sqlDir, lexical: [], ...o });

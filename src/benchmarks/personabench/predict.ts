@@ -94,10 +94,9 @@ export const PREDICTION_COLUMNS: ColumnsOf<PredictionRecord> = {
 /** A predictions partition's folder: predictions.parquet and calls.parquet, compacted from its logs. */
 export const PREDICTIONS_FORMAT: PartitionFormat = llmStageFormat('predictions', PREDICTION_COLUMNS, ['sample_id', 'task', 'setting', 'model']);
 
-/** Where prediction partitions live: one folder per (task, setting, model, fidelity/source, decoding). */
-export const predictionsRoot = (workspace: string): string => join(workspace, 'persona', 'predictions');
-/** Where the scoring step writes sample_scores.parquet and metrics.parquet. */
-export const scoresRoot = (workspace: string): string => join(workspace, 'persona', 'scores');
+import { predictionsRoot, scoresRoot } from './workspace-paths.js';
+
+export { predictionsRoot, scoresRoot };
 export const predictionPartition = (dir: string): Partition => new Partition(dir, PREDICTIONS_FORMAT);
 
 /** A row of sample_scores.parquet (3.3 only): one reply's generation scores. */
@@ -252,8 +251,9 @@ export async function runPersonaPredictions(options: PersonaPredictOptions): Pro
   const records = all.filter((r) => (!options.tasks || options.tasks.includes(r.task)) && (!options.settings || options.settings.includes(r.setting)));
   const fidelityOf = (r: PromptRecord): string => (r.source === 'plens' ? (options.fidelity ?? 'original') : 'original');
   const sourceOf = (r: PromptRecord): string => (r.source === 'plens' ? 'plens' : r.source.file);
-  return LlmStageKit.with({ ...options }, 'plens persona predict', 'run with --cache on to call the model for what is missing', async (kit) => {
-    const client = kit.client(spec);
+  const runRecord = { benchmark: 'personabench', promptSources: [options.promptRecords] };
+  return LlmStageKit.with({ runRecord, ...options }, 'plens persona predict', 'run with --cache on to call the model for what is missing', async (kit) => {
+    const client = kit.client(spec, 'predictor');
     const partitions = new Map<string, { dir: string; task: Task; setting: Setting; partition: Partition }>();
     const partitionOf = (r: PromptRecord): Partition => {
       const params = client.params(PERSONA_DECODING[r.task]);

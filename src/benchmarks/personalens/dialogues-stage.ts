@@ -6,7 +6,7 @@ import type { LlmClient } from '../../llm/client.js';
 import { isSimulator, parseModelSpec } from '../../llm/model-spec.js';
 import { converse, openingRequest } from './conversation.js';
 import { cellPartition, dialogueKey, makeCell, type DialogueCell } from './dialogue-cell.js';
-import { defaultPromptStyle, parsePromptStyle, PromptSet, type PromptStyle } from './prompt-set.js';
+import { DEFAULT_PROMPTS_DIR, defaultPromptStyle, parsePromptStyle, PromptSet, type PromptStyle } from './prompt-set.js';
 import { dialogueRecord, dialoguesRoot } from './records.js';
 import { ScenarioContextSource, type ScenarioContext, type ScenarioHead, type ScenarioRow } from './scenario-context.js';
 import { ROUND_LIMITS, type Setting } from './settings.js';
@@ -43,11 +43,12 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
   const assistantSpecs = options.assistants.map((a) => parseModelSpec(a, '--assistant'));
   const userSpec = parseModelSpec(options.user ?? defaultUser(assistantSpecs.every(isSimulator)), '--user');
   const prompts = PromptSet.load(options.prompts);
-  return LlmStageKit.with(options, 'plens dialogues', 'run with --cache on to call the endpoint for what is missing', async (kit) => {
+  const runRecord = { benchmark: 'personalens', promptSources: [...(options.prompts ? [options.prompts] : []), DEFAULT_PROMPTS_DIR] };
+  return LlmStageKit.with({ runRecord, ...options }, 'plens dialogues', 'run with --cache on to call the endpoint for what is missing', async (kit) => {
     const source = await ScenarioContextSource.open(options.workspace);
     kit.onClose(() => source.close());
-    const user = kit.client(userSpec);
-    const assistants = assistantSpecs.map((s) => kit.client(s));
+    const user = kit.client(userSpec, 'user');
+    const assistants = assistantSpecs.map((s) => kit.client(s, 'assistant'));
     const root = dialoguesRoot(options.workspace);
     const styleOf = (a: LlmClient): PromptStyle =>
       a.spec.promptStyle ? parsePromptStyle(a.spec.promptStyle, `--assistant ${a.id}: prompt_style`) : defaultPromptStyle(a.spec.model);

@@ -10,7 +10,7 @@ import type { ChatRequest, SamplingParams } from '../../llm/types.js';
 import { renderConversation } from './conversation.js';
 import { parseChainJudgment, parseJudgment, type JudgeDimension, type ParsedChainJudgment, type ParsedJudgment } from './judge-parse.js';
 import { originalScore } from './original-scoring.js';
-import { PromptSet, type TemplateName } from './prompt-set.js';
+import { DEFAULT_PROMPTS_DIR, PromptSet, type TemplateName } from './prompt-set.js';
 import {
   dialogueCell,
   dialoguesRoot,
@@ -96,10 +96,11 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
     });
   }
   const dialoguesSource = cells ? `[${cells.map((c) => sqlString(c.outputFile)).join(', ')}]` : sqlString(Partition.outputGlob(root, DIALOGUES_FORMAT));
-  return LlmStageKit.with(options, 'plens judge', 'run with --cache on to call the judge for what is missing', async (kit) => {
+  const runRecord = { benchmark: 'personalens', promptSources: [...(options.prompts ? [options.prompts] : []), DEFAULT_PROMPTS_DIR] };
+  return LlmStageKit.with({ runRecord, ...options }, 'plens judge', 'run with --cache on to call the judge for what is missing', async (kit) => {
     const source = await ScenarioContextSource.open(options.workspace);
     kit.onClose(() => source.close());
-    const judge = kit.client(spec);
+    const judge = kit.client(spec, 'judge');
     const params = judge.params(JUDGE_SAMPLING);
     // The endpoint only when it is not the vendor's default, so judgments against it keep their keys.
     const identity = [judge.id, ...samplingIdentity(params), prompts.judgeVersion, ...(judge.endpoint ? [judge.endpoint] : [])];

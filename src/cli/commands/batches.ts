@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { printResult, workspaceOf, type GlobalArgs } from '../options.js';
+import { printResult, workspaceOf, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface DropArgs extends GlobalArgs {
   id: string;

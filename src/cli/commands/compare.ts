@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { userPath } from '../../core/paths.js';
-import { printResult, warehouseOption, type GlobalArgs } from '../options.js';
+import { printResult, warehouseOption, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface CompareArgs extends GlobalArgs {
   db: string;

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { packageRoot, userPath } from '../../core/paths.js';
-import { interruptSignal } from '../interrupt.js';
-import { printResult, showProgress, warehouseOption, type GlobalArgs } from '../options.js';
+import { interruptSignal } from '../../platform/interrupt.js';
+import { printResult, showProgress, warehouseOption, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface DemoArgs extends GlobalArgs {
   db: string;

@@ -1,8 +1,8 @@
 import type { CommandModule } from 'yargs';
 import { ExitCode, usageError } from '../../core/errors.js';
-import { interruptSignal } from '../interrupt.js';
-import { printResult, showProgress, type GlobalArgs } from '../options.js';
-import { LIMIT_KEYS, limitFlags, type LimitFlagValues } from '../../make/run-settings.js';
+import { interruptSignal } from '../../platform/interrupt.js';
+import { printResult, showProgress, type GlobalArgs } from '../../platform/cli-options.js';
+import { LIMIT_KEYS, limitFlags, type LimitFlagValues } from '../../platform/run-settings.js';
 
 interface MakeArgs extends GlobalArgs, Partial<LimitFlagValues> {
   targets: string[];

@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import type { CommandModule } from 'yargs';
-import { warehouseOption, type GlobalArgs } from '../options.js';
+import { warehouseOption, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface NotebookArgs extends GlobalArgs {
   file: string;

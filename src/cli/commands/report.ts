@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { userPath } from '../../core/paths.js';
-import { printResult, warehouseOption, workspaceOf, type GlobalArgs } from '../options.js';
+import { printResult, warehouseOption, workspaceOf, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface ReportArgs extends GlobalArgs {
   db: string;
@@ -23,7 +23,9 @@ export const reportCommand: CommandModule<GlobalArgs, ReportArgs> = {
       .example('$0 report --db run.duckdb --out run.html --title "Run 1"', 'another warehouse, file and title'),
   handler: async (args) => {
     const { writeReport } = await import('../../report/report.js');
+    const { reportParts } = await import('../../registry/registry.js');
     const result = await writeReport({
+      parts: reportParts(),
       dbPath: userPath(args.db),
       out: args.out ? userPath(args.out) : join(workspaceOf(args).root, REPORT_FILE),
       ...(args.title !== undefined ? { title: args.title } : {}),

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { usageError } from '../../core/errors.js';
 import { userPath } from '../../core/paths.js';
-import { warehouseOption, type GlobalArgs } from '../options.js';
+import { warehouseOption, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface SqlArgs extends GlobalArgs {
   db: string;

@@ -2,7 +2,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { usageError } from '../../core/errors.js';
 import { userPath } from '../../core/paths.js';
 import { SPEAKER_GROUPS, type SpeakerGroup } from '../../stats/speaker-groups.js';
-import { showProgress, type GlobalArgs } from '../options.js';
+import { showProgress, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface LexicalArgs extends GlobalArgs {
   input: string;

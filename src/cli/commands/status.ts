@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { usageError } from '../../core/errors.js';
-import { printResult, type GlobalArgs } from '../options.js';
+import { printResult, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface StatusArgs extends GlobalArgs {
   pipeline: string | undefined;

@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { userPath } from '../../core/paths.js';
-import { printResult, warehouseOption, type GlobalArgs } from '../options.js';
+import { printResult, warehouseOption, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface TablesArgs extends GlobalArgs {
   db: string;
@@ -31,7 +31,9 @@ export const tablesCommand: CommandModule<GlobalArgs, TablesArgs> = {
       .example('$0 tables --only table8_9 --format tex --out-dir paper/', 'LaTeX for Tables 8-9'),
   handler: async (args) => {
     const { collectTables, formatTables } = await import('../../tables/tables.js');
+    const { tableCatalog } = await import('../../registry/registry.js');
     const result = await collectTables({
+      catalog: tableCatalog(),
       dbPath: userPath(args.db),
       format: args.format,
       excludeFlagged: args['exclude-flagged'],

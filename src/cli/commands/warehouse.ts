@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { userPath } from '../../core/paths.js';
 import { DEFAULT_LAPS_SPEAKERS, SPEAKER_GROUPS, type SpeakerGroup } from '../../stats/speaker-groups.js';
-import { printResult, warehouseOption, workspaceOf, type GlobalArgs } from '../options.js';
+import { printResult, warehouseOption, workspaceOf, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface WarehouseArgs extends GlobalArgs {
   db: string;
@@ -53,10 +53,13 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
       .example('$0 warehouse --db /tmp/run.duckdb -w /data/run1', 'another workspace and database'),
   handler: async (args) => {
     const { buildWarehouse, formatWarehouseSummary } = await import('../../warehouse/build.js');
+    const { sqlDirs, warehouseExamples, warehouseSources } = await import('../../registry/registry.js');
     const summary = await buildWarehouse({
+      sources: warehouseSources(),
       workspace: workspaceOf(args),
       dbPath: userPath(args.db),
-      ...(args['sql-dir'] ? { sqlDir: userPath(args['sql-dir']) } : {}),
+      // --sql-dir: that folder (and its subfolders) instead of the registered benchmarks' SQL.
+      ...(args['sql-dir'] ? { sqlDir: userPath(args['sql-dir']) } : { sqlDirs: sqlDirs() }),
       dryRun: args['dry-run'],
       lexical: args.lexical.filter((p): p is 'laps' | 'full' => p !== 'none'),
       lapsSpeakers: args['laps-speakers'],
@@ -64,6 +67,6 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
       force: args.force,
       ...(args['memory-limit'] ? { memoryLimit: args['memory-limit'] } : {}),
     });
-    printResult(args, summary, () => formatWarehouseSummary(summary));
+    printResult(args, summary, () => formatWarehouseSummary(summary, warehouseExamples()));
   },
 };

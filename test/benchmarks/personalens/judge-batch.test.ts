@@ -8,7 +8,7 @@ import { startMockLlm, type MockLlmServer } from '../../../src/testkit/mock-serv
 import type { JudgeSummary } from '../../../src/benchmarks/personalens/judge-stage.js';
 import type { PlensError } from '../../../src/core/errors.js';
 import { loadPipeline } from '../../../src/make/pipeline.js';
-import { resolveBatch } from '../../../src/make/run-settings.js';
+import { resolveBatch } from '../../../src/platform/run-settings.js';
 import { runCli, runCliJson, tempDir } from '../../helpers/cli.js';
 import { judgePartition, judgeReply, judgmentRecordLines, keepStagedOnly, logLines, spawnCli, waitFor } from '../../helpers/batch.js';
 import { simDialoguesWorkspace } from '../../helpers/workspace.js';

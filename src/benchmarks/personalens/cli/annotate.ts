@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
-import { userPath } from '../../core/paths.js';
-import { printResult, warehouseOption, workspaceOf, type GlobalArgs } from '../options.js';
+import { userPath } from '../../../core/paths.js';
+import { printResult, warehouseOption, workspaceOf, type GlobalArgs } from '../../../platform/cli-options.js';
 
 interface ExportArgs extends GlobalArgs {
   db: string;
@@ -34,7 +34,7 @@ const exportCommand: CommandModule<GlobalArgs, ExportArgs> = {
       .example('$0 annotate export --n 100 --seed 1', "the paper's 100 dialogues, by kind x assistant x setting")
       .example('$0 annotate export --n 100 --seed 1 --run 9fb7ec --dry-run', 'one run of several; nothing written'),
   handler: async (args) => {
-    const { exportSample, formatExportSummary } = await import('../../benchmarks/personalens/annotation/export.js');
+    const { exportSample, formatExportSummary } = await import('../annotation/export.js');
     const summary = await exportSample({
       workspace: workspaceOf(args),
       dbPath: userPath(args.db),
@@ -69,7 +69,7 @@ const importCommand: CommandModule<GlobalArgs, ImportArgs> = {
         "one sheet; imported again, it replaces alice's labels",
       ) as unknown as Argv<ImportArgs>,
   handler: async (args) => {
-    const { importLabels, formatImportSummary } = await import('../../benchmarks/personalens/annotation/import.js');
+    const { importLabels, formatImportSummary } = await import('../annotation/import.js');
     const summary = await importLabels({
       workspace: workspaceOf(args),
       files: args.files.map((f) => userPath(String(f))),

@@ -2,9 +2,9 @@ import type { Argv } from 'yargs';
 import { ExitCode, usageError } from '../core/errors.js';
 import { userPath } from '../core/paths.js';
 import { resolveShard } from '../engine/shard.js';
-import type { LlmStageOptions } from '../benchmarks/personalens/llm-stage-options.js';
-import { limitFlags, llmStageOptionsOf, resolveLimits, STAGE_LIMIT_KEYS } from '../make/run-settings.js';
-import { showProgress, workspaceOf, type GlobalArgs } from './options.js';
+import type { LlmStageOptions } from '../engine/llm-stage.js';
+import { limitFlags, llmStageOptionsOf, resolveLimits, STAGE_LIMIT_KEYS } from './run-settings.js';
+import { showProgress, workspaceOf, type GlobalArgs } from './cli-options.js';
 
 export interface LlmStageArgs extends GlobalArgs {
   prompts?: string;

@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { userPath } from '../../core/paths.js';
 import { usageError } from '../../core/errors.js';
-import { interruptSignal } from '../interrupt.js';
-import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../llm-stage-args.js';
-import { printResult, workspaceOf, type GlobalArgs } from '../options.js';
-import { batchFlags, resolveBatch } from '../../make/run-settings.js';
+import { interruptSignal } from '../../platform/interrupt.js';
+import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../../platform/cli-stage-args.js';
+import { printResult, workspaceOf, type GlobalArgs } from '../../platform/cli-options.js';
+import { batchFlags, resolveBatch } from '../../platform/run-settings.js';
 
 interface PersonaImportArgs extends GlobalArgs {
   from: string;
@@ -59,7 +59,7 @@ const importPromptsCommand: CommandModule<GlobalArgs, PersonaImportPromptsArgs> 
       .example('$0 persona import-prompts WithConversationPrompts_BodyPrediction_v2.jsonl', 'task 3.3, P-Conv, from the file name')
       .example('$0 persona import-prompts my_prompts.jsonl --task 3.2 --setting NP-Conv --json', 'a renamed file'),
   handler: async (args) => {
-    const { runImportPrompts } = await import('../../benchmarks/personabench/import-prompts.js');
+    const { runImportPrompts } = await import('./import-prompts.js');
     const out = args.out ? userPath(args.out) : join(workspaceOf(args).root, 'persona', 'imported');
     const summary = await runImportPrompts({
       files: args.files.map((f) => userPath(f)),
@@ -98,7 +98,7 @@ const importCommand: CommandModule<GlobalArgs, PersonaImportArgs> = {
       .option('dry-run', { type: 'boolean', default: false, describe: 'Read and validate everything, write nothing' })
       .example('$0 persona import --from data/personabench-sample/raw.json', 'import the bundled synthetic sample'),
   handler: async (args) => {
-    const { runPersonaImport } = await import('../../benchmarks/personabench/import.js');
+    const { runPersonaImport } = await import('./import.js');
     const summary = await runPersonaImport({
       from: userPath(args.from),
       out: args.out ? userPath(args.out) : join(workspaceOf(args).root, 'persona'),
@@ -148,7 +148,7 @@ const selectCommand: CommandModule<GlobalArgs, PersonaSelectArgs> = {
       .example('$0 persona select --from data/personabench-sample/raw.json --fidelity fixed --seed 1', 'select with the corrections')
       .example('$0 persona select --from merged_posts_remapped.json --original ~/src/PERSONA --seed 7', "the original's own nine prompt files, byte for byte"),
   handler: async (args) => {
-    const { runPersonaSelect } = await import('../../benchmarks/personabench/select-stage.js');
+    const { runPersonaSelect } = await import('./select-stage.js');
     const out = args.out ? userPath(args.out) : join(workspaceOf(args).root, 'persona', `selection-${args.fidelity}`);
     const summary = await runPersonaSelect({
       from: userPath(args.from),
@@ -210,7 +210,7 @@ const exportCommand: CommandModule<GlobalArgs, PersonaExportArgs> = {
       .option('dry-run', { type: 'boolean', default: false, describe: 'Count the lines, write nothing' })
       .example('$0 persona export --from data/personabench-sample/raw.json --out export/', "plens's prompts in the original's files"),
   handler: async (args) => {
-    const { runPersonaExport } = await import('../../benchmarks/personabench/export-stage.js');
+    const { runPersonaExport } = await import('./export-stage.js');
     const summary = await runPersonaExport({
       from: userPath(args.from),
       out: userPath(args.out),
@@ -268,7 +268,7 @@ const predictCommand: CommandModule<GlobalArgs, PersonaPredictArgs> = {
       .example('$0 persona predict --model openai:gpt-4o --task 3.1 --parser 3.1=last-match --dry-run', 'plan and cost, no key needed')
       .example('$0 persona predict --model openai:gpt-4.1 --batch', 'through the OpenAI Batch API: half price, answers within 24 h; rerun to resume'),
   handler: async (args) => {
-    const { runPersonaPredictions } = await import('../../benchmarks/personabench/predict.js');
+    const { runPersonaPredictions } = await import('./predict.js');
     const { formatStageSummary } = await import('../../engine/stage-summary.js');
     const parsers: Record<string, string> = {};
     for (const entry of args.parser ?? []) {
@@ -350,7 +350,7 @@ const scoreCommand: CommandModule<GlobalArgs, PersonaScoreArgs> = {
   handler: async (args) => {
     if (args.outputs !== undefined) return scoreOutputs(args);
     if (args.task !== undefined) throw usageError('--task goes with --outputs', 'name the outputs file to score with --outputs FILE');
-    const { runPersonaScores } = await import('../../benchmarks/personabench/predict.js');
+    const { runPersonaScores } = await import('./predict.js');
     const summary = await runPersonaScores({ workspace: workspaceOf(args), ...(args.embeddings ? { embeddings: args.embeddings } : {}) });
     printResult(args, summary, () =>
       [
@@ -365,8 +365,8 @@ const scoreCommand: CommandModule<GlobalArgs, PersonaScoreArgs> = {
 
 async function scoreOutputs(args: PersonaScoreArgs): Promise<void> {
   if (args.task === undefined) throw usageError('--outputs needs --task 3.1, 3.2 or 3.3', 'the LogEval script to follow depends on the task');
-  const { runScoreOutputs } = await import('../../benchmarks/personabench/score-outputs.js');
-  const { formatScoreOutputs } = await import('../../benchmarks/personabench/score-outputs-format.js');
+  const { runScoreOutputs } = await import('./score-outputs.js');
+  const { formatScoreOutputs } = await import('./score-outputs-format.js');
   const workspace = workspaceOf(args);
   const summary = await runScoreOutputs({
     file: userPath(args.outputs!),

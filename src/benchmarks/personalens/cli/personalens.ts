@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
-import type { GlobalArgs } from '../options.js';
+import type { GlobalArgs } from '../../../platform/cli-options.js';
 import { annotateCommand } from './annotate.js';
 import { dialoguesCommand } from './dialogues.js';
 import { importLegacyCommand } from './import-legacy.js';

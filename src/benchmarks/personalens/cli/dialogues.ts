@@ -1,9 +1,9 @@
 import type { CommandModule } from 'yargs';
-import { usageError } from '../../core/errors.js';
-import { interruptSignal } from '../interrupt.js';
-import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../llm-stage-args.js';
-import { printResult, type GlobalArgs } from '../options.js';
-import { STAGE_DEFAULTS } from '../../make/run-settings.js';
+import { usageError } from '../../../core/errors.js';
+import { interruptSignal } from '../../../platform/interrupt.js';
+import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../../../platform/cli-stage-args.js';
+import { printResult, type GlobalArgs } from '../../../platform/cli-options.js';
+import { STAGE_DEFAULTS } from '../../../platform/run-settings.js';
 
 interface DialoguesArgs extends LlmStageArgs {
   assistant: string[];
@@ -39,9 +39,9 @@ export const dialoguesCommand: CommandModule<GlobalArgs, DialoguesArgs> = {
       .example("$0 dialogues --assistant 'openai:llama3?base_url=http://localhost:8000/v1&price_in=0' --user sim:default --dry-run", 'quote specs that hold &'),
   handler: async (args) => {
     if (!Number.isInteger(args.replicates) || args.replicates < 1) throw usageError('--replicates must be a whole number >= 1');
-    const { runDialogues } = await import('../../benchmarks/personalens/dialogues-stage.js');
-    const { formatStageSummary } = await import('../../engine/stage-summary.js');
-    const { parseSetting } = await import('../../benchmarks/personalens/settings.js');
+    const { runDialogues } = await import('../dialogues-stage.js');
+    const { formatStageSummary } = await import('../../../engine/stage-summary.js');
+    const { parseSetting } = await import('../settings.js');
     const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished dialogues are kept (Ctrl-C again to quit now)\n'));
     try {
       const summary = await runDialogues({

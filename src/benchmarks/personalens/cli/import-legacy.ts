@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
-import { userPath } from '../../core/paths.js';
-import { printResult, workspaceOf, type GlobalArgs } from '../options.js';
+import { userPath } from '../../../core/paths.js';
+import { printResult, workspaceOf, type GlobalArgs } from '../../../platform/cli-options.js';
 
 interface ImportLegacyArgs extends GlobalArgs {
   'output-dir': string;
@@ -30,7 +30,7 @@ export const importLegacyCommand: CommandModule<GlobalArgs, ImportLegacyArgs> = 
       .example('$0 import-legacy ../PersonaLens/output --dry-run', 'check a run of the original scripts')
       .example('$0 import-legacy ../PersonaLens/output && $0 warehouse', 'import it and build the warehouse') as unknown as Argv<ImportLegacyArgs>,
   handler: async (args) => {
-    const { importLegacy, formatLegacySummary } = await import('../../benchmarks/personalens/legacy/import.js');
+    const { importLegacy, formatLegacySummary } = await import('../legacy/import.js');
     const summary = await importLegacy({
       workspace: workspaceOf(args),
       from: userPath(args['output-dir']),

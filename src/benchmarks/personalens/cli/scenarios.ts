@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { printResult, workspaceOf, type GlobalArgs } from '../options.js';
+import { printResult, workspaceOf, type GlobalArgs } from '../../../platform/cli-options.js';
 
 interface ScenariosArgs extends GlobalArgs {
   kind: 'sd' | 'md' | 'all';
@@ -27,8 +27,8 @@ export const scenariosCommand: CommandModule<GlobalArgs, ScenariosArgs> = {
       .example('$0 scenarios --sample 50', "the paper's sample: 3,283 SD + 813 MD")
       .example('$0 scenarios --kind sd --domains Hotels,Flights --random 200 --seed 7', 'a seeded random subset'),
   handler: async (args) => {
-    const { runScenarios, formatScenariosSummary } = await import('../../benchmarks/personalens/scenarios/stage.js');
-    const { scenarioSelectionOf } = await import('../../make/scenario-settings.js');
+    const { runScenarios, formatScenariosSummary } = await import('../scenarios/stage.js');
+    const { scenarioSelectionOf } = await import('../scenario-settings.js');
     const selection = scenarioSelectionOf({
       kind: args.kind,
       ...(args.sample !== undefined ? { sample: args.sample } : {}),

@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
-import { userPath } from '../../core/paths.js';
-import { printResult, showProgress, workspaceOf, type GlobalArgs } from '../options.js';
+import { userPath } from '../../../core/paths.js';
+import { printResult, showProgress, workspaceOf, type GlobalArgs } from '../../../platform/cli-options.js';
 
 interface ImportArgs extends GlobalArgs {
   from: string;
@@ -23,8 +23,8 @@ export const importCommand: CommandModule<GlobalArgs, ImportArgs> = {
       .example('$0 import --from ../shared/personalens/data', 'import the released data into ./out/dataset')
       .example('$0 import --from data/sample --workspace /tmp/ws', 'import the bundled sample elsewhere'),
   handler: async (args) => {
-    const { runImport } = await import('../../benchmarks/personalens/dataset/import.js');
-    const { formatImportSummary } = await import('../../benchmarks/personalens/dataset/summary.js');
+    const { runImport } = await import('../dataset/import.js');
+    const { formatImportSummary } = await import('../dataset/summary.js');
     const summary = await runImport({
       from: userPath(args.from),
       ...(args.schema ? { schema: userPath(args.schema) } : {}),

@@ -1,27 +1,16 @@
 import { basename } from 'node:path';
-import type { Workspace } from '../core/workspace.js';
-import { addCost, zeroCost, type WorkCost } from '../engine/stage-runner.js';
-import type { SpendBudget } from '../engine/spend-budget.js';
-import { batchMinItems, batchPriceFactor, costOfTokens, parseModelSpec, unpriced } from '../llm/model-spec.js';
-import { runDialogues } from '../benchmarks/personalens/dialogues-stage.js';
-import { runJudge } from '../benchmarks/personalens/judge-stage.js';
-import type { LlmStageOptions } from '../benchmarks/personalens/llm-stage-options.js';
-import { dialogueCell } from '../benchmarks/personalens/records.js';
-import type { Setting } from '../benchmarks/personalens/settings.js';
-import type { Pipeline } from './pipeline.js';
-import { llmStageOptionsOf } from './run-settings.js';
-
-/** Work of one stage in one cell: what is done, what is left, what failed, and the estimate for what is left. */
-export interface CellWork {
-  done: number;
-  pending: number;
-  failed: number;
-  estimate: WorkCost;
-  /** True when part of `pending` is an estimate (judgments of dialogues not made yet). */
-  estimated?: boolean;
-  /** Models with no price in their spec: the estimate's cost leaves them out. */
-  priceUnknown?: string[];
-}
+import type { Workspace } from '../../core/workspace.js';
+import { addCost, zeroCost } from '../../engine/stage-runner.js';
+import type { SpendBudget } from '../../engine/spend-budget.js';
+import { batchMinItems, batchPriceFactor, costOfTokens, parseModelSpec, unpriced } from '../../llm/model-spec.js';
+import { llmStageOptionsOf } from '../../platform/run-settings.js';
+import type { CellWork } from '../../platform/step-kit.js';
+import { runDialogues } from './dialogues-stage.js';
+import { runJudge } from './judge-stage.js';
+import type { LlmStageOptions } from './llm-stage-options.js';
+import type { PersonaLensPipeline } from './pipeline-section.js';
+import { dialogueCell } from './records.js';
+import type { Setting } from './settings.js';
 
 export interface CellPlan {
   /** The cell's folder name: setting__assistant__hash, unique per configuration. */
@@ -35,9 +24,9 @@ export interface CellPlan {
 
 /** The stage options a pipeline implies (limits, prompts, retries), for a real run or a dry run. */
 export function stageOptions(
-  p: Pipeline,
+  p: PersonaLensPipeline,
   workspace: Workspace,
-  o: { signal: AbortSignal; dryRun: boolean; progress: boolean; retryFailed: boolean; concurrency: number; budget?: SpendBudget },
+  o: { signal: AbortSignal; dryRun: boolean; progress: boolean; retryFailed: boolean; concurrency: number; budget?: SpendBudget; parentRunId?: string },
 ): LlmStageOptions {
   return llmStageOptionsOf(
     // A dry run calls nothing, so it need not open the cache.
@@ -51,11 +40,12 @@ export function stageOptions(
       retryFailed: o.retryFailed,
       // The run's one budget: every cell and the judge draw from the same cap.
       ...(o.budget ? { budget: o.budget } : {}),
+      ...(o.parentRunId ? { parentRunId: o.parentRunId } : {}),
     },
   );
 }
 
-export function gridOf(p: Pipeline): Array<{ assistant: string; setting: Setting }> {
+export function gridOf(p: PersonaLensPipeline): Array<{ assistant: string; setting: Setting }> {
   if (!p.dialogues) return [];
   return p.dialogues.assistants.flatMap((assistant) => p.dialogues!.settings.map((setting) => ({ assistant, setting })));
 }
@@ -64,7 +54,7 @@ export function gridOf(p: Pipeline): Array<{ assistant: string; setting: Setting
  * The grid's cells and the work left in each, from the stages' own dry runs: a key that is
  * done is done, whatever changed elsewhere, so this is exactly what a run would do.
  */
-export async function planCells(p: Pipeline, workspace: Workspace, signal: AbortSignal, retryFailed = false): Promise<CellPlan[]> {
+export async function planCells(p: PersonaLensPipeline, workspace: Workspace, signal: AbortSignal, retryFailed = false): Promise<CellPlan[]> {
   const out: CellPlan[] = [];
   const base = stageOptions(p, workspace, { signal, dryRun: true, progress: false, retryFailed, concurrency: 1 });
   for (const { assistant, setting } of gridOf(p)) {
@@ -96,7 +86,7 @@ export async function planCells(p: Pipeline, workspace: Workspace, signal: Abort
 }
 
 /** Judgments left in a cell: those of dialogues already made (the judge's dry run), plus an estimate for the dialogues still to come. */
-async function planJudgeCell(p: Pipeline, cell: CellPlan, base: LlmStageOptions): Promise<CellWork> {
+async function planJudgeCell(p: PersonaLensPipeline, cell: CellPlan, base: LlmStageOptions): Promise<CellWork> {
   const judge = p.judge!;
   const work: CellWork = { done: 0, pending: 0, failed: 0, estimate: zeroCost(), priceUnknown: unpriced([parseModelSpec(judge.model)]) };
   if (dialogueCell(cell.dir).isCompacted()) {
@@ -134,17 +124,4 @@ async function planJudgeCell(p: Pipeline, cell: CellPlan, base: LlmStageOptions)
     if (min === undefined || work.pending >= min) work.estimate.costUsd *= batchPriceFactor(spec) ?? 1;
   }
   return work;
-}
-
-export function sumWork(cells: CellWork[]): CellWork {
-  const t: CellWork = { done: 0, pending: 0, failed: 0, estimate: zeroCost() };
-  for (const c of cells) {
-    t.done += c.done;
-    t.pending += c.pending;
-    t.failed += c.failed;
-    t.estimated ||= Boolean(c.estimated);
-    t.priceUnknown = [...new Set([...(t.priceUnknown ?? []), ...(c.priceUnknown ?? [])])];
-    addCost(t.estimate, c.estimate);
-  }
-  return t;
 }

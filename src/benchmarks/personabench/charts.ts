@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite';
-import type { ChartSpec } from './charts.js';
+import type { ChartSpec } from '../../report/charts.js';
 
 /**
  * PERSONA-bench's charts: the results per setting (persona_results) and the paired setting

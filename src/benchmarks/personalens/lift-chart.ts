@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite';
-import type { ChartSpec } from './charts.js';
+import type { ChartSpec } from '../../report/charts.js';
 
 type Row = Record<string, unknown>;
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);

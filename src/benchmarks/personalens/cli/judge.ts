@@ -1,9 +1,9 @@
 import type { CommandModule } from 'yargs';
-import { DEFAULT_DIMENSIONS } from '../../benchmarks/personalens/judge-dimensions.js';
-import { interruptSignal } from '../interrupt.js';
-import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../llm-stage-args.js';
-import { printResult, type GlobalArgs } from '../options.js';
-import { batchFlags, resolveBatch, STAGE_DEFAULTS } from '../../make/run-settings.js';
+import { DEFAULT_DIMENSIONS } from '../judge-dimensions.js';
+import { interruptSignal } from '../../../platform/interrupt.js';
+import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../../../platform/cli-stage-args.js';
+import { printResult, type GlobalArgs } from '../../../platform/cli-options.js';
+import { batchFlags, resolveBatch, STAGE_DEFAULTS } from '../../../platform/run-settings.js';
 
 interface JudgeArgs extends LlmStageArgs {
   judge: string;
@@ -44,8 +44,8 @@ export const judgeCommand: CommandModule<GlobalArgs, JudgeArgs> = {
       .example('$0 judge --judge anthropic:claude-3-5-sonnet-20241022 --dimensions task_completion personalization --reask', '')
       .example('$0 judge --judge openai:gpt-4o --batch', 'through the OpenAI Batch API: half price, answers within 24 h; rerun to resume'),
   handler: async (args) => {
-    const { runJudge, parseDimensions } = await import('../../benchmarks/personalens/judge-stage.js');
-    const { formatStageSummary } = await import('../../engine/stage-summary.js');
+    const { runJudge, parseDimensions } = await import('../judge-stage.js');
+    const { formatStageSummary } = await import('../../../engine/stage-summary.js');
     const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished judgments are kept (Ctrl-C again to quit now)\n'));
     try {
       const batch = resolveBatch({ flags: args });

@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
-import { userPath } from '../../core/paths.js';
-import { printResult, type GlobalArgs } from '../options.js';
+import { userPath } from '../../../core/paths.js';
+import { printResult, type GlobalArgs } from '../../../platform/cli-options.js';
 
 interface ImportOriginalArgs extends GlobalArgs {
   dir: string;
@@ -34,7 +34,7 @@ const importOriginalCommand: CommandModule<GlobalArgs, ImportOriginalArgs> = {
         'then: plens dialogues --prompts original-prompts ...; plens judge --prompts original-prompts ...',
       ) as unknown as Argv<ImportOriginalArgs>,
   handler: async (args) => {
-    const { importOriginal, formatImportSummary } = await import('../../benchmarks/personalens/import-original.js');
+    const { importOriginal, formatImportSummary } = await import('../import-original.js');
     const summary = importOriginal({
       source: userPath(args.dir),
       out: userPath(args.out),

@@ -1,6 +1,6 @@
-import { PlensError, type InputLocation } from '../core/errors.js';
-import { parseUserList, type ScenarioSelection } from '../benchmarks/personalens/scenarios/selection.js';
-import type { SampleSize } from '../benchmarks/personalens/scenarios/samples.js';
+import { PlensError, type InputLocation } from '../../core/errors.js';
+import { parseUserList, type ScenarioSelection } from './scenarios/selection-spec.js';
+import type { SampleSize } from './scenarios/samples.js';
 
 /** A scenario selection as written: by flags (`plens scenarios`) or under `scenarios:` in a pipeline. */
 export interface ScenarioSelectionInput {

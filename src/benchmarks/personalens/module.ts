@@ -1,0 +1,223 @@
+import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from '../../core/paths.js';
+import { assertOneImport } from '../../core/dataset-identity.js';
+import { Workspace } from '../../core/workspace.js';
+import type { Benchmark, StepContext } from '../../platform/benchmark.js';
+import { manifestStamp } from '../../platform/make-state.js';
+import { figure4Chart, figure5Chart, SCORE_DIMENSIONS, scoreDistributionChart, table4Chart } from './charts.js';
+import type { ChartEntry } from '../../report/report.js';
+import { PERSONALENS_TABLE_GROUP } from './catalog.js';
+import { liftChart } from './lift-chart.js';
+import type { CellPlan } from './make-cells.js';
+import { importInputs, scenariosInputs } from './make-state.js';
+import { type PersonaLensPipeline, resolvePersonaLensSections } from './pipeline-section.js';
+import { annotateCommand } from './cli/annotate.js';
+import { dialoguesCommand } from './cli/dialogues.js';
+import { importLegacyCommand } from './cli/import-legacy.js';
+import { importCommand } from './cli/import.js';
+import { judgeCommand } from './cli/judge.js';
+import { personalensCommand } from './cli/personalens.js';
+import { promptsCommand } from './cli/prompts.js';
+import { scenariosCommand } from './cli/scenarios.js';
+import { personaLensStatus } from './make-status.js';
+
+type Ctx = StepContext<PersonaLensPipeline>;
+
+/** A recorded build whose output stamp is still `stamp` (and there is an output). */
+const recorded = (step: string, state: Ctx['state'], inputs: string, stamp: string | null) =>
+  stamp !== null && state[step]?.inputs === inputs && state[step]?.output === stamp;
+
+/**
+ * The workspace a dry run plans in: the real one, or a scratch one once the import or the selection
+ * would change (it imports or selects there to count what the next steps would do).
+ */
+function planWorkspace(ctx: Ctx, o: { fresh?: boolean } = {}): Workspace {
+  let ws = ctx.shared.get('personalens.plan') as Workspace | undefined;
+  if (!ws && o.fresh) {
+    const dir = mkdtempSync(join(ctx.scratch(), 'personalens-'));
+    ws = new Workspace(dir);
+    ctx.shared.set('personalens.plan', ws);
+  }
+  return ws ?? ctx.ws;
+}
+
+/*
+ * The stages' code is imported when a step runs: the registry lists this module for every command,
+ * and most (tables, report, status of another benchmark) need none of it.
+ */
+
+async function importStep(ctx: Ctx) {
+  const { p, state } = ctx;
+  const { runImport } = await import('./dataset/import.js');
+  const data = p.data!;
+  const inputs = ctx.inputs();
+  if (ctx.isCurrent(inputs)) return { step: ctx.step, status: 'up-to-date' as const, work: 0, detail: `up to date (${data.from})` };
+  if (ctx.dryRun) {
+    // The plan needs the scenarios to count the dialogues: import into a scratch folder.
+    const planWs = planWorkspace(ctx, { fresh: true });
+    const r = await runImport({ from: data.from, ...(data.schema ? { schema: data.schema } : {}), workspace: planWs });
+    return {
+      step: ctx.step,
+      status: 'would-run' as const,
+      work: 1,
+      detail: `would import ${r.users} users, ${r.scenarios.sd + r.scenarios.md} scenarios from ${data.from}`,
+      reason: state['import'] ? 'the data changed' : 'not imported yet',
+    };
+  }
+  const r = await runImport({ from: data.from, ...(data.schema ? { schema: data.schema } : {}), workspace: ctx.ws, progress: ctx.progress });
+  await ctx.save(inputs, manifestStamp(ctx.ws.datasetDir)!);
+  return {
+    step: ctx.step,
+    status: 'ran' as const,
+    work: 1,
+    detail: `imported ${r.users} users, ${r.scenarios.sd + r.scenarios.md} scenarios -> ${ctx.ws.datasetDir}`,
+  };
+}
+
+async function scenariosStep(ctx: Ctx) {
+  const { runScenarios } = await import('./scenarios/stage.js');
+  if (!ctx.upstreamChanged && ctx.isCurrent()) return { step: ctx.step, status: 'up-to-date' as const, work: 0, detail: 'up to date' };
+  if (ctx.dryRun) {
+    let planWs = ctx.shared.get('personalens.plan') as Workspace | undefined;
+    if (!planWs) {
+      planWs = planWorkspace(ctx, { fresh: true });
+      symlinkSync(ctx.ws.datasetDir, join(planWs.root, 'dataset'), 'dir');
+    }
+    const r = await runScenarios(planWs, ctx.p.selection!);
+    return {
+      step: ctx.step,
+      status: 'would-run' as const,
+      work: 1,
+      detail: `would select ${r.scenarios.total} scenarios (${r.scenarios.sd} SD + ${r.scenarios.md} MD)`,
+      reason: 'the selection or the import changed',
+    };
+  }
+  const r = await runScenarios(ctx.ws, ctx.p.selection!);
+  await ctx.save(ctx.inputs(), manifestStamp(ctx.ws.scenariosDir)!);
+  return { step: ctx.step, status: 'ran' as const, work: 1, detail: `selected ${r.scenarios.total} scenarios (${r.scenarios.sd} SD + ${r.scenarios.md} MD)` };
+}
+
+/** The grid's cells and their work, planned once per make (the dialogues and the judge read the same plan). */
+async function cellsOf(ctx: Ctx): Promise<CellPlan[]> {
+  let cells = ctx.shared.get('personalens.cells') as CellPlan[] | undefined;
+  if (!cells) {
+    const planWs = planWorkspace(ctx);
+    if (planWs !== ctx.ws) {
+      // The scratch view sees the real outputs, so done keys count as done in the plan.
+      for (const d of ['dialogues', 'judgments'])
+        if (existsSync(join(ctx.ws.root, d)) && !existsSync(join(planWs.root, d))) symlinkSync(join(ctx.ws.root, d), join(planWs.root, d), 'dir');
+    }
+    const { planCells } = await import('./make-cells.js');
+    cells = await planCells(ctx.p, planWs, ctx.signal, ctx.retryFailed);
+    ctx.shared.set('personalens.cells', cells);
+  }
+  return cells;
+}
+
+const charts: ChartEntry[] = [
+  { label: 'Figure 4', view: 'figure4', build: figure4Chart },
+  { label: 'Figure 5', view: 'figure5', build: figure5Chart },
+  { label: 'Table 4', view: 'table4', build: table4Chart },
+  { label: 'Personalization lift', view: 'paired_lift', build: liftChart },
+  {
+    label: 'Score distributions',
+    view: 'dialogue_scores',
+    // UNPIVOT drops NULLs, so dimensions a dialogue was not (or not successfully) judged on count nowhere.
+    sql: `SELECT judge_model, run, assistant_model, dimension, score, count(*) AS n
+      FROM (UNPIVOT (SELECT judge_model, run, assistant_model, ${SCORE_DIMENSIONS.map((d) => d.key).join(', ')} FROM dialogue_scores)
+        ON ${SCORE_DIMENSIONS.map((d) => d.key).join(', ')} INTO NAME dimension VALUE score)
+      GROUP BY ALL ORDER BY ALL`,
+    build: scoreDistributionChart,
+  },
+];
+
+/** PersonaLens (Zhao et al. 2025): a simulated user talks with the assistant under test; an LLM judge scores the dialogues. */
+export const personaLens: Benchmark<PersonaLensPipeline> = {
+  id: 'personalens',
+  title: 'PersonaLens',
+  summary: 'PersonaLens; its stages are also top-level commands: import -> scenarios -> dialogues -> judge',
+  sections: ['data', 'scenarios', 'dialogues', 'judge', 'statistics'],
+  requiredSections: ['data', 'scenarios'],
+  resolve: resolvePersonaLensSections,
+  steps: [
+    {
+      name: 'import',
+      needs: () => [],
+      available: () => true,
+      fingerprint: {
+        inputs: importInputs,
+        current: (p, state, o) => recorded('import', state, o.inputs, manifestStamp(new Workspace(p.workspace).datasetDir)),
+        exists: (p) => manifestStamp(new Workspace(p.workspace).datasetDir) !== null,
+      },
+      run: importStep,
+    },
+    {
+      name: 'scenarios',
+      needs: () => ['import'],
+      available: () => true,
+      fingerprint: {
+        inputs: scenariosInputs,
+        current: (p, state, o) => recorded('scenarios', state, o.inputs, manifestStamp(new Workspace(p.workspace).scenariosDir)),
+        exists: (p) => manifestStamp(new Workspace(p.workspace).scenariosDir) !== null,
+        after: () => 'import',
+      },
+      run: scenariosStep,
+    },
+    {
+      name: 'dialogues',
+      needs: () => ['scenarios'],
+      available: (p) => Boolean(p.dialogues),
+      run: async (ctx) => {
+        const cells = await cellsOf(ctx);
+        const { planCellsStep, runDialogueCells } = await import('./make-steps.js');
+        return ctx.dryRun ? planCellsStep('dialogues', cells, (c) => c.dialogues) : runDialogueCells(ctx, cells);
+      },
+    },
+    {
+      name: 'judge',
+      needs: () => ['dialogues'],
+      available: (p) => Boolean(p.judge),
+      run: async (ctx) => {
+        const cells = await cellsOf(ctx);
+        const { planCellsStep, runJudgeStep } = await import('./make-steps.js');
+        return ctx.dryRun ? planCellsStep('judge', cells, (c) => c.judge!) : runJudgeStep(ctx, cells);
+      },
+    },
+  ],
+  warehouse: {
+    needs: (p) => (p.judge ? ['scenarios', 'judge'] : p.dialogues ? ['scenarios', 'dialogues'] : ['scenarios']),
+    after: () => 'scenarios',
+    source: {
+      // An import is checked whole: its format, and one import throughout.
+      present: (ws) => {
+        if (!existsSync(join(ws.datasetDir, 'manifest.json'))) return false;
+        ws.requireDataset();
+        assertOneImport(ws, 'plens warehouse');
+        return true;
+      },
+      missing: (ws) => `imported dataset in ${ws.datasetDir}`,
+      hint: '`plens import --from <data dir>` (PersonaLens)',
+      example: 'table1',
+    },
+  },
+  sqlDir: join(packageRoot, 'warehouse', 'personalens'),
+  tables: PERSONALENS_TABLE_GROUP,
+  charts,
+  reportMetadata: (p) => ({
+    pipeline: p.name,
+    pipeline_file: p.file,
+    description: p.description,
+    selection: p.selection,
+    assistants: p.dialogues?.assistants ?? [],
+    settings: p.dialogues?.settings ?? [],
+    user: p.dialogues?.user ?? null,
+    judge: p.judge ? { model: p.judge.model, dimensions: p.judge.dimensions } : null,
+  }),
+  models: (p) => [p.dialogues?.user, ...(p.dialogues?.assistants ?? []), p.judge?.model].filter((s): s is string => s !== undefined),
+  status: personaLensStatus,
+  cli: {
+    command: personalensCommand,
+    topLevel: [importCommand, importLegacyCommand, scenariosCommand, dialoguesCommand, judgeCommand, promptsCommand, annotateCommand],
+  },
+};
