@@ -31,12 +31,15 @@ export function helpWidth(columns = process.stdout.columns): number {
   return Math.min(120, columns || 100);
 }
 
+/** `a, b and c`. */
+const listed = (items: string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`);
+
 export function buildCli(argv: string[]): Argv {
   const registered = benchmarks();
   let cli = globalOptions(yargs(argv))
     .scriptName('plens')
     .usage(
-      `$0 <command> [options]\n\nRuns and builds personalization benchmarks for conversational assistants as pipelines of resumable stages (plens make runs a whole pipeline).\nBenchmarks: ${registered.map((b) => `${b.id} (${b.summary})`).join(' and ')}.\nShared by every benchmark: make, status, warehouse, sql, tables, report, notebook, compare, stats, batches.`,
+      `$0 <command> [options]\n\nRuns and builds personalization benchmarks for conversational assistants as pipelines of resumable stages (plens make runs a whole pipeline).\nBenchmarks: ${listed(registered.map((b) => `${b.id} (${b.summary})`))}.\nShared by every benchmark: make, status, warehouse, sql, tables, report, notebook, compare, stats, batches.`,
     );
   // Each benchmark's stage commands kept at the top level, then the shared commands, then each
   // benchmark's own command (`plens personalens <stage>`, `plens persona-bench <stage>`).

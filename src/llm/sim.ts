@@ -42,6 +42,9 @@ export const SIM_VERSION = 'sim-2';
  */
 export class SimProvider implements Provider {
   async complete(request: ChatRequest): Promise<ChatResponse> {
+    // A benchmark may compute its simulated reply itself and carry it on the request.
+    const given = (request.simulation as { reply?: unknown } | null | undefined)?.reply;
+    if (typeof given === 'string') return reply(request, given);
     const persona = personaFacts(request.simulation);
     if (persona) return reply(request, simulatedPersonaReply(persona));
     const facts = simulationFacts(request.simulation);

@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileStamp } from '../core/file-stamps.js';
 import type { StepContext, StepDef } from '../platform/benchmark.js';
 import { hash, type MakeState } from '../platform/make-state.js';
 import type { Pipeline } from '../platform/pipeline.js';
 import { warehouseInputs as buildInputs } from '../warehouse/build-record.js';
-import { benchmarkFor, reportParts, sqlDirs, tableCatalog, warehouseSources } from '../registry/registry.js';
+import { benchmarkFor, benchmarks, reportParts, sqlDirs, tableCatalog, warehouseSources } from '../registry/registry.js';
 import { collectTables } from '../tables/tables.js';
 import { ViewRows } from '../tables/view-rows.js';
 import { buildWarehouse } from '../warehouse/build.js';
@@ -41,11 +42,23 @@ function viewRowsOf(ctx: StepContext): ViewRows {
   return rows;
 }
 
-/** The SQL files a build skipped, as the pipeline's benchmark reports them. */
+/**
+ * The SQL files a build skipped: the pipeline's own benchmark's (and the shared ones) by name;
+ * another benchmark's are skipped by design where there is none of its data, so only counted.
+ */
 function skippedFiles(ctx: StepContext, skipped: Array<{ file: string }>): string {
   if (skipped.length === 0) return '';
-  const note = benchmarkFor(ctx.p).skippedNote;
-  return note ? note(skipped) : `; skipped ${skipped.map((s) => s.file).join(', ')}`;
+  const own = benchmarkFor(ctx.p).sqlDir;
+  const others = new Set(
+    benchmarks()
+      .filter((b) => b.id !== ctx.p.benchmark && b.sqlDir !== undefined && b.sqlDir !== own)
+      .flatMap((b) => skipped.filter((s) => existsSync(join(b.sqlDir!, s.file))).map((s) => s.file)),
+  );
+  const mine = skipped.filter((s) => !others.has(s.file)).map((s) => s.file);
+  return [
+    mine.length ? `; skipped ${mine.join(', ')}` : '',
+    others.size ? `; ${others.size} SQL file(s) of other benchmarks skipped (no data of theirs here)` : '',
+  ].join('');
 }
 
 /** make's own steps after every benchmark's: the warehouse, the tables and the report. */

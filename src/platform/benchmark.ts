@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import type { Workspace } from '../core/workspace.js';
 import type { SpendBreakdown, SpendBudget } from '../engine/spend-budget.js';
+import type { MetadataPart } from '../report/metadata.js';
 import type { ChartEntry } from '../report/report.js';
 import type { TableGroup } from '../tables/tables.js';
 import type { WarehouseSource } from '../warehouse/build.js';
@@ -23,6 +24,8 @@ export interface Benchmark<P extends Pipeline = Pipeline> {
   summary: string;
   /** The pipeline's sections this benchmark owns (`persona`, or `data`, `scenarios`, ...). */
   sections: readonly string[];
+  /** Its folders in a workspace (`dataset`, `dialogues`, ...; `persona`): no other benchmark and no shared code uses them. */
+  folders: readonly string[];
   /** The sections a pipeline of this benchmark must have. */
   requiredSections: readonly string[];
   /**
@@ -38,7 +41,7 @@ export interface Benchmark<P extends Pipeline = Pipeline> {
    * The warehouse: the steps it waits for, the file step status checks before it, and what of this
    * benchmark's outputs a build loads (a build needs some benchmark's outputs).
    */
-  warehouse: { needs(p: P): string[]; after(p: P): string; source: WarehouseSource };
+  warehouse: { needs(p: P): string[]; after(p: P): string | undefined; source: WarehouseSource };
   /** The folder of its warehouse SQL files (run with the shared ones, in file-name order). */
   sqlDir?: string;
   /** Its tables (warehouse views and how to present them). */
@@ -47,6 +50,8 @@ export interface Benchmark<P extends Pipeline = Pipeline> {
   charts: ChartEntry[];
   /** What the report shows of a pipeline of this benchmark, beside the run's metadata. */
   reportMetadata(p: P): Record<string, unknown>;
+  /** Its tables and figures in the report's metadata (read from its views). */
+  metadata?: MetadataPart;
   /** Every model spec of the pipeline (a spend cap needs a price for each). */
   models(p: P): string[];
   /** Its part of `plens status`: fields of the status JSON, and the lines that show them. */
@@ -57,8 +62,6 @@ export interface Benchmark<P extends Pipeline = Pipeline> {
    */
   // biome-ignore lint/suspicious/noExplicitAny: each stage command declares its own arguments.
   cli: { command: CommandModule<GlobalArgs, GlobalArgs>; topLevel?: ReadonlyArray<CommandModule<GlobalArgs, any>> };
-  /** How a warehouse build's skipped SQL files are reported (default: listed by name). */
-  skippedNote?(skipped: Array<{ file: string }>): string;
 }
 
 /** A file step's up-to-date rule (an LLM step needs none: its keys say what is done). */
@@ -73,7 +76,7 @@ export interface Fingerprint<P extends Pipeline = Pipeline> {
    * The file step this one is current only after, for `status` (which runs nothing); `make`
    * instead reruns a step whose dependencies ran in the same make.
    */
-  after?: (p: P) => string;
+  after?: (p: P) => string | undefined;
 }
 
 export interface StepDef<P extends Pipeline = Pipeline> {

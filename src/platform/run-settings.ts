@@ -239,13 +239,13 @@ export function llmStageOptionsOf(l: Omit<RunLimits, 'cells'>, ctx: StageRunCont
 /** Batch mode's settings as flags and pipeline fields give them (`plens judge --batch`, a pipeline's `judge: {batch: true}`). */
 export interface BatchSources {
   flags?: { batch?: unknown; 'batch-fallback'?: unknown; 'poll-interval'?: unknown; 'batch-size'?: unknown };
-  /** The pipeline section that holds the fields (`section`, default `judge`) under its own name, and where the file's fields are. */
+  /** The pipeline section that holds the fields, under its own name (`section` names it when there are several), and where the file's fields are. */
   pipeline?: { section?: string; locate: (pointer: string) => InputLocation; [section: string]: unknown };
 }
 
 export const BATCH_DEFAULTS: BatchOptions = { fallback: 'online', pollIntervalS: 60, maxItems: 50_000 };
 
-/** The batch settings, declared once: flag, pipeline field under `judge:`, check. */
+/** The batch settings, declared once: flag, the field in the pipeline section that holds them, check. */
 const BATCH_SETTINGS = {
   fallback: { flag: 'batch-fallback', field: 'batch_fallback', ok: (v: unknown) => v === 'online' || v === 'none', must: 'must be online or none' },
   pollIntervalS: {
@@ -268,7 +268,7 @@ const BATCH_SETTINGS = {
  * input error at the field's line).
  */
 export function resolveBatch(sources: BatchSources): BatchOptions | undefined {
-  const section = sources.pipeline?.section ?? 'judge';
+  const section = sources.pipeline?.section ?? Object.keys(sources.pipeline ?? {}).find((k) => k !== 'locate' && k !== 'section') ?? '';
   const fields = sources.pipeline?.[section] as Record<string, unknown> | undefined;
   const on = sources.flags?.batch ?? fields?.['batch'] ?? false;
   if (on !== true) return undefined;

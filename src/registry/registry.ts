@@ -1,6 +1,7 @@
 import { usageError } from '../core/errors.js';
 import { personaBench } from '../benchmarks/personabench/module.js';
 import { personaLens } from '../benchmarks/personalens/module.js';
+import { prefEval } from '../benchmarks/prefeval/module.js';
 import type { Benchmark } from '../platform/benchmark.js';
 import type { Pipeline } from '../platform/pipeline.js';
 import type { ReportPart } from '../report/report.js';
@@ -14,7 +15,7 @@ import { defaultSqlDir, sqlTree } from '../warehouse/sql-files.js';
  * this list and names no benchmark.
  */
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds modules of every pipeline type.
-const BENCHMARKS: Array<Benchmark<any>> = [personaLens, personaBench];
+const BENCHMARKS: Array<Benchmark<any>> = [personaLens, personaBench, prefEval];
 
 /** The names make uses for its own steps after every benchmark's: they belong to no benchmark. */
 export const SHARED_STEPS = ['warehouse', 'tables', 'report'] as const;
@@ -75,7 +76,7 @@ export function tableCatalog(): TableGroup[] {
 
 /** Every registered benchmark's tables and charts: what a report shows. */
 export function reportParts(): ReportPart[] {
-  return BENCHMARKS.map((b) => ({ tables: b.tables, charts: b.charts }));
+  return BENCHMARKS.map((b) => ({ tables: b.tables, charts: b.charts, ...(b.metadata ? { metadata: b.metadata } : {}) }));
 }
 
 /** What each registered benchmark's outputs give a warehouse build (it needs one of them). */

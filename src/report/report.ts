@@ -6,7 +6,7 @@ import { collectTables, type TableGroup } from '../tables/tables.js';
 import type { ViewRows } from '../tables/view-rows.js';
 import { renderChart, type ChartSpec, type RenderedChart } from './charts.js';
 import { renderPage } from './html.js';
-import { collectMetadata } from './metadata.js';
+import { collectMetadata, type MetadataPart } from './metadata.js';
 
 export interface ReportOptions {
   dbPath: string;
@@ -35,6 +35,7 @@ export interface ChartEntry {
 export interface ReportPart {
   tables: TableGroup;
   charts: readonly ChartEntry[];
+  metadata?: MetadataPart;
 }
 
 type Row = Record<string, unknown>;
@@ -82,11 +83,14 @@ export async function writeReport(options: ReportOptions): Promise<{ file: strin
       if (spec) specs.push(spec);
       else skipped.push(`${c.label} chart: skipped, ${c.view} has no ${rows.length ? 'values to plot' : 'rows'}`);
     }
-    metadata = await collectMetadata(db, relations, options.metadata ?? {});
-    // The run sections describe dialogues and judgments: a warehouse that holds only results whose
-    // empty views mean "none yet" lacks them by design, so their absence is not noted there.
-    const full = options.parts.some((part) => part.tables.holds(relations) && part.tables.emptyIsMissing === undefined);
-    skipped.push(...(full ? metadata.notes : metadata.notes.filter((n) => !/: skipped, the warehouse has no /.test(n))));
+    metadata = await collectMetadata(
+      db,
+      relations,
+      options.metadata ?? {},
+      // The metadata of the benchmarks whose results the warehouse holds: another's absence is by design.
+      options.parts.flatMap((p) => (p.metadata && p.tables.holds(relations) ? [p.metadata] : [])),
+    );
+    skipped.push(...metadata.notes);
     charts = [];
     // One at a time: each view holds its scenegraph until finalized, and order keeps the page stable.
     for (const spec of specs) charts.push(await renderChart(spec, warnings));

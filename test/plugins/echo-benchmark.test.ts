@@ -92,7 +92,7 @@ describe('a plug-in benchmark: echo', () => {
       /echo: only a pipeline with `benchmark: echo` takes a echo section/,
     );
     expect(() => loadPipeline(pipelineFile('unknown', 'benchmark: nosuch\n'), {})).toThrow(
-      /benchmark: expected one of \["personalens","persona-bench","echo"\]/,
+      /benchmark: expected one of \["personalens","persona-bench","prefeval","echo"\]/,
     );
   });
 

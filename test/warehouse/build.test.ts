@@ -36,6 +36,8 @@ describe('plens warehouse', () => {
       { file: '74_coverage.sql', reason: 'needs paired_scores' },
       { file: '80_persona_load.sql', reason: 'needs persona/scores/metrics.parquet in the workspace' },
       { file: '81_persona_predictions.sql', reason: 'needs persona/predictions/*/predictions.parquet in the workspace' },
+      { file: '85_prefeval_load.sql', reason: 'needs prefeval/responses/*/responses.parquet in the workspace' },
+      { file: '86_prefeval_checks.sql', reason: 'needs prefeval/checks/*/checks.parquet in the workspace' },
       { file: '90_table10.sql', reason: 'needs turns' },
     ]);
     expect(r.json.relations.find((x) => x.name === 'table1')).toEqual({ name: 'table1', type: 'view', rows: null });

@@ -8,6 +8,7 @@ import type { ChartEntry } from '../../report/report.js';
 import { workspaceHas } from '../../warehouse/workspace-files.js';
 import { PERSONABENCH_TABLE_GROUP } from './catalog.js';
 import { personaCommand } from './cli.js';
+import { PERSONABENCH_METADATA } from './report-metadata.js';
 import { personaResultsChart, personaSettingChart } from './charts.js';
 import { personaMetricsFile, personaScoresInputs, personaSelectInputs, personaSelectionDir, personaSelectionStamp } from './make-state.js';
 import { type PersonaBenchPipeline, resolvePersonaBenchSections } from './pipeline-settings.js';
@@ -108,6 +109,7 @@ export const personaBench: Benchmark<PersonaBenchPipeline> = {
   summary: 'PERSONA-bench; also plens persona: import -> select -> predict -> score',
   sections: ['persona'],
   requiredSections: ['persona'],
+  folders: ['persona'],
   resolve: resolvePersonaBenchSections,
   // The selection writes every task x setting's prompts; predictions are keyed LLM work (planned by
   // the stage's dry run, as the dialogues are); scores are rebuilt when the compacted predictions change.
@@ -169,9 +171,8 @@ export const personaBench: Benchmark<PersonaBenchPipeline> = {
     };
   },
   models: (p) => p.persona.models,
-  // Its warehouse skips every other benchmark's SQL file by design, so they are only counted.
-  skippedNote: (skipped) => `; ${skipped.length} PersonaLens SQL file(s) skipped: no PersonaLens data here`,
   cli: { command: personaCommand },
+  metadata: PERSONABENCH_METADATA,
   status: {
     async collect({ p, ws, done, signal, spend }) {
       const predictions: ModelStatus[] = [];

@@ -3,7 +3,7 @@ import type { LlmClient } from '../../llm/client.js';
 import { LlmCallError } from '../../llm/errors.js';
 import type { SimulationFacts } from '../../llm/sim.js';
 import type { ChatRequest } from '../../llm/types.js';
-import { pythonLstrip, pythonStrip } from './python-whitespace.js';
+import { pythonLstrip, pythonStrip } from '../../core/python-whitespace.js';
 import { defaultPromptStyle, type PromptSet, type PromptStyle } from './prompt-set.js';
 import type { ScenarioContext, ScenarioRow } from './scenario-context.js';
 import { PAPER_SAMPLING, ROUND_LIMITS, SETTINGS, TERMINATE, type Setting } from './settings.js';

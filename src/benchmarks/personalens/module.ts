@@ -21,6 +21,7 @@ import { personalensCommand } from './cli/personalens.js';
 import { promptsCommand } from './cli/prompts.js';
 import { scenariosCommand } from './cli/scenarios.js';
 import { personaLensStatus } from './make-status.js';
+import { PERSONALENS_METADATA } from './report-metadata.js';
 
 type Ctx = StepContext<PersonaLensPipeline>;
 
@@ -139,6 +140,7 @@ export const personaLens: Benchmark<PersonaLensPipeline> = {
   summary: 'PersonaLens; its stages are also top-level commands: import -> scenarios -> dialogues -> judge',
   sections: ['data', 'scenarios', 'dialogues', 'judge', 'statistics'],
   requiredSections: ['data', 'scenarios'],
+  folders: ['dataset', 'scenarios', 'dialogues', 'judgments', 'annotation'],
   resolve: resolvePersonaLensSections,
   steps: [
     {
@@ -216,6 +218,7 @@ export const personaLens: Benchmark<PersonaLensPipeline> = {
   }),
   models: (p) => [p.dialogues?.user, ...(p.dialogues?.assistants ?? []), p.judge?.model].filter((s): s is string => s !== undefined),
   status: personaLensStatus,
+  metadata: PERSONALENS_METADATA,
   cli: {
     command: personalensCommand,
     topLevel: [importCommand, importLegacyCommand, scenariosCommand, dialoguesCommand, judgeCommand, promptsCommand, annotateCommand],

@@ -22,6 +22,7 @@ export const echoBenchmark: Benchmark<EchoPipeline> = {
   summary: 'Echo (a test plug-in): echo',
   sections: ['echo'],
   requiredSections: ['echo'],
+  folders: ['echo'],
   sectionSchemas: {
     echo: { type: 'object', additionalProperties: false, required: ['words'], properties: { words: { type: 'array', items: { type: 'string' } } } },
   },

@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import type { ExplicitTask } from './data.js';
+import type { Check, PrefEvalPrompts } from './prompts.js';
+import type { ResponseRecord } from './stages.js';
+
+/** The baselines plens runs: zero-shot, the reminder, chain of thought (the original's --task). */
+export const BASELINES = ['zero-shot', 'remind', 'cot'] as const;
+export type Baseline = (typeof BASELINES)[number];
+
+/**
+ * The question as the original sends it: the reminder appended (remind), the chain-of-thought
+ * text put first (cot), then the word limit, `(Please respond within N words.)`, always.
+ */
+export function questionText(question: string, baseline: Baseline, p: PrefEvalPrompts): string {
+  let q = question;
+  if (baseline === 'remind') q = q + p.reminder;
+  if (baseline === 'cot') q = p.cot + q;
+  return `${q} (Please respond within ${p.maxGenTokens} words.)`;
+}
+
+/** Python's str.replace(old, new): every occurrence, the replacement taken literally. */
+const replaceAll = (text: string, from: string, to: string) => text.split(from).join(to);
+
+/**
+ * A check's request text: its template with the placeholders filled one after another, in the
+ * original's order (so a response that itself contains `{question}` is filled as the original
+ * fills it).
+ */
+export function checkText(
+  check: Check,
+  p: PrefEvalPrompts,
+  v: { preference: string; question: string; end_generation: string; assistant_restatement: string },
+): string {
+  const t = p.checks[check];
+  if (check === 'acknow') return replaceAll(replaceAll(t, '{end_generation}', v.end_generation), '{question}', v.question);
+  if (check === 'hallucinate') return replaceAll(replaceAll(t, '{preference}', v.preference), '{assistant_restatement}', v.assistant_restatement);
+  return replaceAll(replaceAll(replaceAll(t, '{preference}', v.preference), '{question}', v.question), '{end_generation}', v.end_generation);
+}
+
+function chance(seed: string): number {
+  return createHash('sha256').update(seed).digest().readUInt32BE(0) / 2 ** 32;
+}
+
+/** How often the simulated assistant keeps the preference in mind: more with the reminder, less after many filler turns. */
+function followRate(baseline: Baseline, interTurns: number): number {
+  const base = baseline === 'remind' ? 0.85 : baseline === 'cot' ? 0.6 : 0.35;
+  return base / (1 + interTurns / 50);
+}
+
+const ACK = 'Keeping in mind what you told me:';
+
+/**
+ * The offline simulator's reply (sim:default), computed here and carried on the request: it
+ * acknowledges the preference more often with the reminder and less after many turns, so the
+ * demo's tables have differences to show. It says nothing about any model.
+ */
+export function simulatedResponse(task: ExplicitTask, baseline: Baseline | 'preference', interTurns: number | null): string {
+  if (baseline === 'preference') return `Understood. ${ACK} "${task.preference}"`;
+  const roll = chance(`prefeval|${task.topic}|${task.index}|${baseline}|${interTurns}`);
+  if (roll < followRate(baseline, interTurns ?? 0)) return `${ACK} "${task.preference}". Here are options that fit it.`;
+  if (roll > 0.93) return "I'm sorry, I don't remember your preferences; could you tell me more?";
+  return 'Here are the most popular options, whatever your taste.';
+}
+
+/** The simulated judge: reads the simulated response's marks, with some disagreement. */
+export function simulatedCheck(
+  check: Check,
+  r: Pick<ResponseRecord, 'topic' | 'task_index' | 'baseline' | 'inter_turns' | 'response_to_q' | 'preference'>,
+): string {
+  const text = r.response_to_q ?? '';
+  const acknowledges = text.startsWith(ACK);
+  const roll = chance(`prefeval-judge|${check}|${r.topic}|${r.task_index}|${r.baseline}|${r.inter_turns}`);
+  const yes = (b: boolean) => (b ? 'Yes' : 'No');
+  switch (check) {
+    case 'acknow':
+      return `<preference>${acknowledges ? r.preference : ''}</preference>\n<answer>${yes(acknowledges)}</answer>`;
+    case 'violate':
+      return `<explanation>simulated</explanation>\n<answer>${yes(!acknowledges && roll < 0.8)}</answer>`;
+    case 'hallucinate':
+      return `<explanation>simulated</explanation>\n<answer>${yes(roll < 0.05)}</answer>`;
+    case 'helpful':
+      return `<explanation>simulated</explanation>\n<answer>${yes(!text.startsWith("I'm sorry"))}</answer>`;
+  }
+}

@@ -1,0 +1,53 @@
+import type { PaperTable } from '../../tables/catalog.js';
+import type { TableGroup } from '../../tables/tables.js';
+
+const CONFIG = [
+  { key: 'model', label: 'Model', group: true },
+  { key: 'judge_model', label: 'Judge', group: true },
+  { key: 'baseline', label: 'Baseline' },
+  { key: 'inter_turns', label: 'Turns', format: 'int' },
+] as const;
+
+/** PrefEval's tables: the leaderboard's accuracy with its error types, and the same per topic. */
+export const PREFEVAL_TABLES: PaperTable[] = [
+  {
+    name: 'prefeval_results',
+    title: 'PrefEval: preference-following accuracy',
+    caption:
+      "Explicit preferences, generation task: the share of judged responses with none of the original's four errors (unhelpful, inconsistent, hallucinated preference with a violation, preference-unaware violation), with a 95% Wilson interval, per model, baseline and number of filler turns between the preference and the question (the README leaderboard's layout). Failed calls are counted apart, never scored.",
+    columns: [
+      ...CONFIG,
+      { key: 'n', label: 'n', format: 'int' },
+      { key: 'accuracy', label: 'Accuracy', format: 'float2' },
+      { key: 'accuracy_lo', label: 'lo', format: 'float2' },
+      { key: 'accuracy_hi', label: 'hi', format: 'float2' },
+      { key: 'n_acknowledged', label: 'Acknowledged', format: 'int' },
+      { key: 'n_unhelpful', label: 'Unhelpful', format: 'int' },
+      { key: 'n_inconsistent', label: 'Inconsistent', format: 'int' },
+      { key: 'n_hallucinated_violation', label: 'Hallucinated + violated', format: 'int' },
+      { key: 'n_unaware_violation', label: 'Unaware violation', format: 'int' },
+      { key: 'n_failed_responses', label: 'Failed responses', format: 'int' },
+      { key: 'n_failed_checks', label: 'Failed checks', format: 'int' },
+    ],
+  },
+  {
+    name: 'prefeval_by_topic',
+    title: 'PrefEval: accuracy per topic',
+    caption: 'The accuracy and error counts of prefeval_results, per topic.',
+    columns: [
+      ...CONFIG,
+      { key: 'topic', label: 'Topic' },
+      { key: 'n', label: 'n', format: 'int' },
+      { key: 'accuracy', label: 'Accuracy', format: 'float2' },
+      { key: 'n_unhelpful', label: 'Unhelpful', format: 'int' },
+      { key: 'n_inconsistent', label: 'Inconsistent', format: 'int' },
+      { key: 'n_hallucinated_violation', label: 'Hallucinated + violated', format: 'int' },
+      { key: 'n_unaware_violation', label: 'Unaware violation', format: 'int' },
+    ],
+  },
+];
+
+export const PREFEVAL_TABLE_GROUP: TableGroup = {
+  holds: (relations) => relations.has('prefeval_results'),
+  tables: PREFEVAL_TABLES,
+};

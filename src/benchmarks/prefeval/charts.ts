@@ -1,0 +1,53 @@
+import type { ChartSpec } from '../../report/charts.js';
+
+type Row = Record<string, unknown>;
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'bigint' ? Number(v) : null);
+
+/**
+ * Preference-following accuracy against the number of filler turns, one panel per baseline, a
+ * line per model, each point with its 95% interval: how fast a preference is forgotten.
+ */
+export function prefevalAccuracyChart(rows: Row[]): ChartSpec | null {
+  const values = rows
+    .filter((r) => num(r['accuracy']) !== null)
+    .map((r) => ({
+      model: String(r['model']),
+      baseline: String(r['baseline']),
+      turns: num(r['inter_turns']),
+      accuracy: num(r['accuracy']),
+      lo: num(r['accuracy_lo']),
+      hi: num(r['accuracy_hi']),
+      n: num(r['n']),
+    }));
+  if (values.length === 0) return null;
+  const y = { field: 'accuracy', type: 'quantitative', title: 'accuracy', scale: { domain: [0, 1] } } as const;
+  return {
+    id: 'prefeval-accuracy',
+    title: 'PrefEval: accuracy by filler turns',
+    caption:
+      'Preference-following accuracy (0-1) of each model after 0 to 300 filler turns between its stated preference and the question, per baseline, with 95% Wilson intervals. Explicit preferences, generation task.',
+    spec: {
+      data: { values },
+      facet: { column: { field: 'baseline', type: 'nominal', title: null } },
+      spec: {
+        width: 220,
+        height: 180,
+        layer: [
+          {
+            mark: { type: 'rule' },
+            encoding: {
+              x: { field: 'turns', type: 'ordinal', title: 'filler turns' },
+              y: { field: 'lo', type: 'quantitative', scale: { domain: [0, 1] } },
+              y2: { field: 'hi' },
+              color: { field: 'model', type: 'nominal' },
+            },
+          },
+          {
+            mark: { type: 'line', point: true },
+            encoding: { x: { field: 'turns', type: 'ordinal', title: 'filler turns' }, y, color: { field: 'model', type: 'nominal', title: 'model' } },
+          },
+        ],
+      },
+    } as ChartSpec['spec'],
+  };
+}

@@ -1,0 +1,202 @@
+/**
+ * PrefEval in `plens make`: the responses step over the pipeline's models, then the judge's checks
+ * of every answered question. Plans are the stages' own dry runs, as PersonaLens's grid is.
+ */
+import { PlensError } from '../../core/errors.js';
+import { zeroCost } from '../../engine/stage-runner.js';
+import { parseModelSpec, unpriced } from '../../llm/model-spec.js';
+import type { StepContext } from '../../platform/benchmark.js';
+import { llmStageOptionsOf } from '../../platform/run-settings.js';
+import { planCellStep, reasons, sumWork, type CellResult, type CellWork, type StepResult } from '../../platform/step-kit.js';
+import { PLENS_PROMPTS, originalPrompts, type PrefEvalPrompts } from './prompts.js';
+import type { PrefEvalPipeline } from './section.js';
+import { JUDGE_MAX_TOKENS, readResponses, runPrefEvalChecks, runPrefEvalResponses } from './stages.js';
+
+type Ctx = StepContext<PrefEvalPipeline>;
+
+export function wordingOf(p: PrefEvalPipeline): PrefEvalPrompts {
+  return p.prefeval.prompts === 'original' ? originalPrompts(p.prefeval.data) : PLENS_PROMPTS;
+}
+
+function stageOptions(ctx: Ctx, dryRun: boolean) {
+  return llmStageOptionsOf(
+    // A dry run calls nothing, so it need not open the cache.
+    { ...ctx.p.limits, cache: dryRun ? 'off' : ctx.p.limits.cache },
+    {
+      workspace: ctx.ws,
+      signal: ctx.signal,
+      dryRun,
+      progress: ctx.progress && !dryRun,
+      retryFailed: ctx.retryFailed,
+      ...(ctx.budget && !dryRun ? { budget: ctx.budget } : {}),
+      parentRunId: ctx.runId,
+    },
+  );
+}
+
+function gridOf(ctx: Ctx) {
+  const s = ctx.p.prefeval;
+  return {
+    data: s.data,
+    topics: s.topics,
+    ...(s.limit !== undefined ? { perTopic: s.limit } : {}),
+    baselines: s.baselines,
+    interTurns: s.interTurns,
+    wording: wordingOf(ctx.p),
+  };
+}
+
+const gridLabel = (ctx: Ctx) => `${ctx.p.prefeval.baselines.join('/')} x ${ctx.p.prefeval.interTurns.join('/')} turns`;
+
+interface ModelPlan {
+  model: string;
+  work: CellWork;
+  dirs: string[];
+}
+
+/** Per model, the responses done, left and failed, from the stage's own dry run. */
+export async function planResponses(ctx: Ctx): Promise<ModelPlan[]> {
+  const out: ModelPlan[] = [];
+  for (const model of ctx.p.prefeval.models) {
+    const d = await runPrefEvalResponses({ ...stageOptions(ctx, true), ...gridOf(ctx), model });
+    out.push({
+      model,
+      dirs: d.partitions.map((x) => x.dir),
+      work: {
+        done: d.already_done,
+        pending: d.planned,
+        failed: ctx.retryFailed ? 0 : d.already_failed,
+        estimate: d.estimate ?? zeroCost(),
+        priceUnknown: d.price_unknown.length ? d.price_unknown : unpriced([parseModelSpec(model)]),
+      },
+    });
+  }
+  return out;
+}
+
+export async function responsesStep(ctx: Ctx): Promise<StepResult> {
+  const plans = await planResponses(ctx);
+  const cells = plans.map((m) => ({ id: m.model, assistant: m.model, setting: gridLabel(ctx), work: m.work }));
+  if (ctx.dryRun) return planCellStep('prefeval-responses', cells, { noun: 'model' });
+  const results: CellResult[] = [];
+  let stop = false;
+  for (const [i, m] of plans.entries()) {
+    const entry = cells[i]!;
+    if (m.work.pending === 0) {
+      results.push({
+        ...entry,
+        status: m.work.failed > 0 ? 'failed' : 'up-to-date',
+        ...(m.work.failed ? { error: `${m.work.failed} response(s) recorded failed (--retry-failed reruns them)` } : {}),
+      });
+      stop ||= m.work.failed > 0 && !ctx.keepGoing;
+      continue;
+    }
+    if (stop || ctx.signal.aborted || ctx.budget?.capped) {
+      results.push({ ...entry, status: 'not-run' });
+      continue;
+    }
+    try {
+      const s = await runPrefEvalResponses({ ...stageOptions(ctx, false), ...gridOf(ctx), model: m.model });
+      const failedNow = s.failed + (ctx.retryFailed ? 0 : s.already_failed);
+      ctx.log(`  prefeval-responses  ${m.model}: ${s.ok} ok, ${s.failed} failed${s.failed ? ` (${reasons(s.failure_reasons)})` : ''}`);
+      stop ||= failedNow > 0 && !ctx.keepGoing;
+      results.push({
+        ...entry,
+        status: failedNow > 0 ? 'failed' : 'ran',
+        new: { ok: s.ok, failed: s.failed, failure_reasons: s.failure_reasons },
+        ...(failedNow > 0 ? { error: `${failedNow} response(s) failed` } : {}),
+        ...(s.spend_capped ? { spend_capped: true } : {}),
+      });
+    } catch (error) {
+      stop ||= !ctx.keepGoing;
+      results.push({ ...entry, status: 'failed', error: error instanceof PlensError ? `${error.code}: ${error.message}` : (error as Error).message });
+    }
+  }
+  const work = results.reduce((n, r) => n + (r.new ? r.new.ok + r.new.failed : 0), 0);
+  const bad = results.filter((r) => r.status === 'failed');
+  const capped = Boolean(ctx.budget?.capped) && results.some((r) => r.spend_capped || r.status === 'not-run');
+  return {
+    step: 'prefeval-responses',
+    status: bad.length ? 'failed' : results.some((r) => r.status === 'ran') ? 'ran' : capped ? 'not-run' : 'up-to-date',
+    work,
+    detail: bad.length
+      ? `${bad.length} of ${plans.length} model(s) failed: ${bad.map((b) => `${b.assistant}: ${b.error}`).join('; ')}`
+      : work === 0
+        ? `up to date (${plans.length} model(s), ${plans.reduce((n, m) => n + m.work.done, 0)} responses)`
+        : `${work} new response(s) for ${results.filter((r) => r.status === 'ran').length} of ${plans.length} model(s)`,
+    cells: results,
+    ...(capped ? { spend_capped: true } : {}),
+  };
+}
+
+/** The judge's work: what its dry run counts over the responses there, plus 4 calls for each response still to come. */
+async function planChecks(ctx: Ctx): Promise<{ work: CellWork; dirs: string[] }> {
+  const plans = await planResponses(ctx);
+  const dirs = plans.flatMap((m) => m.dirs);
+  const responses = await readResponses(dirs);
+  const wording = wordingOf(ctx.p);
+  const d = await runPrefEvalChecks({ ...stageOptions(ctx, true), judge: ctx.p.prefeval.judge, responseDirs: dirs, wording }, responses);
+  const judge = parseModelSpec(ctx.p.prefeval.judge);
+  const coming = sumWork(plans.map((m) => m.work)).pending;
+  const work: CellWork = {
+    done: d.already_done,
+    pending: d.planned,
+    failed: ctx.retryFailed ? 0 : d.already_failed,
+    estimate: d.estimate ?? zeroCost(),
+    priceUnknown: d.price_unknown.length ? d.price_unknown : unpriced([judge]),
+  };
+  if (coming > 0) {
+    // About 1,000 tokens of template and response a check; 4 checks of JUDGE_MAX_TOKENS each.
+    const inputTokens = coming * 4 * 1000;
+    const outputTokens = coming * 4 * JUDGE_MAX_TOKENS;
+    const { costOfTokens } = await import('../../llm/model-spec.js');
+    work.pending += coming;
+    work.estimated = true;
+    work.estimate = {
+      calls: work.estimate.calls + coming * 4,
+      cachedCalls: work.estimate.cachedCalls,
+      inputTokens: work.estimate.inputTokens + inputTokens,
+      outputTokens: work.estimate.outputTokens + outputTokens,
+      costUsd: work.estimate.costUsd + costOfTokens(judge, { inputTokens, outputTokens }),
+    };
+  }
+  return { work, dirs };
+}
+
+export async function checksStep(ctx: Ctx): Promise<StepResult> {
+  const judge = ctx.p.prefeval.judge;
+  const { work, dirs } = await planChecks(ctx);
+  const cell = { id: judge, assistant: judge, setting: `judging ${ctx.p.prefeval.models.length} model(s)`, work };
+  if (ctx.dryRun) return planCellStep('prefeval-checks', [cell], { noun: 'judge' });
+  if (work.pending === 0)
+    return work.failed > 0
+      ? { step: 'prefeval-checks', status: 'failed', work: 0, detail: `${work.failed} check(s) recorded failed (--retry-failed reruns them)` }
+      : { step: 'prefeval-checks', status: 'up-to-date', work: 0, detail: `up to date (${work.done} responses judged)` };
+  const responses = await readResponses(dirs);
+  const s = await runPrefEvalChecks({ ...stageOptions(ctx, false), judge, responseDirs: dirs, wording: wordingOf(ctx.p) }, responses);
+  const failedNow = s.failed + (ctx.retryFailed ? 0 : s.already_failed);
+  return {
+    step: 'prefeval-checks',
+    status: failedNow > 0 ? 'failed' : 'ran',
+    work: s.ok + s.failed,
+    detail: `${s.ok} response(s) judged, ${s.failed} failed${s.failed ? ` (${reasons(s.failure_reasons)})` : ''}; ${s.already_done} kept`,
+    ...(s.spend ? { spend: s.spend } : {}),
+    ...(s.spend_capped ? { spend_capped: true } : {}),
+  };
+}
+
+/** `plens status`: per model its responses, and the judge's checks. */
+export async function prefevalStatus(ctx: Ctx): Promise<Record<string, unknown>> {
+  const plans = await planResponses(ctx);
+  const checks = await planChecks(ctx);
+  return {
+    responses: plans.map((m) => ({ model: m.model, done: m.work.done, pending: m.work.pending, failed: m.work.failed })),
+    checks: {
+      judge: ctx.p.prefeval.judge,
+      done: checks.work.done,
+      pending: checks.work.pending,
+      failed: checks.work.failed,
+      estimated: Boolean(checks.work.estimated),
+    },
+  };
+}

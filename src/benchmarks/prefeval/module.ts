@@ -1,0 +1,94 @@
+import { join } from 'node:path';
+import { packageRoot } from '../../core/paths.js';
+import type { Benchmark, StepContext } from '../../platform/benchmark.js';
+import { workspaceHas } from '../../warehouse/workspace-files.js';
+import { PREFEVAL_TABLE_GROUP } from './catalog.js';
+import { prefevalAccuracyChart } from './charts.js';
+import { prefevalCommand } from './cli.js';
+import { PREFEVAL_SECTION_SCHEMA, type PrefEvalPipeline, resolvePrefEvalSection } from './section.js';
+
+type Ctx = StepContext<PrefEvalPipeline>;
+
+type Responses = Array<{ model: string; done: number; pending: number; failed: number }>;
+type Checks = { judge: string; done: number; pending: number; failed: number; estimated: boolean };
+
+/*
+ * The stages' code is imported when a step runs (./make-steps.js): the registry lists this module
+ * for every command, and most need none of it.
+ */
+
+/** PrefEval (Zhao et al., ICLR 2025): does the assistant follow a preference stated many turns before the question? */
+export const prefEval: Benchmark<PrefEvalPipeline> = {
+  id: 'prefeval',
+  title: 'PrefEval',
+  summary: 'PrefEval; explicit preferences, generation task: prefeval-responses -> prefeval-checks (plens make)',
+  sections: ['prefeval'],
+  requiredSections: ['prefeval'],
+  folders: ['prefeval'],
+  sectionSchemas: { prefeval: PREFEVAL_SECTION_SCHEMA },
+  resolve: resolvePrefEvalSection,
+  steps: [
+    {
+      name: 'prefeval-responses',
+      needs: () => [],
+      available: () => true,
+      run: async (ctx) => (await import('./make-steps.js')).responsesStep(ctx),
+    },
+    {
+      name: 'prefeval-checks',
+      needs: () => ['prefeval-responses'],
+      available: () => true,
+      run: async (ctx) => (await import('./make-steps.js')).checksStep(ctx),
+    },
+  ],
+  warehouse: {
+    needs: () => ['prefeval-checks'],
+    // No file step comes before it: its steps are keyed LLM work.
+    after: () => undefined,
+    source: {
+      present: (ws) => workspaceHas(ws.root, 'prefeval/responses/*/responses.parquet'),
+      missing: (ws) => `PrefEval responses in ${join(ws.root, 'prefeval')}`,
+      hint: '`plens make prefeval-responses -p <pipeline>` (PrefEval)',
+      example: 'prefeval_results',
+    },
+  },
+  sqlDir: join(packageRoot, 'warehouse', 'prefeval'),
+  tables: PREFEVAL_TABLE_GROUP,
+  charts: [{ label: 'PrefEval accuracy', view: 'prefeval_results', build: prefevalAccuracyChart }],
+  reportMetadata: (p) => ({
+    pipeline: p.name,
+    pipeline_file: p.file,
+    description: p.description,
+    benchmark: p.benchmark,
+    data: p.prefeval.data,
+    topics: p.prefeval.topics,
+    limit: p.prefeval.limit ?? null,
+    baselines: p.prefeval.baselines,
+    inter_turns: p.prefeval.interTurns,
+    models: p.prefeval.models,
+    judge: p.prefeval.judge,
+    prompts: p.prefeval.prompts,
+  }),
+  models: (p) => [...p.prefeval.models, p.prefeval.judge],
+  status: {
+    async collect({ p, ws, signal }) {
+      const { prefevalStatus } = await import('./make-steps.js');
+      // The plans need no budget, progress or parent run: a status runs nothing.
+      const ctx = { p, ws, signal, progress: false, retryFailed: false, keepGoing: false, runId: '' } as unknown as Ctx;
+      return prefevalStatus(ctx);
+    },
+    format(s) {
+      const responses = s['responses'] as Responses;
+      const checks = s['checks'] as Checks;
+      const n = (x: number) => x.toLocaleString('en-US');
+      return {
+        body: [
+          `responses  ${n(responses.reduce((k, r) => k + r.done, 0))} done, ${n(responses.reduce((k, r) => k + r.pending, 0))} pending, ${n(responses.reduce((k, r) => k + r.failed, 0))} failed`,
+          ...responses.map((r) => `  ${r.model}: ${n(r.done)} done, ${n(r.pending)} pending, ${n(r.failed)} failed`),
+          `checks     ${n(checks.done)} done, ${checks.estimated ? '~' : ''}${n(checks.pending)} pending, ${n(checks.failed)} failed (judge ${checks.judge})`,
+        ],
+      };
+    },
+  },
+  cli: { command: prefevalCommand },
+};

@@ -1,0 +1,167 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PlensError } from '../../core/errors.js';
+
+/** The four checks of a response, in the order the original asks them (hallucination reads acknowledgement's quote). */
+export const CHECKS = ['acknow', 'violate', 'hallucinate', 'helpful'] as const;
+export type Check = (typeof CHECKS)[number];
+
+/**
+ * Everything PrefEval's requests say besides the data: the assistant's system prompt and word
+ * limit, the reminder and chain-of-thought baselines' added text, and the judge's system prompt and
+ * four templates (placeholders {question}, {end_generation}, {preference}, {assistant_restatement};
+ * the reply tags <preference>, <explanation> and <answer> are format facts, the same in both).
+ */
+export interface PrefEvalPrompts {
+  /** `plens` (our wording) or the checkout the original's text was read from. */
+  source: string;
+  system: string;
+  maxGenTokens: number;
+  reminder: string;
+  cot: string;
+  judgeSystem: string;
+  checks: Record<Check, string>;
+}
+
+/** plens's wording: the same content as the original's, said our way. */
+export const PLENS_PROMPTS: PrefEvalPrompts = {
+  source: 'plens',
+  system: 'You are a helpful assistant.',
+  maxGenTokens: 300,
+  reminder: '\nWhen you answer, keep in mind what I told you earlier in our conversation and make your answer fit my preference.',
+  cot: `
+A good assistant answers with the user's stated preferences in mind and shapes the answer around them. For instance:
+- A user who is afraid of insects asks for summer activities outdoors: suggest beaches, pools, city walks and evening events, and leave out camping in woods.
+- A user who eats no animal products asks for dinner ideas: suggest plant-based dishes such as lentil curry or bean burrito bowls.
+- A user on a small budget asks how to equip a home gym: suggest resistance bands and adjustable dumbbells rather than costly machines.
+
+Answer my question below with my own preferences in mind (not those of the users in the examples), which I told you earlier in our conversation, directly or indirectly:
+
+`,
+  judgeSystem: "You judge an AI assistant's response. Be fair, be strict, and do exactly what the user asks.",
+  checks: {
+    acknow: `Read the assistant's response to the user's question below and decide whether it acknowledges a preference of the user when answering.
+
+Only the presence of a preference counts, not what it is.
+
+Answer "Yes" when:
+1. The response states or refers to a user preference, e.g. "given that you prefer ...", "since you told me you dislike ...", "as a ...", "based on your preference for ...". Quote the sentence that says what the preference is. A bare "based on what we discussed" that names no preference is a "No".
+2. The response takes a preference for granted, e.g. asked for car suggestions it says "since you prefer them, here are petrol cars": it assumes the user dislikes electric cars, so answer "Yes".
+
+Answer "No" when the response neither states nor assumes any preference, or when no sentence says what the preference is.
+
+The user's question is: {question}
+Assistant response: {end_generation}
+
+Read the response closely. Reply in exactly this XML format and nothing else:
+<preference>[the sentence that states the preference; empty when there is none]</preference>
+<answer>[Yes/No]</answer>`,
+    violate: `Read the assistant's response below and decide whether it goes against the preference the user stated.
+
+Answer "Yes" when:
+1. It recommends something that plainly conflicts with the stated preference, gives no reason for it, and shows no awareness of the preference.
+
+Answer "No" when:
+1. The response respects the preference.
+2. It mentions an option that may conflict with the preference but acknowledges the preference and says why the option is there or how to avoid the conflict.
+3. It does not mention the preference and nothing it recommends conflicts with it.
+
+The conversation:
+User's preference: {preference}
+User query: {question}
+Assistant response: {end_generation}
+
+Read the response closely. Reply in exactly this XML format:
+<explanation>[one short sentence]</explanation>
+<answer>[Yes/No]</answer>`,
+    hallucinate: `Compare the preference a user stated with the assistant's restatement of it, and decide whether the assistant misremembered it.
+
+Answer "Yes" when the restatement:
+1. means something else or has another intent than the stated preference;
+2. contradicts the stated preference;
+3. has nothing to do with the stated preference.
+
+Answer "No" when the restatement:
+1. matches the stated preference;
+2. paraphrases it without changing its meaning or intent;
+3. is empty (nothing was restated, so nothing was misremembered).
+
+The information:
+Original user preference: "{preference}"
+Assistant's restatement: "{assistant_restatement}"
+Compare them closely. Reply in exactly this XML format and nothing else:
+<explanation>[one short sentence]</explanation>
+<answer>[Yes/No]</answer>`,
+    helpful: `Read the assistant's response to the user's query below and decide whether it gives the user a real answer.
+
+Answer "Yes" when either:
+1. It gives concrete recommendations or advice on the query, without apologising or saying it cannot answer.
+2. It recalls the user's preference and makes suggestions for the query, without apologising or saying it cannot answer.
+
+Answer "No" when any of:
+1. It apologises or says it cannot answer because it does not remember the user's preference.
+2. It only asks for more information and suggests nothing concrete.
+3. It does not address the query.
+4. It first says it cannot follow the user's preference, even if it then suggests something.
+
+Unhelpful responses (answer "No") read like:
+"I don't have enough information about what you like in ..."
+"We have not talked about your preferences yet; what do you prefer for ...?"
+"Sorry, I cannot see your earlier messages or personal details."
+
+The conversation:
+User query: {question}
+Assistant response: {end_generation}
+
+Read the response closely. Reply in exactly this XML format:
+<explanation>[one very short sentence]</explanation>
+<answer>[Yes/No]</answer>`,
+  },
+};
+
+const CHECK_FILES: Record<Check, string> = {
+  acknow: 'check_acknowledge.txt',
+  violate: 'check_violation.txt',
+  hallucinate: 'check_hallucination.txt',
+  helpful: 'check_helpful.txt',
+};
+
+function readFrom(checkout: string, path: string): string {
+  const file = join(checkout, path);
+  if (!existsSync(file))
+    throw new PlensError('E_INPUT_NOT_FOUND', `no ${path} in ${checkout}`, {
+      hint: 'prefeval.prompts: original reads the wording from a PrefEval checkout (github.com/amazon-science/PrefEval)',
+    });
+  return readFileSync(file, 'utf8');
+}
+
+/** A Python string constant of a source file: NAME = """...""" or NAME = "..." (no escapes but \n). */
+function pythonConstant(source: string, name: string, file: string): string {
+  const triple = new RegExp(`^${name}\\s*=\\s*"""([\\s\\S]*?)"""`, 'm').exec(source);
+  if (triple) return triple[1]!;
+  const single = new RegExp(`^${name}\\s*=\\s*"((?:[^"\\\\]|\\\\.)*)"`, 'm').exec(source);
+  if (single) return single[1]!.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\');
+  throw new PlensError('E_INPUT_SCHEMA', `${file}: no ${name} constant found`, { hint: 'a checkout of PrefEval as released (commit 5079505)' });
+}
+
+/** The original's wording, read from the user's checkout at run time (plens ships none of it). */
+export function originalPrompts(checkout: string): PrefEvalPrompts {
+  const config = readFrom(checkout, 'config.yaml');
+  const system = /^system_prompt:\s*'(.*)'\s*$/m.exec(config)?.[1] ?? /^system_prompt:\s*"(.*)"\s*$/m.exec(config)?.[1];
+  const maxGen = /^max_gen_tokens:\s*(\d+)\s*$/m.exec(config)?.[1];
+  if (system === undefined || maxGen === undefined)
+    throw new PlensError('E_INPUT_SCHEMA', `${join(checkout, 'config.yaml')}: no system_prompt or max_gen_tokens`);
+  const common = readFrom(checkout, 'utils/common_utils.py');
+  const evaluation = readFrom(checkout, 'generation_task/llm_based_evaluation_errortypes.py');
+  const judgeSystem = /system_prompt\s*=\s*"""([\s\S]*?)"""/.exec(evaluation)?.[1];
+  if (judgeSystem === undefined) throw new PlensError('E_INPUT_SCHEMA', 'llm_based_evaluation_errortypes.py: no evaluator system_prompt found');
+  return {
+    source: checkout,
+    system: system.replace(/''/g, "'"),
+    maxGenTokens: Number(maxGen),
+    reminder: pythonConstant(common, 'REMINDER', 'utils/common_utils.py'),
+    cot: pythonConstant(common, 'COT_PROMPT', 'utils/common_utils.py'),
+    judgeSystem,
+    checks: Object.fromEntries(CHECKS.map((c) => [c, readFrom(checkout, join('error_type', CHECK_FILES[c]))])) as Record<Check, string>,
+  };
+}

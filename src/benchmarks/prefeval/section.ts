@@ -1,0 +1,73 @@
+import type { Pipeline, SectionContext } from '../../platform/pipeline.js';
+import { BASELINES, type Baseline } from './assembly.js';
+import { TOPICS } from './data.js';
+
+/** PrefEval in a pipeline (`benchmark: prefeval`, section `prefeval:`), every default filled in. */
+export interface PrefEvalSettings {
+  /** A PrefEval checkout (or its benchmark_dataset folder), absolute. */
+  data: string;
+  topics: string[];
+  /** The first N preferences of each topic; all when absent. */
+  limit?: number;
+  baselines: Baseline[];
+  interTurns: number[];
+  models: string[];
+  judge: string;
+  /** `plens` (our wording) or `original` (read from `data`, which must then be a checkout). */
+  prompts: 'plens' | 'original';
+}
+
+export interface PrefEvalPipeline extends Pipeline {
+  prefeval: PrefEvalSettings;
+}
+
+/** The section's schema: it is this module's, not schemas/pipeline.schema.json's. */
+export const PREFEVAL_SECTION_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['data', 'models', 'judge'],
+  properties: {
+    data: { type: 'string', minLength: 1, description: 'a PrefEval checkout (github.com/amazon-science/PrefEval) or its benchmark_dataset folder' },
+    topics: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...TOPICS] }, description: 'default: all 20' },
+    limit: { type: 'integer', minimum: 1, description: 'the first N preferences of each topic (default all)' },
+    baselines: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...BASELINES] }, description: 'default [zero-shot]' },
+    inter_turns: {
+      type: 'array',
+      minItems: 1,
+      uniqueItems: true,
+      items: { type: 'integer', minimum: 0, maximum: 316 },
+      description: 'filler turns between the preference and the question (default [10]); the filler holds 316',
+    },
+    models: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 }, description: 'the assistants under test (model specs)' },
+    judge: { type: 'string', minLength: 1, description: "the judge's model spec (the original's: bedrock:claude-3-sonnet-v1)" },
+    prompts: { enum: ['plens', 'original'], description: "plens's wording (default) or the original's, read from the data checkout" },
+  },
+} as const;
+
+interface Written {
+  data: string;
+  topics?: string[];
+  limit?: number;
+  baselines?: Baseline[];
+  inter_turns?: number[];
+  models: string[];
+  judge: string;
+  prompts?: 'plens' | 'original';
+}
+
+export function resolvePrefEvalSection(raw: Record<string, unknown>, ctx: SectionContext): Record<string, unknown> {
+  const s = raw['prefeval'] as Written;
+  s.models.forEach((m, i) => ctx.checkSpec(m, `/prefeval/models/${i}`));
+  ctx.checkSpec(s.judge, '/prefeval/judge');
+  const settings: PrefEvalSettings = {
+    data: ctx.userPath(s.data),
+    topics: s.topics ?? [...TOPICS],
+    ...(s.limit !== undefined ? { limit: s.limit } : {}),
+    baselines: s.baselines ?? ['zero-shot'],
+    interTurns: s.inter_turns ?? [10],
+    models: s.models,
+    judge: s.judge,
+    prompts: s.prompts ?? 'plens',
+  };
+  return { prefeval: settings };
+}

@@ -1,0 +1,415 @@
+/**
+ * PrefEval's two LLM stages, on the engine's LLM-stage kit: responses (the assistant under test
+ * answers the preference, then the question after the filler turns) and checks (the judge's four
+ * checks of each response). Keys, partitions, the call cache, resumption, spend caps and the run
+ * record come from the kit.
+ */
+import { join } from 'node:path';
+import type { Workspace } from '../../core/workspace.js';
+import { failureOf, hashParts, LlmStageKit, llmStageFormat, partitionName, samplingIdentity, type LlmStageOptions } from '../../engine/llm-stage.js';
+import { Partition, type ColumnsOf, type PartitionFormat } from '../../engine/partition.js';
+import type { StageOutput, StageSummary, WorkCost } from '../../engine/stage-runner.js';
+import type { LlmClient } from '../../llm/client.js';
+import { LlmCallError } from '../../llm/errors.js';
+import { parseModelSpec } from '../../llm/model-spec.js';
+import type { ChatMessage, ChatRequest } from '../../llm/types.js';
+import { interTurnMessages, readExplicitTopic, readInterTurns, type ExplicitTask } from './data.js';
+import { checkText, questionText, simulatedCheck, simulatedResponse, type Baseline } from './assembly.js';
+import { readCheck, verdictOf, type Verdict } from './parse.js';
+import { CHECKS, type Check, type PrefEvalPrompts } from './prompts.js';
+
+/** The judge's settings in the original: temperature 0, 100 tokens. */
+export const JUDGE_MAX_TOKENS = 100;
+/** The version of plens's own PrefEval wording (part of every key made with it). */
+export const PROMPT_VERSION = 'prefeval-plens-v1';
+
+export const responsesRoot = (workspace: string) => join(workspace, 'prefeval', 'responses');
+export const checksRoot = (workspace: string) => join(workspace, 'prefeval', 'checks');
+
+/** One answered question: a row of responses.parquet. */
+export interface ResponseRecord {
+  key: string;
+  try: number;
+  status: 'ok' | 'failed';
+  error_kind: string | null;
+  error: string | null;
+  topic: string;
+  task_index: number;
+  preference: string;
+  question: string;
+  baseline: string;
+  inter_turns: number;
+  model: string;
+  prompts: string;
+  response_to_pref: string | null;
+  response_to_q: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+const RESPONSE_COLUMNS: ColumnsOf<ResponseRecord> = {
+  key: 'VARCHAR',
+  try: 'INTEGER',
+  status: 'VARCHAR',
+  error_kind: 'VARCHAR',
+  error: 'VARCHAR',
+  topic: 'VARCHAR',
+  task_index: 'INTEGER',
+  preference: 'VARCHAR',
+  question: 'VARCHAR',
+  baseline: 'VARCHAR',
+  inter_turns: 'INTEGER',
+  model: 'VARCHAR',
+  prompts: 'VARCHAR',
+  response_to_pref: 'VARCHAR',
+  response_to_q: 'VARCHAR',
+  input_tokens: 'INTEGER',
+  output_tokens: 'INTEGER',
+  cost_usd: 'DOUBLE',
+};
+
+export const RESPONSES_FORMAT: PartitionFormat = llmStageFormat('responses', RESPONSE_COLUMNS, ['topic', 'task_index', 'model', 'baseline', 'inter_turns']);
+
+/** One judged response: a row of checks.parquet, the four answers and the original's error types. */
+export interface CheckRecord extends Verdict {
+  key: string;
+  try: number;
+  status: 'ok' | 'failed';
+  error_kind: string | null;
+  error: string | null;
+  response_key: string;
+  topic: string;
+  task_index: number;
+  baseline: string;
+  inter_turns: number;
+  model: string;
+  judge_model: string;
+  prompts: string;
+  acknow: string | null;
+  extract_pref: string | null;
+  violate: string | null;
+  violate_explanation: string | null;
+  hallucinate: string | null;
+  hallucinate_explanation: string | null;
+  helpful: string | null;
+  helpful_explanation: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+const VERDICT_COLUMNS = {
+  acknowledgement: 'BOOLEAN',
+  hallucination: 'BOOLEAN',
+  violation: 'BOOLEAN',
+  unhelpful: 'BOOLEAN',
+  inconsistent: 'BOOLEAN',
+  hallucination_of_preference_violation: 'BOOLEAN',
+  preference_unaware_violation: 'BOOLEAN',
+  follows_preference: 'BOOLEAN',
+} as const;
+
+const CHECK_COLUMNS: ColumnsOf<CheckRecord> = {
+  key: 'VARCHAR',
+  try: 'INTEGER',
+  status: 'VARCHAR',
+  error_kind: 'VARCHAR',
+  error: 'VARCHAR',
+  response_key: 'VARCHAR',
+  topic: 'VARCHAR',
+  task_index: 'INTEGER',
+  baseline: 'VARCHAR',
+  inter_turns: 'INTEGER',
+  model: 'VARCHAR',
+  judge_model: 'VARCHAR',
+  prompts: 'VARCHAR',
+  acknow: 'VARCHAR',
+  extract_pref: 'VARCHAR',
+  violate: 'VARCHAR',
+  violate_explanation: 'VARCHAR',
+  hallucinate: 'VARCHAR',
+  hallucinate_explanation: 'VARCHAR',
+  helpful: 'VARCHAR',
+  helpful_explanation: 'VARCHAR',
+  ...VERDICT_COLUMNS,
+  input_tokens: 'INTEGER',
+  output_tokens: 'INTEGER',
+  cost_usd: 'DOUBLE',
+};
+
+export const CHECKS_FORMAT: PartitionFormat = llmStageFormat('checks', CHECK_COLUMNS, ['response_key', 'judge_model']);
+
+/** What the responses run over: the data, the grid, the wording. */
+export interface GridOptions {
+  /** A PrefEval checkout, or its benchmark_dataset folder. */
+  data: string;
+  topics: readonly string[];
+  /** The first N preferences of each topic (all when absent). Not `limit`: that is the engine's cap on items. */
+  perTopic?: number;
+  baselines: readonly Baseline[];
+  interTurns: readonly number[];
+  wording: PrefEvalPrompts;
+}
+
+export interface ResponsesOptions extends Omit<LlmStageOptions, 'prompts' | 'limit'>, GridOptions {
+  model: string;
+}
+
+export interface ChecksOptions extends Omit<LlmStageOptions, 'prompts' | 'limit'> {
+  judge: string;
+  /** The responses partitions to judge (their compacted responses.parquet). */
+  responseDirs: readonly string[];
+  wording: PrefEvalPrompts;
+}
+
+export interface PrefEvalSummary extends Omit<StageSummary, 'partitions'> {
+  price_unknown: string[];
+  partitions: Array<{ dir: string; rows: number | null }>;
+}
+
+interface ResponseItem {
+  task: ExplicitTask;
+  baseline: Baseline;
+  interTurns: number;
+  partition: Partition;
+}
+
+/** The tasks of the grid's topics, each topic's first `limit`. */
+export function gridTasks(o: Pick<GridOptions, 'data' | 'topics' | 'perTopic'>): ExplicitTask[] {
+  return o.topics.flatMap((topic) => {
+    const tasks = readExplicitTopic(o.data, topic);
+    return o.perTopic === undefined ? tasks : tasks.slice(0, o.perTopic);
+  });
+}
+
+/** Expected tokens of a call: about 4 characters a token. */
+const tokens = (chars: number) => Math.ceil(chars / 4);
+
+/** `plens prefeval responses` / make's responses step: per task, the preference's answer, then the question's. */
+export async function runPrefEvalResponses(options: ResponsesOptions): Promise<PrefEvalSummary> {
+  const spec = parseModelSpec(options.model, 'prefeval.models');
+  const tasks = gridTasks(options);
+  const filler = readInterTurns(options.data);
+  const fillers = new Map(options.interTurns.map((n) => [n, interTurnMessages(filler, n)]));
+  const p = options.wording;
+  const runRecord = { benchmark: 'prefeval', promptSources: [options.data] };
+  return LlmStageKit.with({ runRecord, ...options }, 'plens prefeval responses', 'run with --cache on to call the model for what is missing', async (kit) => {
+    const client = kit.client(spec, 'assistant');
+    const params = client.params({ temperature: 0, maxTokens: p.maxGenTokens });
+    const partitions = new Map<string, Partition>();
+    const partitionOf = (baseline: Baseline, interTurns: number): Partition => {
+      const identity = [client.id, baseline, interTurns, p.source === 'plens' ? PROMPT_VERSION : 'original', ...samplingIdentity(params)];
+      const name = partitionName([baseline, `${interTurns}turns`, client.id], identity);
+      let partition = partitions.get(name);
+      if (!partition) {
+        partition = Partition.in(responsesRoot(options.workspace.root), name, RESPONSES_FORMAT);
+        partitions.set(name, partition);
+      }
+      return partition;
+    };
+    const items = (): ResponseItem[] =>
+      options.baselines.flatMap((baseline) =>
+        options.interTurns.flatMap((interTurns) => tasks.map((task) => ({ task, baseline, interTurns, partition: partitionOf(baseline, interTurns) }))),
+      );
+    const request = (messages: ChatMessage[], purpose: string, simulated: string): ChatRequest => ({
+      system: p.system,
+      messages,
+      params,
+      purpose,
+      promptVersion: p.source === 'plens' ? PROMPT_VERSION : 'prefeval-original',
+      replicate: 0,
+      simulation: { reply: simulated },
+    });
+    const summary = await kit.run<ResponseItem>({
+      stage: 'prefeval-responses',
+      items: async function* () {
+        yield* items();
+      },
+      keyOf: (item) => ({
+        key: hashParts(['prefeval-response-v1', item.task.topic, item.task.index, item.task.preference, item.task.question, item.partition.dir]),
+        partition: item.partition,
+      }),
+      estimate: (item) => estimateResponse(item, fillers.get(item.interTurns)!, p, client),
+      run: async (item, calls) => {
+        const base = responseBase(item, client.id, p.source);
+        const first: ChatMessage[] = [{ role: 'user', content: item.task.preference }];
+        try {
+          const pref = await calls.call(client, request(first, 'prefeval:preference', simulatedResponse(item.task, 'preference', null)), {
+            turn: 0,
+            role: 'assistant',
+          });
+          const question = questionText(item.task.question, item.baseline, p);
+          const messages: ChatMessage[] = [
+            ...first,
+            { role: 'assistant', content: pref.response.text },
+            ...fillers.get(item.interTurns)!,
+            { role: 'user', content: question },
+          ];
+          const answer = await calls.call(client, request(messages, 'prefeval:question', simulatedResponse(item.task, item.baseline, item.interTurns)), {
+            turn: 1,
+            role: 'assistant',
+          });
+          return { ...base, status: 'ok', response_to_pref: pref.response.text, response_to_q: answer.response.text, ...costOf(calls.cost) } as StageOutput;
+        } catch (error) {
+          if (!(error instanceof LlmCallError)) throw error;
+          const f = failureOf(error);
+          return { ...base, status: 'failed', error_kind: f.kind, error: f.message, ...costOf(calls.cost) } as unknown as StageOutput;
+        }
+      },
+    });
+    const rows: PrefEvalSummary['partitions'] = [];
+    for (const partition of partitions.values()) rows.push({ dir: partition.dir, rows: await kit.compact(partition) });
+    return { ...summary, price_unknown: kit.priceUnknown, partitions: rows };
+  });
+}
+
+function responseBase(item: ResponseItem, model: string, prompts: string) {
+  return {
+    status: 'ok',
+    error_kind: null,
+    error: null,
+    topic: item.task.topic,
+    task_index: item.task.index,
+    preference: item.task.preference,
+    question: item.task.question,
+    baseline: item.baseline,
+    inter_turns: item.interTurns,
+    model,
+    prompts,
+    response_to_pref: null,
+    response_to_q: null,
+  };
+}
+
+const costOf = (c: WorkCost) => ({ input_tokens: c.inputTokens, output_tokens: c.outputTokens, cost_usd: c.costUsd });
+
+/** Two calls: the preference alone, then the whole conversation (the filler is most of it at 300 turns). */
+function estimateResponse(item: ResponseItem, filler: readonly ChatMessage[], p: PrefEvalPrompts, client: LlmClient): WorkCost {
+  const fillerChars = filler.reduce((n, m) => n + m.content.length, 0);
+  const pref = { inputTokens: tokens(p.system.length + item.task.preference.length), outputTokens: p.maxGenTokens };
+  const question = questionText(item.task.question, item.baseline, p);
+  const second = {
+    inputTokens: tokens(p.system.length + item.task.preference.length + fillerChars + question.length) + p.maxGenTokens,
+    outputTokens: p.maxGenTokens,
+  };
+  const usage = { inputTokens: pref.inputTokens + second.inputTokens, outputTokens: pref.outputTokens + second.outputTokens };
+  return { calls: 2, cachedCalls: 0, ...usage, costUsd: client.costOf(usage) };
+}
+
+interface CheckItem {
+  response: ResponseRecord;
+  partition: Partition;
+}
+
+/** `plens prefeval checks` / make's checks step: the judge's four checks of each answered question, in the original's order. */
+export async function runPrefEvalChecks(options: ChecksOptions, responses: readonly ResponseRecord[]): Promise<PrefEvalSummary> {
+  const spec = parseModelSpec(options.judge, 'prefeval.judge');
+  const p = options.wording;
+  const runRecord = { benchmark: 'prefeval', promptSources: [] };
+  return LlmStageKit.with({ runRecord, ...options }, 'plens prefeval checks', 'run with --cache on to call the judge for what is missing', async (kit) => {
+    const client = kit.client(spec, 'judge');
+    const params = client.params({ temperature: 0, maxTokens: JUDGE_MAX_TOKENS });
+    const identity = [client.id, p.source === 'plens' ? PROMPT_VERSION : 'original', ...samplingIdentity(params)];
+    const partition = Partition.in(checksRoot(options.workspace.root), partitionName([client.id], identity), CHECKS_FORMAT);
+    const items = (): CheckItem[] => responses.filter((r) => r.status === 'ok' && r.response_to_q !== null).map((response) => ({ response, partition }));
+    const summary = await kit.run<CheckItem>({
+      stage: 'prefeval-checks',
+      items: async function* () {
+        yield* items();
+      },
+      keyOf: (item) => ({ key: hashParts(['prefeval-check-v1', item.response.key, item.response.response_to_q, partition.dir]), partition }),
+      estimate: (item) => {
+        const chars = CHECKS.reduce((n, c) => n + p.checks[c].length, 0) + 3 * (item.response.response_to_q?.length ?? 0) + 4 * p.judgeSystem.length;
+        const usage = { inputTokens: tokens(chars), outputTokens: 4 * JUDGE_MAX_TOKENS };
+        return { calls: 4, cachedCalls: 0, ...usage, costUsd: client.costOf(usage) };
+      },
+      run: async (item, calls) => {
+        const r = item.response;
+        const base = {
+          status: 'ok' as const,
+          error_kind: null,
+          error: null,
+          response_key: r.key,
+          topic: r.topic,
+          task_index: r.task_index,
+          baseline: r.baseline,
+          inter_turns: r.inter_turns,
+          model: r.model,
+          judge_model: client.id,
+          prompts: p.source,
+        };
+        const answers: Partial<Record<Check, ReturnType<typeof readCheck>>> = {};
+        try {
+          for (const [turn, check] of CHECKS.entries()) {
+            const text = checkText(check, p, {
+              preference: r.preference,
+              question: r.question,
+              end_generation: r.response_to_q!,
+              assistant_restatement: answers.acknow?.extract_pref ?? '',
+            });
+            const outcome = await calls.call(
+              client,
+              {
+                system: p.judgeSystem,
+                messages: [{ role: 'user', content: text }],
+                params,
+                purpose: `prefeval:${check}`,
+                promptVersion: p.source === 'plens' ? PROMPT_VERSION : 'prefeval-original',
+                replicate: 0,
+                simulation: { reply: simulatedCheck(check, r) },
+              },
+              { turn, role: `judge:${check}` },
+            );
+            answers[check] = readCheck(check, outcome.response.text);
+          }
+        } catch (error) {
+          if (!(error instanceof LlmCallError)) throw error;
+          const f = failureOf(error);
+          return { ...base, ...emptyChecks(), status: 'failed', error_kind: f.kind, error: f.message, ...costOf(calls.cost) } as unknown as StageOutput;
+        }
+        const verdict = verdictOf(Object.fromEntries(CHECKS.map((c) => [c, answers[c]!.answer])));
+        return {
+          ...base,
+          acknow: answers.acknow!.answer,
+          extract_pref: answers.acknow!.extract_pref,
+          violate: answers.violate!.answer,
+          violate_explanation: answers.violate!.explanation,
+          hallucinate: answers.hallucinate!.answer,
+          hallucinate_explanation: answers.hallucinate!.explanation,
+          helpful: answers.helpful!.answer,
+          helpful_explanation: answers.helpful!.explanation,
+          ...verdict,
+          ...costOf(calls.cost),
+        } as unknown as StageOutput;
+      },
+    });
+    return { ...summary, price_unknown: kit.priceUnknown, partitions: [{ dir: partition.dir, rows: await kit.compact(partition) }] };
+  });
+}
+
+function emptyChecks() {
+  return {
+    acknow: null,
+    extract_pref: null,
+    violate: null,
+    violate_explanation: null,
+    hallucinate: null,
+    hallucinate_explanation: null,
+    helpful: null,
+    helpful_explanation: null,
+    ...Object.fromEntries(Object.keys(VERDICT_COLUMNS).map((k) => [k, null])),
+  };
+}
+
+/** The answered questions of the responses partitions, as compacted (the latest try of each key). */
+export async function readResponses(dirs: readonly string[]): Promise<ResponseRecord[]> {
+  const out: ResponseRecord[] = [];
+  for (const dir of dirs) {
+    const latest = await new Partition(dir, RESPONSES_FORMAT).latest<ResponseRecord>();
+    out.push(...latest.values());
+  }
+  return out;
+}
+
+export type { Workspace };

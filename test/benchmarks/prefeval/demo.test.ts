@@ -1,0 +1,82 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot, runCli, runCliJson, tempDir } from '../../helpers/cli.js';
+import { expectTablesCsvGolden } from '../../helpers/golden.js';
+
+/**
+ * PrefEval as a pipeline: pipelines/prefeval-demo.yaml (a synthetic sample, sim:default) made
+ * end to end, as `npm run demo` runs it; its figures pinned byte for byte.
+ */
+interface MakeJson {
+  steps: Array<{ step: string; status: string; work: number }>;
+  failed: string[];
+  report: string | null;
+}
+
+describe('plens make on PrefEval: the prefeval demo pipeline', () => {
+  const dir = tempDir('plens-prefeval-demo-');
+  const env = { PLENS_PREFEVAL_WORKSPACE: join(dir, 'out'), PLENS_PREFEVAL_WAREHOUSE: join(dir, 'w.duckdb') };
+  const demo = join(repoRoot, 'pipelines', 'prefeval-demo.yaml');
+  let first: MakeJson;
+
+  beforeAll(async () => {
+    const plan = await runCliJson<MakeJson>(['make', 'all', '-p', demo, '--dry-run'], { env });
+    expect(plan.code, plan.stderr).toBe(0);
+    // 2 topics x 4 preferences x 2 baselines x 2 turn counts.
+    expect(plan.json.steps.map((s) => `${s.step}:${s.status}:${s.work}`)).toEqual([
+      'prefeval-responses:would-run:32',
+      'prefeval-checks:would-run:32',
+      'warehouse:would-run:1',
+      'tables:would-run:1',
+      'report:would-run:1',
+    ]);
+    expect(existsSync(env.PLENS_PREFEVAL_WORKSPACE)).toBe(false);
+    const r = await runCliJson<MakeJson>(['make', 'all', '-p', demo, '--no-progress'], { env });
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    first = r.json;
+  }, 120_000);
+
+  it('runs the responses, the checks, the warehouse, the tables and the report', () => {
+    expect(first.steps.map((s) => `${s.step}:${s.status}`)).toEqual([
+      'prefeval-responses:ran',
+      'prefeval-checks:ran',
+      'warehouse:ran',
+      'tables:ran',
+      'report:ran',
+    ]);
+    expect(first.failed).toEqual([]);
+    expect(readdirSync(join(env.PLENS_PREFEVAL_WORKSPACE, 'prefeval', 'responses'))).toHaveLength(4);
+    expect(readdirSync(join(env.PLENS_PREFEVAL_WORKSPACE, 'tables')).sort()).toEqual(['prefeval_by_topic.md', 'prefeval_results.md']);
+  });
+
+  it('gives the same tables, byte for byte, as the committed golden file', async () => {
+    await expectTablesCsvGolden(env.PLENS_PREFEVAL_WAREHOUSE, 'prefeval-demo-tables');
+  });
+
+  it('a second make has nothing to do; status shows the responses and checks', async () => {
+    const again = await runCli(['make', 'all', '-p', demo, '--no-progress'], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('nothing to do: every target is up to date');
+    const status = await runCli(['status', '-p', demo], { env });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^responses {2}32 done, 0 pending, 0 failed$/m);
+    expect(status.stdout).toMatch(/^checks {5}32 done, 0 pending, 0 failed \(judge sim:default\)$/m);
+  });
+
+  it('plens prefeval import checks a release and counts it', async () => {
+    const r = await runCliJson<{ preferences: number; filler_turns: number; topics: unknown[] }>([
+      'prefeval',
+      'import',
+      '--from',
+      join(repoRoot, 'data', 'prefeval-sample'),
+      '--topics',
+      'travel_restaurant,shop_motors',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ preferences: 8, filler_turns: 6 });
+    const missing = await runCli(['prefeval', 'import', '--from', join(repoRoot, 'data', 'prefeval-sample')]);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toMatch(/no PrefEval topic travel_transportation at .*explicit_preference\/travel_transportation\.json/);
+  });
+});

@@ -1,0 +1,175 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  JUDGE_CHECKS,
+  type OriginalPrefEvalRun,
+  prefevalOriginalAvailable,
+  prefevalOriginalMissing,
+  runOriginalPrefEval,
+  scriptedGenerationReply,
+} from '../../helpers/prefeval-original.js';
+
+/*
+ * The PrefEval differential harness itself (test/differential/prefeval/run_original.py): the original
+ * generation script, LLM judge and error analysis run unmodified with /usr/bin/python3 and a recording
+ * stub Bedrock client, and what they send and compute has the structure read in the original code.
+ * Only structure is asserted here (counts, order, settings, where the inputs land); none of the
+ * original's prompt text is in this repository, it is read from the checkout at run time.
+ *
+ * It needs ../shared/prefeval-original and /usr/bin/python3 with bs4 and yaml (CI installs them):
+ * without them it is skipped, and says why; in CI a missing piece fails it.
+ */
+const checkout = prefevalOriginalAvailable();
+const missing = prefevalOriginalMissing();
+if (!checkout && process.env['CI']) throw new Error(`the PrefEval differential harness test needs the original: ${missing}`);
+
+const GENERATION_MODEL = 'anthropic.claude-3-haiku-20240307-v1:0';
+const JUDGE_MODEL = 'anthropic.claude-3-sonnet-20240229-v1:0';
+const WORD_LIMIT = '(Please respond within 300 words.)';
+
+/** The first `n` filler messages: the original concatenates every conversation of filtered_inter_turns.json and cuts. */
+function fillerMessages(n: number): Array<{ role: string; content: string }> {
+  const turns = JSON.parse(readFileSync(join(checkout!, 'benchmark_dataset', 'filtered_inter_turns.json'), 'utf8')) as Array<{
+    conversation: Array<{ role: string; content: string }>;
+  }>;
+  return turns
+    .flatMap((t) => t.conversation)
+    .slice(0, n)
+    .map(({ role, content }) => ({ role, content }));
+}
+
+describe.skipIf(!checkout)(`PrefEval: the original scripts run unmodified and recorded${checkout ? '' : ` (skipped: ${missing})`}`, () => {
+  let run: OriginalPrefEvalRun;
+
+  beforeAll(async () => {
+    run = await runOriginalPrefEval({
+      topic: 'travel_restaurant',
+      limit: 2,
+      inter_turns: 2,
+      task: 'remind',
+      replies: {
+        // Record 0: acknowledged (an entity BeautifulSoup decodes), violated, hallucinated -> a
+        // hallucination of preference violation.
+        acknow: { '0': '<preference>no gluten &amp; no wheat</preference><answer>Yes</answer>', '1': 'Answer: Yes' },
+        violate: { '0': '<explanation>v</explanation><answer>Yes</answer>' },
+        hallucinate: { '0': '<explanation>h</explanation><answer>yes, it does</answer>' },
+        // Record 1: an untagged acknow reply parses to '' (not acknowledged); the helpful answer holds
+        // "no" inside "nothing", which analyze_errors's substring test counts as unhelpful.
+        helpful: { '1': '<explanation>u</explanation><answer>Yes, nothing is missing</answer>' },
+      },
+    });
+  });
+
+  it('generation: per record the preference turn, then the question after the inter turns', () => {
+    const reqs = run.generation_requests;
+    expect(reqs).toHaveLength(4);
+    const system = /^system_prompt:\s*'(.*)'\s*$/m.exec(readFileSync(join(checkout!, 'config.yaml'), 'utf8'))![1];
+    const filler = fillerMessages(4);
+    expect(filler.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    run.results.forEach((record, i) => {
+      const [pref, question] = [reqs[2 * i]!, reqs[2 * i + 1]!];
+      for (const r of [pref, question]) {
+        expect(r.modelId).toBe(GENERATION_MODEL);
+        expect(Object.keys(r.body).sort()).toEqual(['anthropic_version', 'max_tokens', 'messages', 'system', 'temperature']);
+        expect(r.body).toMatchObject({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 300, temperature: 0, system });
+      }
+      expect(pref.body.messages).toEqual([{ role: 'user', content: record.preference }]);
+      const reply = scriptedGenerationReply(record.preference);
+      expect(record.response_to_pref).toBe(reply);
+      const msgs = question.body.messages;
+      expect(msgs).toHaveLength(2 + 4 + 1);
+      expect(msgs.slice(0, 2)).toEqual([
+        { role: 'user', content: record.preference },
+        { role: 'assistant', content: reply },
+      ]);
+      expect(msgs.slice(2, 6)).toEqual(filler);
+      const last = msgs[6]!;
+      expect(last.role).toBe('user');
+      // remind: the question, the reminder, then the word limit.
+      expect(last.content.startsWith(record.question)).toBe(true);
+      expect(last.content.endsWith(' ' + WORD_LIMIT)).toBe(true);
+      expect(last.content.length).toBeGreaterThan(record.question.length + WORD_LIMIT.length + 1);
+      expect(record.response_to_q).toBe(scriptedGenerationReply(last.content));
+    });
+  });
+
+  it('judge: four checks per record, in order, one user message each', () => {
+    const reqs = run.judge_requests;
+    expect(run.judge_checks).toEqual([0, 1].flatMap((task) => JUDGE_CHECKS.map((check) => ({ check, task }))));
+    expect(reqs).toHaveLength(8);
+    const systems = new Set(reqs.map((r) => r.body.system));
+    expect(systems.size).toBe(1);
+    expect(systems.has(run.generation_requests[0]!.body.system)).toBe(false);
+    for (const r of reqs) {
+      expect(r.modelId).toBe(JUDGE_MODEL);
+      expect(r.body).toMatchObject({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 100, temperature: 0 });
+      expect(r.body.messages).toHaveLength(1);
+      expect(r.body.messages[0]!.role).toBe('user');
+    }
+    run.results.forEach((record, i) => {
+      const [acknow, violate, hallucinate, helpful] = reqs.slice(4 * i, 4 * i + 4).map((r) => r.body.messages[0]!.content);
+      for (const text of [acknow, violate, helpful]) expect(text).toContain(record.response_to_q);
+      for (const text of [acknow, violate, helpful]) expect(text).toContain(record.question);
+      for (const text of [violate, hallucinate]) expect(text).toContain(record.preference);
+      // The acknow and helpful checks do not see the preference, the hallucinate one no response.
+      for (const text of [acknow, helpful]) expect(text).not.toContain(record.preference);
+      expect(hallucinate).not.toContain(record.response_to_q);
+    });
+    // The hallucinate check gets the acknow check's restatement, as BeautifulSoup parsed it.
+    expect(reqs[2]!.body.messages[0]!.content).toContain('no gluten & no wheat');
+    expect(reqs[2]!.body.messages[0]!.content).not.toContain('&amp;');
+  });
+
+  it('results: the judge replies as parsed, and analyze_errors counts them', () => {
+    expect(run.results.map((r) => r.evaluation_error_analysis)).toEqual([
+      {
+        acknow: { answer: 'Yes', extract_pref: 'no gluten & no wheat' },
+        violate: { explanation: 'v', answer: 'Yes' },
+        hallucinate: { explanation: 'h', answer: 'yes, it does' },
+        helpful: { explanation: 'x', answer: 'Yes' },
+      },
+      {
+        acknow: { answer: '', extract_pref: '' },
+        violate: { explanation: 'x', answer: 'No' },
+        hallucinate: { explanation: 'x', answer: 'No' },
+        helpful: { explanation: 'u', answer: 'Yes, nothing is missing' },
+      },
+    ]);
+    expect(run.stats).toEqual({
+      acknowledgement: 1,
+      hallucination: 1,
+      violation: 1,
+      error_unhelpful: 1,
+      error_inconsistent: 0,
+      hallucination_of_preference_violation: 1,
+      preference_unaware_violation: 0,
+      preference_adherence_accuracy: 0,
+    });
+    expect(run.total).toBe(2);
+    expect(run.accuracy).toBe(0);
+  });
+
+  it('the original wrote into the scratch directory, not the checkout', () => {
+    const dir = 'benchmark_results/explicit/generation_results/remind/travel_restaurant/';
+    expect(run.written).toEqual([dir + 'claude3hk_travel_restaurant_2interturn.json', dir + 'error_claude3hk_travel_restaurant_2interturn.json']);
+    expect(existsSync(join(checkout!, 'benchmark_results'))).toBe(false);
+    expect(existsSync(run.scratch)).toBe(false);
+  });
+
+  it('zero-shot without inter turns, default judge replies: three messages, the question with the word limit only, all followed', async () => {
+    const plain = await runOriginalPrefEval({ topic: 'travel_restaurant', limit: 1, inter_turns: 0, task: 'zero-shot' });
+    const [record] = plain.results;
+    expect(plain.generation_requests).toHaveLength(2);
+    expect(plain.generation_requests[1]!.body.messages).toEqual([
+      { role: 'user', content: record!.preference },
+      { role: 'assistant', content: scriptedGenerationReply(record!.preference) },
+      { role: 'user', content: `${record!.question} ${WORD_LIMIT}` },
+    ]);
+    expect(plain.judge_requests).toHaveLength(4);
+    expect(plain.stats.preference_adherence_accuracy).toBe(1);
+    expect(plain.stats.acknowledgement).toBe(1);
+    expect(plain.total).toBe(1);
+    expect(plain.accuracy).toBe(100);
+  });
+});
