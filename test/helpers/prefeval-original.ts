@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 
 /**
  * The original PrefEval code, run unmodified (test/differential/prefeval/run_original.py): its
- * explicit-preference generation script, its LLM judge and its error analysis, with /usr/bin/python3,
+ * generation script (explicit or implicit preferences), its LLM judge and its error analysis, with /usr/bin/python3,
  * a recording stub Bedrock client and scripted replies, in a scratch directory (nothing is written to
  * the checkout). The checkout is read from ../shared/prefeval-original (CC-BY-NC: never copied here).
  */
@@ -16,6 +16,10 @@ export const PREFEVAL_RUNNER = join(repoRoot, 'test', 'differential', 'prefeval'
 export const PREFEVAL_CHECKOUTS = [resolve(repoRoot, '..', 'shared', 'prefeval-original'), '/work/shared/prefeval-original'];
 
 export type PrefEvalTask = 'zero-shot' | 'remind' | 'cot';
+/** The original's --pref_form. */
+export type PrefForm = 'explicit' | 'implicit';
+/** The original's --pref_type (implicit only): choice-based or persona-driven conversations. */
+export type ImplicitPrefType = 'choice' | 'persona';
 export type JudgeCheck = 'acknow' | 'violate' | 'hallucinate' | 'helpful';
 export const JUDGE_CHECKS: readonly JudgeCheck[] = ['acknow', 'violate', 'hallucinate', 'helpful'];
 
@@ -29,6 +33,14 @@ export interface OriginalPrefEvalInput {
   model?: string;
   /** The first `limit` records of the topic are run. */
   limit: number;
+  /**
+   * Explicit (default): the record's preference is said in the first turn. Implicit: the record's
+   * conversation (benchmark_dataset/implicit_preference/<choice-based|persona-driven>/<topic>.json)
+   * stands in front of the filler, and there is one generation call per record.
+   */
+  pref_form?: PrefForm;
+  /** Implicit only: which conversations (--pref_type); default choice. */
+  pref_type?: ImplicitPrefType;
   /**
    * Judge replies by check, then by task index ('0', '1', ...) or one string for every task. Unset:
    * a reply that passes (acknow Yes with preference "p", violate No, hallucinate No, helpful Yes).
@@ -59,11 +71,28 @@ export interface OriginalRequest {
   body: ClaudeInvokeBody;
 }
 
+/**
+ * A record of the evaluation file: the topic's record as the data set has it (every key kept, in its
+ * order), with what the original added. One record of each data set (travel_hotel's 52nd, and one
+ * explicit one) has no explanation.
+ */
 export interface EvaluatedRecord {
   preference: string;
   question: string;
-  explanation: string;
-  response_to_pref: string;
+  explanation?: string;
+  /** Explicit only: the reply to the preference turn (the implicit generation has no such turn). */
+  response_to_pref?: string;
+  /**
+   * Implicit only. Choice-based: {query, assistant_options, user_selection, assistant_acknowledgment};
+   * persona-driven: {"0": {user, assistant}, "1": ...}.
+   */
+  conversation?: Record<string, string> | Record<string, Record<string, string>>;
+  /** Implicit choice-based only. */
+  implicit_query?: string;
+  options?: string[];
+  aligned_op?: string;
+  /** Implicit persona-driven only. */
+  persona?: string;
   response_to_q: string;
   evaluation_error_analysis: {
     acknow: { answer: string; extract_pref: string };
@@ -86,7 +115,10 @@ export interface ErrorStats {
 }
 
 export interface OriginalPrefEvalRun {
-  /** benchmark_generation.py's requests in call order: per record, the preference turn, then the question. */
+  /**
+   * benchmark_generation.py's requests in call order: per record, explicit: the preference turn, then
+   * the question; implicit: the question only (after the record's conversation and the filler).
+   */
   generation_requests: OriginalRequest[];
   /** llm_based_evaluation_errortypes.py's requests in call order: per record, acknow, violate, hallucinate, helpful. */
   judge_requests: OriginalRequest[];

@@ -42,9 +42,9 @@ function chance(seed: string): number {
 }
 
 /** How often the simulated assistant keeps the preference in mind: more with the reminder, less after many filler turns. */
-function followRate(baseline: Baseline, interTurns: number): number {
+function followRate(baseline: Baseline, interTurns: number, implicit: boolean): number {
   const base = baseline === 'remind' ? 0.85 : baseline === 'cot' ? 0.6 : 0.35;
-  return base / (1 + interTurns / 50);
+  return (base * (implicit ? 0.6 : 1)) / (1 + interTurns / 50);
 }
 
 const ACK = 'Keeping in mind what you told me:';
@@ -56,8 +56,8 @@ const ACK = 'Keeping in mind what you told me:';
  */
 export function simulatedResponse(task: ExplicitTask, baseline: Baseline | 'preference', interTurns: number | null): string {
   if (baseline === 'preference') return `Understood. ${ACK} "${task.preference}"`;
-  const roll = chance(`prefeval|${task.topic}|${task.index}|${baseline}|${interTurns}`);
-  if (roll < followRate(baseline, interTurns ?? 0)) return `${ACK} "${task.preference}". Here are options that fit it.`;
+  const roll = chance(`prefeval|${task.topic}|${task.form}|${task.index}|${baseline}|${interTurns}`);
+  if (roll < followRate(baseline, interTurns ?? 0, task.conversation !== null)) return `${ACK} "${task.preference}". Here are options that fit it.`;
   if (roll > 0.93) return "I'm sorry, I don't remember your preferences; could you tell me more?";
   return 'Here are the most popular options, whatever your taste.';
 }
@@ -65,11 +65,11 @@ export function simulatedResponse(task: ExplicitTask, baseline: Baseline | 'pref
 /** The simulated judge: reads the simulated response's marks, with some disagreement. */
 export function simulatedCheck(
   check: Check,
-  r: Pick<ResponseRecord, 'topic' | 'task_index' | 'baseline' | 'inter_turns' | 'response_to_q' | 'preference'>,
+  r: Pick<ResponseRecord, 'topic' | 'form' | 'task_index' | 'baseline' | 'inter_turns' | 'response_to_q' | 'preference'>,
 ): string {
   const text = r.response_to_q ?? '';
   const acknowledges = text.startsWith(ACK);
-  const roll = chance(`prefeval-judge|${check}|${r.topic}|${r.task_index}|${r.baseline}|${r.inter_turns}`);
+  const roll = chance(`prefeval-judge|${check}|${r.topic}|${r.form}|${r.task_index}|${r.baseline}|${r.inter_turns}`);
   const yes = (b: boolean) => (b ? 'Yes' : 'No');
   switch (check) {
     case 'acknow':

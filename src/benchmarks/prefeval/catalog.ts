@@ -4,6 +4,7 @@ import type { TableGroup } from '../../tables/tables.js';
 const CONFIG = [
   { key: 'model', label: 'Model', group: true },
   { key: 'judge_model', label: 'Judge', group: true },
+  { key: 'form', label: 'Form' },
   { key: 'baseline', label: 'Baseline' },
   { key: 'inter_turns', label: 'Turns', format: 'int' },
 ] as const;
@@ -14,7 +15,7 @@ export const PREFEVAL_TABLES: PaperTable[] = [
     name: 'prefeval_results',
     title: 'PrefEval: preference-following accuracy',
     caption:
-      "Explicit preferences, generation task: the share of judged responses with none of the original's four errors (unhelpful, inconsistent, hallucinated preference with a violation, preference-unaware violation), with a 95% Wilson interval, per model, baseline and number of filler turns between the preference and the question (the README leaderboard's layout). Failed calls are counted apart, never scored.",
+      "Generation task, per preference form (explicit: stated; choice and persona: implicit, revealed in a conversation): the share of judged responses with none of the original's four errors (unhelpful, inconsistent, hallucinated preference with a violation, preference-unaware violation), with a 95% Wilson interval, per model, form, baseline and number of filler turns between the preference and the question (the README leaderboard's layout). Failed calls are counted apart, never scored.",
     columns: [
       ...CONFIG,
       { key: 'n', label: 'n', format: 'int' },

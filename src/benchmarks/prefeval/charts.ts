@@ -13,6 +13,7 @@ export function prefevalAccuracyChart(rows: Row[]): ChartSpec | null {
     .map((r) => ({
       model: String(r['model']),
       baseline: String(r['baseline']),
+      form: String(r['form']),
       turns: num(r['inter_turns']),
       accuracy: num(r['accuracy']),
       lo: num(r['accuracy_lo']),
@@ -25,10 +26,13 @@ export function prefevalAccuracyChart(rows: Row[]): ChartSpec | null {
     id: 'prefeval-accuracy',
     title: 'PrefEval: accuracy by filler turns',
     caption:
-      'Preference-following accuracy (0-1) of each model after 0 to 300 filler turns between its stated preference and the question, per baseline, with 95% Wilson intervals. Explicit preferences, generation task.',
+      'Preference-following accuracy (0-1) of each model after 0 to 300 filler turns between its stated preference and the question, per baseline (columns) and preference form (rows: explicit, choice, persona), with 95% Wilson intervals. Generation task.',
     spec: {
       data: { values },
-      facet: { column: { field: 'baseline', type: 'nominal', title: null } },
+      facet: {
+        column: { field: 'baseline', type: 'nominal', title: null },
+        row: { field: 'form', type: 'nominal', title: null, sort: ['explicit', 'choice', 'persona'] },
+      },
       spec: {
         width: 220,
         height: 180,

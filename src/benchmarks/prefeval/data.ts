@@ -28,14 +28,25 @@ export const TOPICS = [
 ] as const;
 export type Topic = (typeof TOPICS)[number];
 
-/** One explicit preference with the question a generic answer would violate. */
+/**
+ * How the preference reaches the assistant: stated (explicit), or revealed in a conversation the
+ * user had with it (implicit: choice-based, the user picking among offered options; persona-driven,
+ * a chat in which the preference comes up).
+ */
+export const FORMS = ['explicit', 'choice', 'persona'] as const;
+export type Form = (typeof FORMS)[number];
+
+/** One preference with the question a generic answer would violate. */
 export interface ExplicitTask {
   topic: string;
+  form: Form;
   /** The task's position in its topic file (the original's task_id). */
   index: number;
   preference: string;
   question: string;
   explanation: string | null;
+  /** Implicit forms: the conversation that reveals the preference, as the original turns it into messages. */
+  conversation: ConversationMessage[] | null;
 }
 
 export interface ConversationMessage {
@@ -74,12 +85,70 @@ export function readExplicitTopic(root: string, topic: string): ExplicitTask[] {
       if (typeof o[field] !== 'string' || (o[field] as string).trim() === '') throw bad(file, `/${index}/${field}`, `expected a non-empty string in ${field}`);
     return {
       topic,
+      form: 'explicit',
       index,
       preference: o['preference'] as string,
       question: o['question'] as string,
       explanation: typeof o['explanation'] === 'string' ? o['explanation'] : null,
+      conversation: null,
     };
   });
+}
+
+const IMPLICIT_FOLDER: Record<Exclude<Form, 'explicit'>, string> = { choice: 'choice-based', persona: 'persona-driven' };
+
+/**
+ * A topic's implicit preferences, each with its conversation as the original's
+ * extract_conversation_to_messages (choice-based: every field in file order, `query` and
+ * `user_selection` the user's, the others the assistant's) or extract_conversation_to_msg_persona
+ * (persona-driven: turns in file order, within each its fields in file order, `user` the user's,
+ * any other the assistant's; the turns must number as the last key says) makes it.
+ */
+export function readImplicitTopic(root: string, topic: string, form: Exclude<Form, 'explicit'>): ExplicitTask[] {
+  const file = join(datasetDir(root), 'implicit_preference', IMPLICIT_FOLDER[form], `${topic}.json`);
+  const data = readJson(file, `PrefEval ${IMPLICIT_FOLDER[form]} topic ${topic}`);
+  if (!Array.isArray(data)) throw bad(file, '', 'expected a list of preference records');
+  return data.map((r, index): ExplicitTask => {
+    if (typeof r !== 'object' || r === null || Array.isArray(r)) throw bad(file, `/${index}`, 'expected an object with preference, question and conversation');
+    const o = r as Record<string, unknown>;
+    for (const field of ['preference', 'question'])
+      if (typeof o[field] !== 'string' || (o[field] as string).trim() === '') throw bad(file, `/${index}/${field}`, `expected a non-empty string in ${field}`);
+    const c = o['conversation'];
+    if (typeof c !== 'object' || c === null || Array.isArray(c)) throw bad(file, `/${index}/conversation`, 'expected an object');
+    const conversation: ConversationMessage[] = [];
+    const text = (v: unknown, pointer: string): string => {
+      if (typeof v !== 'string') throw bad(file, pointer, 'expected a string');
+      return v;
+    };
+    const entries = Object.entries(c as Record<string, unknown>);
+    if (form === 'choice') {
+      for (const [key, v] of entries)
+        conversation.push({ role: key === 'query' || key === 'user_selection' ? 'user' : 'assistant', content: text(v, `/${index}/conversation/${key}`) });
+    } else {
+      for (const [turn, t] of entries) {
+        if (typeof t !== 'object' || t === null || Array.isArray(t)) throw bad(file, `/${index}/conversation/${turn}`, 'expected {user, assistant}');
+        for (const [role, v] of Object.entries(t as Record<string, unknown>))
+          conversation.push({ role: role === 'user' ? 'user' : 'assistant', content: text(v, `/${index}/conversation/${turn}/${role}`) });
+      }
+      const last = entries.at(-1)?.[0];
+      if (last === undefined || conversation.length !== (Number.parseInt(last, 10) + 1) * 2)
+        throw bad(file, `/${index}/conversation`, 'expected turns numbered 0, 1, ... each with a user and an assistant message (the original asserts it)');
+    }
+    return {
+      topic,
+      form,
+      index,
+      preference: o['preference'] as string,
+      question: o['question'] as string,
+      explanation: typeof o['explanation'] === 'string' ? o['explanation'] : null,
+      conversation,
+    };
+  });
+}
+
+/** A topic's tasks in one form. */
+export function readTopic(root: string, topic: string, form: Form): ExplicitTask[] {
+  return form === 'explicit' ? readExplicitTopic(root, topic) : readImplicitTopic(root, topic, form);
 }
 
 /**

@@ -39,6 +39,7 @@ function gridOf(ctx: Ctx) {
   return {
     data: s.data,
     topics: s.topics,
+    forms: s.forms,
     ...(s.limit !== undefined ? { perTopic: s.limit } : {}),
     baselines: s.baselines,
     interTurns: s.interTurns,
@@ -46,7 +47,7 @@ function gridOf(ctx: Ctx) {
   };
 }
 
-const gridLabel = (ctx: Ctx) => `${ctx.p.prefeval.baselines.join('/')} x ${ctx.p.prefeval.interTurns.join('/')} turns`;
+const gridLabel = (ctx: Ctx) => `${ctx.p.prefeval.forms.join('/')} x ${ctx.p.prefeval.baselines.join('/')} x ${ctx.p.prefeval.interTurns.join('/')} turns`;
 
 interface ModelPlan {
   model: string;

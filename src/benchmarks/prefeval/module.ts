@@ -21,7 +21,7 @@ type Checks = { judge: string; done: number; pending: number; failed: number; es
 export const prefEval: Benchmark<PrefEvalPipeline> = {
   id: 'prefeval',
   title: 'PrefEval',
-  summary: 'PrefEval; explicit preferences, generation task: prefeval-responses -> prefeval-checks (plens make)',
+  summary: 'PrefEval; generation task, explicit and implicit preferences: prefeval-responses -> prefeval-checks (plens make)',
   sections: ['prefeval'],
   requiredSections: ['prefeval'],
   folders: ['prefeval'],
@@ -62,6 +62,7 @@ export const prefEval: Benchmark<PrefEvalPipeline> = {
     benchmark: p.benchmark,
     data: p.prefeval.data,
     topics: p.prefeval.topics,
+    forms: p.prefeval.forms,
     limit: p.prefeval.limit ?? null,
     baselines: p.prefeval.baselines,
     inter_turns: p.prefeval.interTurns,

@@ -1,12 +1,13 @@
 import type { Pipeline, SectionContext } from '../../platform/pipeline.js';
 import { BASELINES, type Baseline } from './assembly.js';
-import { TOPICS } from './data.js';
+import { FORMS, TOPICS, type Form } from './data.js';
 
 /** PrefEval in a pipeline (`benchmark: prefeval`, section `prefeval:`), every default filled in. */
 export interface PrefEvalSettings {
   /** A PrefEval checkout (or its benchmark_dataset folder), absolute. */
   data: string;
   topics: string[];
+  forms: Form[];
   /** The first N preferences of each topic; all when absent. */
   limit?: number;
   baselines: Baseline[];
@@ -29,6 +30,13 @@ export const PREFEVAL_SECTION_SCHEMA = {
   properties: {
     data: { type: 'string', minLength: 1, description: 'a PrefEval checkout (github.com/amazon-science/PrefEval) or its benchmark_dataset folder' },
     topics: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...TOPICS] }, description: 'default: all 20' },
+    forms: {
+      type: 'array',
+      minItems: 1,
+      uniqueItems: true,
+      items: { enum: [...FORMS] },
+      description: 'explicit (stated), choice (implicit, choice-based), persona (implicit, persona-driven); default [explicit]',
+    },
     limit: { type: 'integer', minimum: 1, description: 'the first N preferences of each topic (default all)' },
     baselines: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...BASELINES] }, description: 'default [zero-shot]' },
     inter_turns: {
@@ -47,6 +55,7 @@ export const PREFEVAL_SECTION_SCHEMA = {
 interface Written {
   data: string;
   topics?: string[];
+  forms?: Form[];
   limit?: number;
   baselines?: Baseline[];
   inter_turns?: number[];
@@ -62,6 +71,7 @@ export function resolvePrefEvalSection(raw: Record<string, unknown>, ctx: Sectio
   const settings: PrefEvalSettings = {
     data: ctx.userPath(s.data),
     topics: s.topics ?? [...TOPICS],
+    forms: s.forms ?? ['explicit'],
     ...(s.limit !== undefined ? { limit: s.limit } : {}),
     baselines: s.baselines ?? ['zero-shot'],
     interTurns: s.inter_turns ?? [10],

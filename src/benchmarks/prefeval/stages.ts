@@ -13,7 +13,7 @@ import type { LlmClient } from '../../llm/client.js';
 import { LlmCallError } from '../../llm/errors.js';
 import { parseModelSpec } from '../../llm/model-spec.js';
 import type { ChatMessage, ChatRequest } from '../../llm/types.js';
-import { interTurnMessages, readExplicitTopic, readInterTurns, type ExplicitTask } from './data.js';
+import { interTurnMessages, readInterTurns, readTopic, type ExplicitTask, type Form } from './data.js';
 import { checkText, questionText, simulatedCheck, simulatedResponse, type Baseline } from './assembly.js';
 import { readCheck, verdictOf, type Verdict } from './parse.js';
 import { CHECKS, type Check, type PrefEvalPrompts } from './prompts.js';
@@ -34,6 +34,7 @@ export interface ResponseRecord {
   error_kind: string | null;
   error: string | null;
   topic: string;
+  form: string;
   task_index: number;
   preference: string;
   question: string;
@@ -55,6 +56,7 @@ const RESPONSE_COLUMNS: ColumnsOf<ResponseRecord> = {
   error_kind: 'VARCHAR',
   error: 'VARCHAR',
   topic: 'VARCHAR',
+  form: 'VARCHAR',
   task_index: 'INTEGER',
   preference: 'VARCHAR',
   question: 'VARCHAR',
@@ -69,7 +71,14 @@ const RESPONSE_COLUMNS: ColumnsOf<ResponseRecord> = {
   cost_usd: 'DOUBLE',
 };
 
-export const RESPONSES_FORMAT: PartitionFormat = llmStageFormat('responses', RESPONSE_COLUMNS, ['topic', 'task_index', 'model', 'baseline', 'inter_turns']);
+export const RESPONSES_FORMAT: PartitionFormat = llmStageFormat('responses', RESPONSE_COLUMNS, [
+  'topic',
+  'form',
+  'task_index',
+  'model',
+  'baseline',
+  'inter_turns',
+]);
 
 /** One judged response: a row of checks.parquet, the four answers and the original's error types. */
 export interface CheckRecord extends Verdict {
@@ -80,6 +89,7 @@ export interface CheckRecord extends Verdict {
   error: string | null;
   response_key: string;
   topic: string;
+  form: string;
   task_index: number;
   baseline: string;
   inter_turns: number;
@@ -118,6 +128,7 @@ const CHECK_COLUMNS: ColumnsOf<CheckRecord> = {
   error: 'VARCHAR',
   response_key: 'VARCHAR',
   topic: 'VARCHAR',
+  form: 'VARCHAR',
   task_index: 'INTEGER',
   baseline: 'VARCHAR',
   inter_turns: 'INTEGER',
@@ -145,6 +156,8 @@ export interface GridOptions {
   /** A PrefEval checkout, or its benchmark_dataset folder. */
   data: string;
   topics: readonly string[];
+  /** The preference forms: explicit, choice (implicit, choice-based), persona (implicit, persona-driven). */
+  forms: readonly Form[];
   /** The first N preferences of each topic (all when absent). Not `limit`: that is the engine's cap on items. */
   perTopic?: number;
   baselines: readonly Baseline[];
@@ -176,11 +189,13 @@ interface ResponseItem {
 }
 
 /** The tasks of the grid's topics, each topic's first `limit`. */
-export function gridTasks(o: Pick<GridOptions, 'data' | 'topics' | 'perTopic'>): ExplicitTask[] {
-  return o.topics.flatMap((topic) => {
-    const tasks = readExplicitTopic(o.data, topic);
-    return o.perTopic === undefined ? tasks : tasks.slice(0, o.perTopic);
-  });
+export function gridTasks(o: Pick<GridOptions, 'data' | 'topics' | 'forms' | 'perTopic'>): ExplicitTask[] {
+  return o.forms.flatMap((form) =>
+    o.topics.flatMap((topic) => {
+      const tasks = readTopic(o.data, topic, form);
+      return o.perTopic === undefined ? tasks : tasks.slice(0, o.perTopic);
+    }),
+  );
 }
 
 /** Expected tokens of a call: about 4 characters a token. */
@@ -198,9 +213,9 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
     const client = kit.client(spec, 'assistant');
     const params = client.params({ temperature: 0, maxTokens: p.maxGenTokens });
     const partitions = new Map<string, Partition>();
-    const partitionOf = (baseline: Baseline, interTurns: number): Partition => {
-      const identity = [client.id, baseline, interTurns, p.source === 'plens' ? PROMPT_VERSION : 'original', ...samplingIdentity(params)];
-      const name = partitionName([baseline, `${interTurns}turns`, client.id], identity);
+    const partitionOf = (form: Form, baseline: Baseline, interTurns: number): Partition => {
+      const identity = [client.id, form, baseline, interTurns, p.source === 'plens' ? PROMPT_VERSION : 'original', ...samplingIdentity(params)];
+      const name = partitionName([form, baseline, `${interTurns}turns`, client.id], identity);
       let partition = partitions.get(name);
       if (!partition) {
         partition = Partition.in(responsesRoot(options.workspace.root), name, RESPONSES_FORMAT);
@@ -210,7 +225,9 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
     };
     const items = (): ResponseItem[] =>
       options.baselines.flatMap((baseline) =>
-        options.interTurns.flatMap((interTurns) => tasks.map((task) => ({ task, baseline, interTurns, partition: partitionOf(baseline, interTurns) }))),
+        options.interTurns.flatMap((interTurns) =>
+          tasks.map((task) => ({ task, baseline, interTurns, partition: partitionOf(task.form, baseline, interTurns) })),
+        ),
       );
     const request = (messages: ChatMessage[], purpose: string, simulated: string): ChatRequest => ({
       system: p.system,
@@ -227,30 +244,40 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
         yield* items();
       },
       keyOf: (item) => ({
-        key: hashParts(['prefeval-response-v1', item.task.topic, item.task.index, item.task.preference, item.task.question, item.partition.dir]),
+        key: hashParts([
+          'prefeval-response-v1',
+          item.task.topic,
+          item.task.form,
+          item.task.index,
+          item.task.preference,
+          item.task.question,
+          item.partition.dir,
+        ]),
         partition: item.partition,
       }),
       estimate: (item) => estimateResponse(item, fillers.get(item.interTurns)!, p, client),
       run: async (item, calls) => {
         const base = responseBase(item, client.id, p.source);
-        const first: ChatMessage[] = [{ role: 'user', content: item.task.preference }];
         try {
-          const pref = await calls.call(client, request(first, 'prefeval:preference', simulatedResponse(item.task, 'preference', null)), {
-            turn: 0,
-            role: 'assistant',
-          });
+          // Explicit: the preference is said, and answered, first. Implicit: the conversation that reveals it.
+          let opening: ChatMessage[];
+          let responseToPref: string | null = null;
+          if (item.task.conversation === null) {
+            const first: ChatMessage[] = [{ role: 'user', content: item.task.preference }];
+            const pref = await calls.call(client, request(first, 'prefeval:preference', simulatedResponse(item.task, 'preference', null)), {
+              turn: 0,
+              role: 'assistant',
+            });
+            responseToPref = pref.response.text;
+            opening = [...first, { role: 'assistant', content: responseToPref }];
+          } else opening = item.task.conversation;
           const question = questionText(item.task.question, item.baseline, p);
-          const messages: ChatMessage[] = [
-            ...first,
-            { role: 'assistant', content: pref.response.text },
-            ...fillers.get(item.interTurns)!,
-            { role: 'user', content: question },
-          ];
+          const messages: ChatMessage[] = [...opening, ...fillers.get(item.interTurns)!, { role: 'user', content: question }];
           const answer = await calls.call(client, request(messages, 'prefeval:question', simulatedResponse(item.task, item.baseline, item.interTurns)), {
-            turn: 1,
+            turn: responseToPref === null ? 0 : 1,
             role: 'assistant',
           });
-          return { ...base, status: 'ok', response_to_pref: pref.response.text, response_to_q: answer.response.text, ...costOf(calls.cost) } as StageOutput;
+          return { ...base, status: 'ok', response_to_pref: responseToPref, response_to_q: answer.response.text, ...costOf(calls.cost) } as StageOutput;
         } catch (error) {
           if (!(error instanceof LlmCallError)) throw error;
           const f = failureOf(error);
@@ -270,6 +297,7 @@ function responseBase(item: ResponseItem, model: string, prompts: string) {
     error_kind: null,
     error: null,
     topic: item.task.topic,
+    form: item.task.form,
     task_index: item.task.index,
     preference: item.task.preference,
     question: item.task.question,
@@ -284,17 +312,18 @@ function responseBase(item: ResponseItem, model: string, prompts: string) {
 
 const costOf = (c: WorkCost) => ({ input_tokens: c.inputTokens, output_tokens: c.outputTokens, cost_usd: c.costUsd });
 
-/** Two calls: the preference alone, then the whole conversation (the filler is most of it at 300 turns). */
+/** Explicit: two calls, the preference alone, then the whole conversation; implicit: the whole conversation once. Most of it is the filler at 300 turns. */
 function estimateResponse(item: ResponseItem, filler: readonly ChatMessage[], p: PrefEvalPrompts, client: LlmClient): WorkCost {
-  const fillerChars = filler.reduce((n, m) => n + m.content.length, 0);
-  const pref = { inputTokens: tokens(p.system.length + item.task.preference.length), outputTokens: p.maxGenTokens };
+  const chars = (ms: readonly ChatMessage[]) => ms.reduce((n, m) => n + m.content.length, 0);
   const question = questionText(item.task.question, item.baseline, p);
-  const second = {
-    inputTokens: tokens(p.system.length + item.task.preference.length + fillerChars + question.length) + p.maxGenTokens,
-    outputTokens: p.maxGenTokens,
-  };
-  const usage = { inputTokens: pref.inputTokens + second.inputTokens, outputTokens: pref.outputTokens + second.outputTokens };
-  return { calls: 2, cachedCalls: 0, ...usage, costUsd: client.costOf(usage) };
+  const explicit = item.task.conversation === null;
+  const opening = explicit ? tokens(item.task.preference.length) + p.maxGenTokens : tokens(chars(item.task.conversation!));
+  const last = { inputTokens: tokens(p.system.length + chars(filler) + question.length) + opening, outputTokens: p.maxGenTokens };
+  const first = explicit
+    ? { inputTokens: tokens(p.system.length + item.task.preference.length), outputTokens: p.maxGenTokens }
+    : { inputTokens: 0, outputTokens: 0 };
+  const usage = { inputTokens: first.inputTokens + last.inputTokens, outputTokens: first.outputTokens + last.outputTokens };
+  return { calls: explicit ? 2 : 1, cachedCalls: 0, ...usage, costUsd: client.costOf(usage) };
 }
 
 interface CheckItem {
@@ -332,6 +361,7 @@ export async function runPrefEvalChecks(options: ChecksOptions, responses: reado
           error: null,
           response_key: r.key,
           topic: r.topic,
+          form: r.form,
           task_index: r.task_index,
           baseline: r.baseline,
           inter_turns: r.inter_turns,

@@ -2,8 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
+  type ImplicitPrefType,
   JUDGE_CHECKS,
   type OriginalPrefEvalRun,
+  type PrefEvalTask,
   prefevalOriginalAvailable,
   prefevalOriginalMissing,
   runOriginalPrefEval,
@@ -24,6 +26,7 @@ const checkout = prefevalOriginalAvailable();
 const missing = prefevalOriginalMissing();
 if (!checkout && process.env['CI']) throw new Error(`the PrefEval differential harness test needs the original: ${missing}`);
 
+const REPO_ROOT = join(import.meta.dirname, '..', '..', '..');
 const GENERATION_MODEL = 'anthropic.claude-3-haiku-20240307-v1:0';
 const JUDGE_MODEL = 'anthropic.claude-3-sonnet-20240229-v1:0';
 const WORD_LIMIT = '(Please respond within 300 words.)';
@@ -154,6 +157,7 @@ describe.skipIf(!checkout)(`PrefEval: the original scripts run unmodified and re
     const dir = 'benchmark_results/explicit/generation_results/remind/travel_restaurant/';
     expect(run.written).toEqual([dir + 'claude3hk_travel_restaurant_2interturn.json', dir + 'error_claude3hk_travel_restaurant_2interturn.json']);
     expect(existsSync(join(checkout!, 'benchmark_results'))).toBe(false);
+    expect(existsSync(join(REPO_ROOT, 'benchmark_results'))).toBe(false);
     expect(existsSync(run.scratch)).toBe(false);
   });
 
@@ -171,5 +175,197 @@ describe.skipIf(!checkout)(`PrefEval: the original scripts run unmodified and re
     expect(plain.stats.acknowledgement).toBe(1);
     expect(plain.total).toBe(1);
     expect(plain.accuracy).toBe(100);
+  });
+});
+
+/** A topic record of the implicit data sets, as benchmark_dataset/implicit_preference/<dir>/<topic>.json has it. */
+type ImplicitRecord = { preference: string; question: string; conversation: Record<string, unknown> } & Record<string, unknown>;
+
+const IMPLICIT_DIRS: Record<ImplicitPrefType, string> = { choice: 'choice-based', persona: 'persona-driven' };
+/** The keys of a choice-based conversation, in the data's order. */
+const CHOICE_KEYS = ['query', 'assistant_options', 'user_selection', 'assistant_acknowledgment'];
+
+function implicitRecords(prefType: ImplicitPrefType, topic: string): ImplicitRecord[] {
+  return JSON.parse(
+    readFileSync(join(checkout!, 'benchmark_dataset', 'implicit_preference', IMPLICIT_DIRS[prefType], `${topic}.json`), 'utf8'),
+  ) as ImplicitRecord[];
+}
+
+/**
+ * The record's conversation as the original's extract_implicit_messages turns it into Claude messages
+ * (utils/implicit_utils.py), spelled out key by key:
+ * - choice-based (extract_conversation_to_messages): the conversation object's keys in the file's
+ *   order, query -> user, assistant_options -> assistant, user_selection -> user,
+ *   assistant_acknowledgment -> assistant (its rule: "query" and "user_selection" are user turns, every
+ *   other key an assistant turn). Four messages; the record's implicit_query, options and aligned_op
+ *   are not sent (query holds the same text as implicit_query).
+ * - persona-driven (extract_conversation_to_msg_persona): the turns "0", "1", ... in the file's order,
+ *   and in each its keys in order: user -> user, assistant -> assistant (its rule: "user" is a user
+ *   turn, any other key an assistant one). Two messages a turn; it asserts that the count is twice the
+ *   last turn key plus one. The persona is not sent.
+ * The key orders this spells out are asserted against the data before the mapping is used (Python keeps
+ * the file's key order; JSON.parse would put integer-like keys in ascending order, but every
+ * persona-driven file has its turns in that order already).
+ */
+function implicitConversationMessages(prefType: ImplicitPrefType, record: ImplicitRecord): Array<{ role: string; content: string }> {
+  const conversation = record.conversation;
+  if (prefType === 'choice') {
+    expect(Object.keys(conversation)).toEqual(CHOICE_KEYS);
+    const c = conversation as Record<string, string>;
+    return [
+      { role: 'user', content: c['query']! },
+      { role: 'assistant', content: c['assistant_options']! },
+      { role: 'user', content: c['user_selection']! },
+      { role: 'assistant', content: c['assistant_acknowledgment']! },
+    ];
+  }
+  const turns = conversation as Record<string, { user: string; assistant: string }>;
+  expect(Object.keys(turns)).toEqual(Object.keys(turns).map((_, i) => String(i)));
+  return Object.values(turns).flatMap((turn) => {
+    expect(Object.keys(turn)).toEqual(['user', 'assistant']);
+    return [
+      { role: 'user', content: turn.user },
+      { role: 'assistant', content: turn.assistant },
+    ];
+  });
+}
+
+const IMPLICIT_CASES: Array<[ImplicitPrefType, PrefEvalTask]> = [
+  ['choice', 'zero-shot'],
+  ['choice', 'remind'],
+  ['persona', 'zero-shot'],
+  ['persona', 'remind'],
+];
+
+describe.skipIf(!checkout).each(IMPLICIT_CASES)('PrefEval: the original on implicit preferences (--pref_type %s), %s, recorded', (prefType, task) => {
+  const TOPIC = 'travel_restaurant';
+  const LIMIT = 2;
+  const TURNS = 2;
+  let run: OriginalPrefEvalRun;
+  let records: ImplicitRecord[];
+
+  beforeAll(async () => {
+    records = implicitRecords(prefType, TOPIC).slice(0, LIMIT);
+    run = await runOriginalPrefEval({
+      topic: TOPIC,
+      limit: LIMIT,
+      inter_turns: TURNS,
+      task,
+      pref_form: 'implicit',
+      pref_type: prefType,
+      replies: {
+        // Record 0: an untagged acknow reply (not acknowledged) and a violation -> a preference-unaware
+        // violation. Record 1: the default replies, followed.
+        acknow: { '0': 'Answer: No' },
+        violate: { '0': '<explanation>v</explanation><answer>Yes</answer>' },
+      },
+    });
+  });
+
+  it('generation: one request per record, its conversation, the filler, then the question', () => {
+    const reqs = run.generation_requests;
+    expect(reqs).toHaveLength(LIMIT);
+    const system = /^system_prompt:\s*'(.*)'\s*$/m.exec(readFileSync(join(checkout!, 'config.yaml'), 'utf8'))![1];
+    const filler = fillerMessages(2 * TURNS);
+    const suffixes = new Set<string>();
+    records.forEach((record, i) => {
+      const r = reqs[i]!;
+      expect(r.modelId).toBe(GENERATION_MODEL);
+      expect(Object.keys(r.body).sort()).toEqual(['anthropic_version', 'max_tokens', 'messages', 'system', 'temperature']);
+      expect(r.body).toMatchObject({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 300, temperature: 0, system });
+      const conversation = implicitConversationMessages(prefType, record);
+      expect(conversation.length).toBe(prefType === 'choice' ? 4 : 2 * Object.keys(record.conversation).length);
+      const msgs = r.body.messages;
+      expect(msgs).toHaveLength(conversation.length + 2 * TURNS + 1);
+      expect(msgs.slice(0, conversation.length)).toEqual(conversation);
+      expect(msgs.slice(conversation.length, -1)).toEqual(filler);
+      const last = msgs.at(-1)!;
+      expect(last.role).toBe('user');
+      if (task === 'zero-shot') {
+        expect(last.content).toBe(`${record.question} ${WORD_LIMIT}`);
+      } else {
+        // remind: the question, the reminder, then the word limit.
+        expect(last.content.startsWith(record.question)).toBe(true);
+        expect(last.content.endsWith(' ' + WORD_LIMIT)).toBe(true);
+        expect(last.content.length).toBeGreaterThan(record.question.length + WORD_LIMIT.length + 1);
+        suffixes.add(last.content.slice(record.question.length));
+      }
+      expect(run.results[i]!.response_to_q).toBe(scriptedGenerationReply(last.content));
+    });
+    // The reminder does not depend on the record.
+    if (task === 'remind') expect(suffixes.size).toBe(1);
+  });
+
+  it('results: the data set record, every key in its order, with the reply and the judgement added (no response_to_pref)', () => {
+    expect(run.results).toHaveLength(LIMIT);
+    run.results.forEach((result, i) => {
+      const record = records[i]!;
+      expect(Object.keys(result)).toEqual([...Object.keys(record), 'response_to_q', 'evaluation_error_analysis']);
+      const { response_to_q: _reply, evaluation_error_analysis: _judged, ...rest } = result;
+      expect(rest).toEqual(record);
+      expect(result.response_to_pref).toBeUndefined();
+    });
+  });
+
+  it("judge: four checks per record, on the record's preference field, never its conversation", () => {
+    const reqs = run.judge_requests;
+    expect(reqs).toHaveLength(4 * LIMIT);
+    expect(run.judge_checks).toEqual([0, 1].flatMap((t) => JUDGE_CHECKS.map((check) => ({ check, task: t }))));
+    for (const r of reqs) {
+      expect(r.modelId).toBe(JUDGE_MODEL);
+      expect(r.body).toMatchObject({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 100, temperature: 0 });
+      expect(r.body.messages).toHaveLength(1);
+      expect(r.body.messages[0]!.role).toBe('user');
+    }
+    records.forEach((record, i) => {
+      const result = run.results[i]!;
+      const [acknow, violate, hallucinate, helpful] = reqs.slice(4 * i, 4 * i + 4).map((r) => r.body.messages[0]!.content);
+      for (const text of [acknow, violate, helpful]) expect(text).toContain(record.question);
+      for (const text of [acknow, violate, helpful]) expect(text).toContain(result.response_to_q);
+      for (const text of [violate, hallucinate]) expect(text).toContain(record.preference);
+      for (const text of [acknow, helpful]) expect(text).not.toContain(record.preference);
+      expect(hallucinate).not.toContain(result.response_to_q);
+      const opening = implicitConversationMessages(prefType, record)[0]!.content;
+      for (const text of [acknow, violate, hallucinate, helpful]) expect(text).not.toContain(opening);
+    });
+  });
+
+  it('analyze_errors: the scripted judgements counted, the implicit setup printed', () => {
+    expect(run.results.map((r) => r.evaluation_error_analysis)).toEqual([
+      {
+        acknow: { answer: '', extract_pref: '' },
+        violate: { explanation: 'v', answer: 'Yes' },
+        hallucinate: { explanation: 'x', answer: 'No' },
+        helpful: { explanation: 'x', answer: 'Yes' },
+      },
+      {
+        acknow: { answer: 'Yes', extract_pref: 'p' },
+        violate: { explanation: 'x', answer: 'No' },
+        hallucinate: { explanation: 'x', answer: 'No' },
+        helpful: { explanation: 'x', answer: 'Yes' },
+      },
+    ]);
+    expect(run.stats).toEqual({
+      acknowledgement: 1,
+      hallucination: 0,
+      violation: 1,
+      error_unhelpful: 0,
+      error_inconsistent: 0,
+      hallucination_of_preference_violation: 0,
+      preference_unaware_violation: 1,
+      preference_adherence_accuracy: 1,
+    });
+    expect(run.total).toBe(2);
+    expect(run.accuracy).toBe(50);
+    expect(run.report).toContain(`Preference Type: ${prefType}`);
+    expect(run.report).toContain('Preference Form: implicit');
+  });
+
+  it('the original wrote under benchmark_results/implicit/<pref_type> in the scratch directory only', () => {
+    const dir = `benchmark_results/implicit/${prefType}/generation_results/${task}/${TOPIC}/`;
+    expect(run.written).toEqual([dir + `claude3hk_${TOPIC}_2interturn.json`, dir + `error_claude3hk_${TOPIC}_2interturn.json`]);
+    expect(existsSync(join(checkout!, 'benchmark_results'))).toBe(false);
+    expect(existsSync(join(REPO_ROOT, 'benchmark_results'))).toBe(false);
+    expect(existsSync(run.scratch)).toBe(false);
   });
 });

@@ -29,6 +29,13 @@ const TOPIC = 'travel_restaurant';
 const LIMIT = 4;
 const TASKS: PrefEvalTask[] = ['zero-shot', 'remind', 'cot'];
 const TURNS = [0, 2, 10];
+/** The implicit forms, on part of the grid (their requests differ from explicit's in the opening only). */
+const IMPLICIT: Array<{ form: 'choice' | 'persona'; folder: string }> = [
+  { form: 'choice', folder: 'choice-based' },
+  { form: 'persona', folder: 'persona-driven' },
+];
+const IMPLICIT_TASKS: PrefEvalTask[] = ['zero-shot', 'remind'];
+const IMPLICIT_TURNS = [0, 2];
 const HAIKU = 'anthropic.claude-3-haiku-20240307-v1:0';
 
 /** Judge replies per check and record index. */
@@ -74,8 +81,8 @@ describe.skipIf(!checkout && !process.env['CI'])(`PrefEval against the original 
   let server: MockBedrockServer;
   let dir: string;
   let judgeOpenings: Array<[JudgeCheck, string]>;
-  let questions: string[];
-  let preferences: string[];
+  /** Each form's records' questions and preferences, by position (explicit's and the implicit files' differ a little). */
+  let lists: Array<{ questions: string[]; preferences: string[] }>;
 
   beforeAll(async () => {
     if (!checkout) throw new Error(`PrefEval differential test: ${prefevalOriginalMissing()}`);
@@ -83,13 +90,28 @@ describe.skipIf(!checkout && !process.env['CI'])(`PrefEval against the original 
       preference: string;
       question: string;
     }>;
-    questions = records.slice(0, LIMIT).map((r) => r.question);
-    preferences = records.slice(0, LIMIT).map((r) => r.preference);
+    const listOf = (rs: Array<{ preference: string; question: string }>) => ({
+      questions: rs.slice(0, LIMIT).map((r) => r.question),
+      preferences: rs.slice(0, LIMIT).map((r) => r.preference),
+    });
+    lists = [
+      listOf(records),
+      ...IMPLICIT.map(({ folder }) =>
+        listOf(JSON.parse(readFileSync(join(checkout, 'benchmark_dataset', 'implicit_preference', folder, `${TOPIC}.json`), 'utf8'))),
+      ),
+    ];
     const files: Record<JudgeCheck, string> = { acknow: 'acknowledge', violate: 'violation', hallucinate: 'hallucination', helpful: 'helpful' };
     judgeOpenings = JUDGE_CHECKS.map((c) => [c, readFileSync(join(checkout, 'error_type', `check_${files[c]}.txt`), 'utf8').split('{')[0]!]);
     for (const task of TASKS)
       for (const turns of TURNS)
-        original.set(`${task}|${turns}`, await runOriginalPrefEval({ topic: TOPIC, inter_turns: turns, task, limit: LIMIT, replies: REPLIES }));
+        original.set(`explicit|${task}|${turns}`, await runOriginalPrefEval({ topic: TOPIC, inter_turns: turns, task, limit: LIMIT, replies: REPLIES }));
+    for (const { form } of IMPLICIT)
+      for (const task of IMPLICIT_TASKS)
+        for (const turns of IMPLICIT_TURNS)
+          original.set(
+            `${form}|${task}|${turns}`,
+            await runOriginalPrefEval({ topic: TOPIC, inter_turns: turns, task, limit: LIMIT, replies: REPLIES, pref_form: 'implicit', pref_type: form }),
+          );
 
     // plens: the same records and grid through `plens make`, against a mock Bedrock replying alike.
     const creds = { accessKeyId: 'AKIAPLENSPREFEVAL001', secretAccessKey: 'plensPrefEvalSecret/abcdefghijklmnopqrstuvwx' };
@@ -103,7 +125,8 @@ describe.skipIf(!checkout && !process.env['CI'])(`PrefEval against the original 
         const check = judgeOpenings.find(([, opening]) => text.startsWith(opening))?.[0];
         if (!check) return scriptedGenerationReply(text);
         // The record: its question (acknow, violate, helpful) or its preference (hallucinate) is in the text.
-        const index = check === 'hallucinate' ? preferences.findIndex((p) => text.includes(p)) : questions.findIndex((q) => text.includes(q));
+        const found = (texts: string[]) => texts.findIndex((t) => text.includes(t));
+        const index = Math.max(...lists.map((l) => found(check === 'hallucinate' ? l.preferences : l.questions)));
         return REPLIES[check][String(index)]!;
       },
     });
@@ -120,6 +143,7 @@ describe.skipIf(!checkout && !process.env['CI'])(`PrefEval against the original 
         `  data: ${checkout}`,
         `  topics: [${TOPIC}]`,
         `  limit: ${LIMIT}`,
+        '  forms: [explicit, choice, persona]',
         `  baselines: [${TASKS.join(', ')}]`,
         `  inter_turns: [${TURNS.join(', ')}]`,
         '  prompts: original',
@@ -156,67 +180,82 @@ describe.skipIf(!checkout && !process.env['CI'])(`PrefEval against the original 
       })),
     );
 
-  it("sends the model the original's requests, request by request (preference turn, filler, question with its baseline's text)", () => {
+  it("sends the model the original's requests, request by request (preference turn or implicit conversation, filler, question with its baseline's text)", () => {
     const want = originalSent('generation_requests');
-    const got = plensSent().filter((r) => r.model === HAIKU);
-    expect(want).toHaveLength(TASKS.length * TURNS.length * LIMIT * 2);
-    expect(got.map(sortKey).sort()).toEqual(want.map(sortKey).sort());
+    const sent = plensSent()
+      .filter((r) => r.model === HAIKU)
+      .map(sortKey);
+    const got = new Set(sent);
+    // Explicit: 2 calls a record; implicit: 1.
+    expect(want).toHaveLength(TASKS.length * TURNS.length * LIMIT * 2 + IMPLICIT.length * IMPLICIT_TASKS.length * IMPLICIT_TURNS.length * LIMIT);
+    expect(want.map(sortKey).filter((k) => !got.has(k))).toEqual([]);
+    // plens's own grid is the full product: every form at every baseline and turn count (the cache
+    // off, each explicit record's preference turn is sent again in each, as the original does).
+    expect(sent).toHaveLength(TASKS.length * TURNS.length * LIMIT * (2 + IMPLICIT.length));
   });
 
   it("sends the judge the original's four checks of every response, request by request", () => {
     const want = originalSent('judge_requests');
-    const got = plensSent().filter((r) => r.model !== HAIKU);
-    expect(want).toHaveLength(TASKS.length * TURNS.length * LIMIT * 4);
-    expect(got.map(sortKey).sort()).toEqual(want.map(sortKey).sort());
+    const got = plensSent()
+      .filter((r) => r.model !== HAIKU)
+      .map(sortKey);
+    const count = new Map<string, number>();
+    for (const k of got) count.set(k, (count.get(k) ?? 0) + 1);
+    for (const k of want.map(sortKey)) {
+      expect(count.get(k) ?? 0, k.slice(0, 300)).toBeGreaterThan(0);
+      count.set(k, count.get(k)! - 1);
+    }
+    expect(got).toHaveLength(TASKS.length * TURNS.length * LIMIT * 4 * (1 + IMPLICIT.length));
   });
 
   it("reads every check's reply as BeautifulSoup does, and counts the error types and accuracy as the original", async () => {
     const db = await Database.open(join(dir, 'w.duckdb'), { readOnly: true });
     try {
-      for (const task of TASKS)
-        for (const turns of TURNS) {
-          const run = original.get(`${task}|${turns}`)!;
-          const rows = await db.all<Record<string, unknown>>(
-            `SELECT task_index, acknow, extract_pref, violate, violate_explanation, hallucinate, hallucinate_explanation, helpful, helpful_explanation,
+      for (const [key, run] of original) {
+        const [form, task, t] = key.split('|') as [string, string, string];
+        const turns = Number(t);
+        const rows = await db.all<Record<string, unknown>>(
+          `SELECT task_index, acknow, extract_pref, violate, violate_explanation, hallucinate, hallucinate_explanation, helpful, helpful_explanation,
                acknowledgement, hallucination, violation, unhelpful, inconsistent, hallucination_of_preference_violation, preference_unaware_violation, follows_preference
-             FROM prefeval_checks WHERE baseline = $1 AND inter_turns = $2 ORDER BY task_index`,
-            undefined,
-            [task, turns],
-          );
-          expect(rows.map((r) => r['task_index'])).toEqual(run.results.map((_, i) => i));
-          run.results.forEach((rec, i) => {
-            const e = rec.evaluation_error_analysis;
-            expect(rows[i], `${task} ${turns} record ${i}`).toMatchObject({
-              acknow: e.acknow.answer,
-              extract_pref: e.acknow.extract_pref,
-              violate: e.violate.answer,
-              violate_explanation: e.violate.explanation,
-              hallucinate: e.hallucinate.answer,
-              hallucinate_explanation: e.hallucinate.explanation,
-              helpful: e.helpful.answer,
-              helpful_explanation: e.helpful.explanation,
-            });
+             FROM prefeval_checks WHERE form = $1 AND baseline = $2 AND inter_turns = $3 ORDER BY task_index`,
+          undefined,
+          [form, task, turns],
+        );
+        expect(rows.map((r) => r['task_index'])).toEqual(run.results.map((_, i) => i));
+        run.results.forEach((rec, i) => {
+          const e = rec.evaluation_error_analysis;
+          expect(rows[i], `${key} record ${i}`).toMatchObject({
+            acknow: e.acknow.answer,
+            extract_pref: e.acknow.extract_pref,
+            violate: e.violate.answer,
+            violate_explanation: e.violate.explanation,
+            hallucinate: e.hallucinate.answer,
+            hallucinate_explanation: e.hallucinate.explanation,
+            helpful: e.helpful.answer,
+            helpful_explanation: e.helpful.explanation,
           });
-          const sum = (k: string) => rows.filter((r) => r[k] === true).length;
-          expect(
-            {
-              acknowledgement: sum('acknowledgement'),
-              hallucination: sum('hallucination'),
-              violation: sum('violation'),
-              error_unhelpful: sum('unhelpful'),
-              error_inconsistent: sum('inconsistent'),
-              hallucination_of_preference_violation: sum('hallucination_of_preference_violation'),
-              preference_unaware_violation: sum('preference_unaware_violation'),
-              preference_adherence_accuracy: sum('follows_preference'),
-            },
-            `${task} ${turns}`,
-          ).toEqual(run.stats);
-          const [result] = await db.all<{ accuracy: number }>('SELECT accuracy FROM prefeval_results WHERE baseline = $1 AND inter_turns = $2', undefined, [
-            task,
-            turns,
-          ]);
-          expect(Math.round(result!.accuracy * 10_000) / 100, `${task} ${turns}`).toBe(run.accuracy);
-        }
+        });
+        const sum = (k: string) => rows.filter((r) => r[k] === true).length;
+        expect(
+          {
+            acknowledgement: sum('acknowledgement'),
+            hallucination: sum('hallucination'),
+            violation: sum('violation'),
+            error_unhelpful: sum('unhelpful'),
+            error_inconsistent: sum('inconsistent'),
+            hallucination_of_preference_violation: sum('hallucination_of_preference_violation'),
+            preference_unaware_violation: sum('preference_unaware_violation'),
+            preference_adherence_accuracy: sum('follows_preference'),
+          },
+          key,
+        ).toEqual(run.stats);
+        const [result] = await db.all<{ accuracy: number }>(
+          'SELECT accuracy FROM prefeval_results WHERE form = $1 AND baseline = $2 AND inter_turns = $3',
+          undefined,
+          [form, task, turns],
+        );
+        expect(Math.round(result!.accuracy * 10_000) / 100, key).toBe(run.accuracy);
+      }
     } finally {
       await db.close();
     }

@@ -1,5 +1,5 @@
-"""Runs the ORIGINAL PrefEval explicit-preference generation, LLM judge and error analysis, unmodified,
-and prints every Bedrock request they make as one JSON object on stdout.
+"""Runs the ORIGINAL PrefEval generation task (explicit or implicit preferences), its LLM judge and its
+error analysis, unmodified, and prints every Bedrock request they make as one JSON object on stdout.
 
 Nothing of the original is copied into this repository: its scripts, utils, judge templates and data
 are read from the checkout (../shared/prefeval-original) at run time. The run happens in a scratch
@@ -12,8 +12,11 @@ writes its results into the scratch directory, never into the checkout:
     scratch/utils -> checkout/utils          symlink
     scratch/error_type -> checkout/error_type
     scratch/benchmark_dataset/filtered_inter_turns.json -> checkout's (symlink)
-    scratch/benchmark_dataset/explicit_preference/<topic>.json
-                                             the first `limit` records of the topic (the input selection)
+    scratch/benchmark_dataset/explicit_preference/<topic>.json                      (explicit), or
+    scratch/benchmark_dataset/implicit_preference/choice-based/<topic>.json         (implicit choice), or
+    scratch/benchmark_dataset/implicit_preference/persona-driven/<topic>.json       (implicit persona)
+                                             the first `limit` records of the topic (the input selection),
+                                             at the path the original's loaders and judge read
     scratch/benchmark_results/...            what the original writes
 
 The third-party modules the original imports but this run never reaches (tiktoken, openai,
@@ -22,7 +25,12 @@ bedrock-runtime client (below). bs4 and yaml are the real ones (python3-bs4, pyt
 
 Input, as JSON on stdin or as the first argument:
     {"checkout": ..., "topic": "travel_restaurant", "inter_turns": 10, "task": "zero-shot"|"remind"|"cot",
-     "model": "claude3hk", "limit": 3, "replies": {...}, "keep": false}
+     "model": "claude3hk", "limit": 3, "replies": {...}, "keep": false,
+     "pref_form": "explicit"|"implicit" (default explicit), "pref_type": "choice"|"persona" (implicit only,
+     default choice)}
+All three scripts get --pref_form, and for implicit --pref_type (each script's own argparse options).
+Explicit: per record two generation calls (the preference turn, then the question). Implicit: one per
+record (the record's conversation turns, the filler, the question); its results have no response_to_pref.
 
 Replies. Generation calls get reply_for(last message text) = "reply " + sha256(utf-8 text)[:12], where
 the text is the content of the body's last message (Claude) or the whole prompt (Llama, Mistral).
@@ -62,6 +70,9 @@ DEFAULT_CHECKOUTS = [
     "/work/shared/prefeval-original",
 ]
 TASKS = ("zero-shot", "remind", "cot")
+PREF_FORMS = ("explicit", "implicit")
+# The implicit data set's folder by --pref_type (load_files_implicit, the judge's pref_name).
+PREF_DIRS = {"choice": "choice-based", "persona": "persona-driven"}
 CHECKS = ("acknow", "violate", "hallucinate", "helpful")
 # The judge templates, by the check name the evaluation script gives them.
 TEMPLATE_FILES = {
@@ -202,7 +213,14 @@ def find_checkout(given):
     raise SystemExit("run_original.py: no PrefEval checkout at %s" % (given or " or ".join(DEFAULT_CHECKOUTS)))
 
 
-def build_scratch(checkout, topic, limit):
+def dataset_path(pref_form, pref_type, topic):
+    """The topic file's path under benchmark_dataset, as the original's loaders build it."""
+    if pref_form == "explicit":
+        return os.path.join("explicit_preference", topic + ".json")
+    return os.path.join("implicit_preference", PREF_DIRS[pref_type], topic + ".json")
+
+
+def build_scratch(checkout, topic, limit, pref_form, pref_type):
     scratch = tempfile.mkdtemp(prefix="prefeval-original-")
     gen = os.path.join(scratch, "generation_task")
     os.makedirs(gen)
@@ -213,14 +231,15 @@ def build_scratch(checkout, topic, limit):
     os.symlink(os.path.join(checkout, "utils"), os.path.join(scratch, "utils"))
     os.symlink(os.path.join(checkout, "error_type"), os.path.join(scratch, "error_type"))
     data = os.path.join(scratch, "benchmark_dataset")
-    os.makedirs(os.path.join(data, "explicit_preference"))
+    selection = dataset_path(pref_form, pref_type, topic)
+    os.makedirs(os.path.dirname(os.path.join(data, selection)))
     os.symlink(
         os.path.join(checkout, "benchmark_dataset", "filtered_inter_turns.json"),
         os.path.join(data, "filtered_inter_turns.json"),
     )
-    with open(os.path.join(checkout, "benchmark_dataset", "explicit_preference", topic + ".json"), "r") as f:
+    with open(os.path.join(checkout, "benchmark_dataset", selection), "r") as f:
         records = json.load(f)
-    with open(os.path.join(data, "explicit_preference", topic + ".json"), "w") as f:
+    with open(os.path.join(data, selection), "w") as f:
         json.dump(records[:limit], f, indent=4)
     return scratch
 
@@ -240,6 +259,12 @@ def main():
     model = spec.get("model", "claude3hk")
     limit = int(spec.get("limit", 3))
     keep = bool(spec.get("keep", False))
+    pref_form = spec.get("pref_form") or "explicit"
+    pref_type = spec.get("pref_type") or "choice"
+    if pref_form not in PREF_FORMS:
+        raise SystemExit("run_original.py: pref_form must be one of %s, not %r" % (", ".join(PREF_FORMS), pref_form))
+    if pref_type not in PREF_DIRS:
+        raise SystemExit("run_original.py: pref_type must be one of %s, not %r" % (", ".join(PREF_DIRS), pref_type))
     if task not in TASKS:
         raise SystemExit("run_original.py: task must be one of %s, not %r" % (", ".join(TASKS), task))
     if limit < 1 or inter_turns < 0:
@@ -254,19 +279,24 @@ def main():
         raise SystemExit("run_original.py: only Bedrock models (claude*, llama*, mistral*) can be run, not %r" % model)
 
     checkout = find_checkout(spec.get("checkout"))
-    if not os.path.isfile(os.path.join(checkout, "benchmark_dataset", "explicit_preference", topic + ".json")):
-        raise SystemExit("run_original.py: the checkout has no explicit-preference topic %r" % (topic,))
+    if not os.path.isfile(os.path.join(checkout, "benchmark_dataset", dataset_path(pref_form, pref_type, topic))):
+        raise SystemExit(
+            "run_original.py: the checkout has no %s topic %r"
+            % ("explicit-preference" if pref_form == "explicit" else "implicit %s-preference" % pref_type, topic)
+        )
     sys.dont_write_bytecode = True
     recorder = Recorder(checkout, replies)
     install_stubs(recorder)
-    scratch = build_scratch(checkout, topic, limit)
+    scratch = build_scratch(checkout, topic, limit, pref_form, pref_type)
     cwd = os.getcwd()
     argv = sys.argv
     try:
         gen_dir = os.path.join(scratch, "generation_task")
         os.chdir(gen_dir)
         sys.path.insert(0, gen_dir)
-        common = ["--model", model, "--topic", topic, "--task", task, "--pref_form", "explicit"]
+        common = ["--model", model, "--topic", topic, "--task", task, "--pref_form", pref_form]
+        if pref_form == "implicit":
+            common += ["--pref_type", pref_type]
         with contextlib.redirect_stdout(sys.stderr):
             sys.argv = ["benchmark_generation.py", *common, "--inter_turns", str(inter_turns)]
             importlib.import_module("benchmark_generation").main()
