@@ -27,8 +27,8 @@ WITH r AS (
 )
 SELECT c.model, c.judge_model, c.form, c.baseline, c.inter_turns, c.n,
   c.k / c.n AS accuracy,
-  (c.k / c.n + 1.96 ^ 2 / (2 * c.n) - 1.96 * sqrt(c.k / c.n * (1 - c.k / c.n) / c.n + 1.96 ^ 2 / (4 * c.n ^ 2))) / (1 + 1.96 ^ 2 / c.n) AS accuracy_lo,
-  (c.k / c.n + 1.96 ^ 2 / (2 * c.n) + 1.96 * sqrt(c.k / c.n * (1 - c.k / c.n) / c.n + 1.96 ^ 2 / (4 * c.n ^ 2))) / (1 + 1.96 ^ 2 / c.n) AS accuracy_hi,
+  wilson_ci95(c.k, c.n).lo AS accuracy_lo,
+  wilson_ci95(c.k, c.n).hi AS accuracy_hi,
   c.n_acknowledged, c.n_unhelpful, c.n_inconsistent, c.n_hallucinated_violation, c.n_unaware_violation,
   r.n_failed_responses, c.n_failed_checks
 FROM c JOIN r USING (model, form, baseline, inter_turns)

@@ -46,6 +46,31 @@ export const PREFEVAL_TABLES: PaperTable[] = [
       { key: 'n_unaware_violation', label: 'Unaware violation', format: 'int' },
     ],
   },
+  {
+    name: 'prefeval_paired',
+    title: 'PrefEval: paired comparisons',
+    caption:
+      "The same preferences answered two ways at the same number of filler turns: each baseline against zero-shot for a model, and each pair of models for a baseline. Accuracy on each side over the pairs judged on both, the difference (b - a) with a 95% Bayesian-bootstrap interval over preferences and its minimum detectable effect (80% power), and McNemar's exact p on the discordant pairs.",
+    columns: [
+      { key: 'comparison', label: 'Comparison', group: true },
+      { key: 'model', label: 'Model', nullText: '-' },
+      { key: 'judge_model', label: 'Judge' },
+      { key: 'form', label: 'Form' },
+      { key: 'inter_turns', label: 'Turns', format: 'int' },
+      { key: 'a', label: 'A' },
+      { key: 'b', label: 'B' },
+      { key: 'n_pairs', label: 'Pairs', format: 'int' },
+      { key: 'accuracy_a', label: 'Acc. A', format: 'float2' },
+      { key: 'accuracy_b', label: 'Acc. B', format: 'float2' },
+      { key: 'difference', label: 'B - A', format: 'float2' },
+      { key: 'difference_lo', label: 'lo', format: 'float2', nullText: '-' },
+      { key: 'difference_hi', label: 'hi', format: 'float2', nullText: '-' },
+      { key: 'mde', label: 'MDE', format: 'float2', nullText: '-' },
+      { key: 'n_a_only', label: 'A only', format: 'int' },
+      { key: 'n_b_only', label: 'B only', format: 'int' },
+      { key: 'p_mcnemar', label: 'p (McNemar)', format: 'float3' },
+    ],
+  },
 ];
 
 export const PREFEVAL_TABLE_GROUP: TableGroup = {

@@ -47,7 +47,7 @@ describe('plens make on PrefEval: the prefeval demo pipeline', () => {
     ]);
     expect(first.failed).toEqual([]);
     expect(readdirSync(join(env.PLENS_PREFEVAL_WORKSPACE, 'prefeval', 'responses'))).toHaveLength(12);
-    expect(readdirSync(join(env.PLENS_PREFEVAL_WORKSPACE, 'tables')).sort()).toEqual(['prefeval_by_topic.md', 'prefeval_results.md']);
+    expect(readdirSync(join(env.PLENS_PREFEVAL_WORKSPACE, 'tables')).sort()).toEqual(['prefeval_by_topic.md', 'prefeval_paired.md', 'prefeval_results.md']);
   });
 
   it('gives the same tables, byte for byte, as the committed golden file', async () => {
