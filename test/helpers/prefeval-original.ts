@@ -15,7 +15,11 @@ export const PREFEVAL_RUNNER = join(repoRoot, 'test', 'differential', 'prefeval'
 /** Where the checkout is looked for: ../shared beside the repository (as the other differential tests), then the workplace's. */
 export const PREFEVAL_CHECKOUTS = [resolve(repoRoot, '..', 'shared', 'prefeval-original'), '/work/shared/prefeval-original'];
 
-export type PrefEvalTask = 'zero-shot' | 'remind' | 'cot';
+/**
+ * The original's --task (the ones this harness runs). selfcritic: a zero-shot answer, a critique of it,
+ * then a revised answer (generation_task/baselines_handling.py), the revised one judged.
+ */
+export type PrefEvalTask = 'zero-shot' | 'remind' | 'cot' | 'selfcritic';
 /** The original's --pref_form. */
 export type PrefForm = 'explicit' | 'implicit';
 /** The original's --pref_type (implicit only): choice-based or persona-driven conversations. */
@@ -93,7 +97,12 @@ export interface EvaluatedRecord {
   aligned_op?: string;
   /** Implicit persona-driven only. */
   persona?: string;
+  /** selfcritic only: the answer to the question before the critique (the first question call). */
+  zero_shot_response_to_q?: string;
+  /** The answer the judge judges; for selfcritic the revised answer (the last call of the record). */
   response_to_q: string;
+  /** selfcritic only: the reply to the critique request. */
+  self_critic?: string;
   evaluation_error_analysis: {
     acknow: { answer: string; extract_pref: string };
     violate: { explanation: string; answer: string };
@@ -118,6 +127,8 @@ export interface OriginalPrefEvalRun {
   /**
    * benchmark_generation.py's requests in call order: per record, explicit: the preference turn, then
    * the question; implicit: the question only (after the record's conversation and the filler).
+   * selfcritic: the same, then the critique request and the revision request (max_tokens 500), each
+   * after the whole conversation so far.
    */
   generation_requests: OriginalRequest[];
   /** llm_based_evaluation_errortypes.py's requests in call order: per record, acknow, violate, hallucinate, helpful. */

@@ -3,8 +3,11 @@ import type { ExplicitTask } from './data.js';
 import type { Check, PrefEvalPrompts } from './prompts.js';
 import type { ResponseRecord } from './stages.js';
 
-/** The baselines plens runs: zero-shot, the reminder, chain of thought (the original's --task). */
-export const BASELINES = ['zero-shot', 'remind', 'cot'] as const;
+/**
+ * The baselines plens runs (the original's --task): zero-shot, the reminder, chain of thought, and
+ * self-critic (the zero-shot answer, the model's critique of it, then its revision).
+ */
+export const BASELINES = ['zero-shot', 'remind', 'cot', 'selfcritic'] as const;
 export type Baseline = (typeof BASELINES)[number];
 
 /**
@@ -16,6 +19,17 @@ export function questionText(question: string, baseline: Baseline, p: PrefEvalPr
   if (baseline === 'remind') q = q + p.reminder;
   if (baseline === 'cot') q = p.cot + q;
   return `${q} (Please respond within ${p.maxGenTokens} words.)`;
+}
+
+/**
+ * The self-critic's revision request: an f-string in the original, so `{question}` is filled with the
+ * question as asked (no word-limit cue) and doubled braces in the text become single ones.
+ */
+export function revisionText(p: PrefEvalPrompts, question: string): string {
+  return p.revision
+    .split('{question}')
+    .map((part) => part.replace(/\{\{/g, '{').replace(/\}\}/g, '}'))
+    .join(question);
 }
 
 /** Python's str.replace(old, new): every occurrence, the replacement taken literally. */
@@ -43,7 +57,7 @@ function chance(seed: string): number {
 
 /** How often the simulated assistant keeps the preference in mind: more with the reminder, less after many filler turns. */
 function followRate(baseline: Baseline, interTurns: number, implicit: boolean): number {
-  const base = baseline === 'remind' ? 0.85 : baseline === 'cot' ? 0.6 : 0.35;
+  const base = baseline === 'remind' ? 0.85 : baseline === 'cot' ? 0.6 : baseline === 'selfcritic' ? 0.5 : 0.35;
   return (base * (implicit ? 0.6 : 1)) / (1 + interTurns / 50);
 }
 

@@ -19,6 +19,9 @@ export interface PrefEvalPrompts {
   maxGenTokens: number;
   reminder: string;
   cot: string;
+  /** Self-critic: the request for a critique of the answer, and for a revision (`{question}`: the question as asked). */
+  critique: string;
+  revision: string;
   judgeSystem: string;
   checks: Record<Check, string>;
 }
@@ -38,6 +41,10 @@ A good assistant answers with the user's stated preferences in mind and shapes t
 Answer my question below with my own preferences in mind (not those of the users in the examples), which I told you earlier in our conversation, directly or indirectly:
 
 `,
+  critique:
+    'Critique Request: Look again at how you answered my question in the last turn. Does it follow or go against any preference I told you earlier in our conversation that bears on this question? Say how well those preferences were followed, in 2 sentences. Answer in this format:\nCritic: ',
+  revision:
+    'Revision Request: Given your critique, rewrite your answer so it fits the preferences I told you earlier. The question again: {question}. Answer in this format (only the new answer, no critique and no explanation):\nResponse: ',
   judgeSystem: "You judge an AI assistant's response. Be fair, be strict, and do exactly what the user asks.",
   checks: {
     acknow: `Read the assistant's response to the user's question below and decide whether it acknowledges a preference of the user when answering.
@@ -144,6 +151,11 @@ function pythonConstant(source: string, name: string, file: string): string {
   throw new PlensError('E_INPUT_SCHEMA', `${file}: no ${name} constant found`, { hint: 'a checkout of PrefEval as released (commit 5079505)' });
 }
 
+/** A Python string literal's body, its escapes resolved (\n, \t, \", \', \\). */
+function pythonUnescape(body: string): string {
+  return body.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : c));
+}
+
 /** The original's wording, read from the user's checkout at run time (plens ships none of it). */
 export function originalPrompts(checkout: string): PrefEvalPrompts {
   const config = readFrom(checkout, 'config.yaml');
@@ -154,6 +166,13 @@ export function originalPrompts(checkout: string): PrefEvalPrompts {
   const common = readFrom(checkout, 'utils/common_utils.py');
   const evaluation = readFrom(checkout, 'generation_task/llm_based_evaluation_errortypes.py');
   const judgeSystem = /system_prompt\s*=\s*"""([\s\S]*?)"""/.exec(evaluation)?.[1];
+  const baselines = readFrom(checkout, 'generation_task/baselines_handling.py');
+  const critique = /critic_request\s*=\s*"((?:[^"\\]|\\.)*)"/.exec(baselines)?.[1];
+  const revision = /revision_request\s*=\s*f"((?:[^"\\]|\\.)*)"/.exec(baselines)?.[1];
+  if (critique === undefined || revision === undefined)
+    throw new PlensError('E_INPUT_SCHEMA', 'generation_task/baselines_handling.py: no critic_request or revision_request found', {
+      hint: 'a checkout of PrefEval as released (commit 5079505)',
+    });
   if (judgeSystem === undefined) throw new PlensError('E_INPUT_SCHEMA', 'llm_based_evaluation_errortypes.py: no evaluator system_prompt found');
   return {
     source: checkout,
@@ -161,6 +180,9 @@ export function originalPrompts(checkout: string): PrefEvalPrompts {
     maxGenTokens: Number(maxGen),
     reminder: pythonConstant(common, 'REMINDER', 'utils/common_utils.py'),
     cot: pythonConstant(common, 'COT_PROMPT', 'utils/common_utils.py'),
+    critique: pythonUnescape(critique),
+    // An f-string: {question} is filled in; doubled braces are literal ones.
+    revision: pythonUnescape(revision),
     judgeSystem,
     checks: Object.fromEntries(CHECKS.map((c) => [c, readFrom(checkout, join('error_type', CHECK_FILES[c]))])) as Record<Check, string>,
   };

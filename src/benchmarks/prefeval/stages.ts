@@ -14,12 +14,14 @@ import { LlmCallError } from '../../llm/errors.js';
 import { parseModelSpec } from '../../llm/model-spec.js';
 import type { ChatMessage, ChatRequest } from '../../llm/types.js';
 import { interTurnMessages, readInterTurns, readTopic, type ExplicitTask, type Form } from './data.js';
-import { checkText, questionText, simulatedCheck, simulatedResponse, type Baseline } from './assembly.js';
+import { checkText, questionText, revisionText, simulatedCheck, simulatedResponse, type Baseline } from './assembly.js';
 import { readCheck, verdictOf, type Verdict } from './parse.js';
 import { CHECKS, type Check, type PrefEvalPrompts } from './prompts.js';
 
 /** The judge's settings in the original: temperature 0, 100 tokens. */
 export const JUDGE_MAX_TOKENS = 100;
+/** The self-critic's revision: the original lets it run to 500 tokens. */
+export const SELF_CRITIC_REVISION_TOKENS = 500;
 /** The version of plens's own PrefEval wording (part of every key made with it). */
 export const PROMPT_VERSION = 'prefeval-plens-v1';
 
@@ -43,6 +45,9 @@ export interface ResponseRecord {
   model: string;
   prompts: string;
   response_to_pref: string | null;
+  /** Self-critic: the first (zero-shot) answer, and the model's critique of it; response_to_q is the revision. */
+  zero_shot_response_to_q: string | null;
+  self_critic: string | null;
   response_to_q: string | null;
   input_tokens: number;
   output_tokens: number;
@@ -65,6 +70,8 @@ const RESPONSE_COLUMNS: ColumnsOf<ResponseRecord> = {
   model: 'VARCHAR',
   prompts: 'VARCHAR',
   response_to_pref: 'VARCHAR',
+  zero_shot_response_to_q: 'VARCHAR',
+  self_critic: 'VARCHAR',
   response_to_q: 'VARCHAR',
   input_tokens: 'INTEGER',
   output_tokens: 'INTEGER',
@@ -212,6 +219,8 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
   return LlmStageKit.with({ runRecord, ...options }, 'plens prefeval responses', 'run with --cache on to call the model for what is missing', async (kit) => {
     const client = kit.client(spec, 'assistant');
     const params = client.params({ temperature: 0, maxTokens: p.maxGenTokens });
+    // The original's self-critic revision may run to 500 tokens.
+    const revisionParams = client.params({ temperature: 0, maxTokens: SELF_CRITIC_REVISION_TOKENS });
     const partitions = new Map<string, Partition>();
     const partitionOf = (form: Form, baseline: Baseline, interTurns: number): Partition => {
       const identity = [client.id, form, baseline, interTurns, p.source === 'plens' ? PROMPT_VERSION : 'original', ...samplingIdentity(params)];
@@ -271,13 +280,54 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
             responseToPref = pref.response.text;
             opening = [...first, { role: 'assistant', content: responseToPref }];
           } else opening = item.task.conversation;
-          const question = questionText(item.task.question, item.baseline, p);
-          const messages: ChatMessage[] = [...opening, ...fillers.get(item.interTurns)!, { role: 'user', content: question }];
-          const answer = await calls.call(client, request(messages, 'prefeval:question', simulatedResponse(item.task, item.baseline, item.interTurns)), {
-            turn: responseToPref === null ? 0 : 1,
+          const selfCritic = item.baseline === 'selfcritic';
+          const first = responseToPref === null ? 0 : 1;
+          // Self-critic answers first as zero-shot does (the same request: the cache shares it).
+          const question = questionText(item.task.question, selfCritic ? 'zero-shot' : item.baseline, p);
+          const context: ChatMessage[] = [...opening, ...fillers.get(item.interTurns)!];
+          const answer = await calls.call(
+            client,
+            request(
+              [...context, { role: 'user', content: question }],
+              'prefeval:question',
+              simulatedResponse(item.task, selfCritic ? 'zero-shot' : item.baseline, item.interTurns),
+            ),
+            { turn: first, role: 'assistant' },
+          );
+          if (!selfCritic)
+            return { ...base, status: 'ok', response_to_pref: responseToPref, response_to_q: answer.response.text, ...costOf(calls.cost) } as StageOutput;
+          // The critique and the revision see the question as asked (no word-limit cue), then the answer.
+          const critiqued: ChatMessage[] = [
+            ...context,
+            { role: 'user', content: item.task.question },
+            { role: 'assistant', content: answer.response.text },
+            { role: 'user', content: p.critique },
+          ];
+          const critic = await calls.call(client, request(critiqued, 'prefeval:critique', 'Critic: the answer could use my stated preference more.'), {
+            turn: first + 1,
             role: 'assistant',
           });
-          return { ...base, status: 'ok', response_to_pref: responseToPref, response_to_q: answer.response.text, ...costOf(calls.cost) } as StageOutput;
+          const revision = await calls.call(
+            client,
+            {
+              ...request(
+                [...critiqued, { role: 'assistant', content: critic.response.text }, { role: 'user', content: revisionText(p, item.task.question) }],
+                'prefeval:revision',
+                simulatedResponse(item.task, 'selfcritic', item.interTurns),
+              ),
+              params: revisionParams,
+            },
+            { turn: first + 2, role: 'assistant' },
+          );
+          return {
+            ...base,
+            status: 'ok',
+            response_to_pref: responseToPref,
+            zero_shot_response_to_q: answer.response.text,
+            self_critic: critic.response.text,
+            response_to_q: revision.response.text,
+            ...costOf(calls.cost),
+          } as StageOutput;
         } catch (error) {
           if (!(error instanceof LlmCallError)) throw error;
           const f = failureOf(error);
@@ -306,6 +356,8 @@ function responseBase(item: ResponseItem, model: string, prompts: string) {
     model,
     prompts,
     response_to_pref: null,
+    zero_shot_response_to_q: null,
+    self_critic: null,
     response_to_q: null,
   };
 }
@@ -322,8 +374,16 @@ function estimateResponse(item: ResponseItem, filler: readonly ChatMessage[], p:
   const first = explicit
     ? { inputTokens: tokens(p.system.length + item.task.preference.length), outputTokens: p.maxGenTokens }
     : { inputTokens: 0, outputTokens: 0 };
-  const usage = { inputTokens: first.inputTokens + last.inputTokens, outputTokens: first.outputTokens + last.outputTokens };
-  return { calls: explicit ? 2 : 1, cachedCalls: 0, ...usage, costUsd: client.costOf(usage) };
+  // Self-critic: the critique and the revision each see the conversation again, with the answer and what follows.
+  const extra =
+    item.baseline === 'selfcritic'
+      ? { calls: 2, inputTokens: 2 * last.inputTokens + 3 * p.maxGenTokens, outputTokens: p.maxGenTokens + SELF_CRITIC_REVISION_TOKENS }
+      : { calls: 0, inputTokens: 0, outputTokens: 0 };
+  const usage = {
+    inputTokens: first.inputTokens + last.inputTokens + extra.inputTokens,
+    outputTokens: first.outputTokens + last.outputTokens + extra.outputTokens,
+  };
+  return { calls: (explicit ? 2 : 1) + extra.calls, cachedCalls: 0, ...usage, costUsd: client.costOf(usage) };
 }
 
 interface CheckItem {

@@ -23,10 +23,10 @@ describe('plens make on PrefEval: the prefeval demo pipeline', () => {
   beforeAll(async () => {
     const plan = await runCliJson<MakeJson>(['make', 'all', '-p', demo, '--dry-run'], { env });
     expect(plan.code, plan.stderr).toBe(0);
-    // 3 forms x 2 topics x 4 preferences x 2 baselines x 2 turn counts.
+    // 3 forms x 2 topics x 4 preferences x 3 baselines x 2 turn counts.
     expect(plan.json.steps.map((s) => `${s.step}:${s.status}:${s.work}`)).toEqual([
-      'prefeval-responses:would-run:96',
-      'prefeval-checks:would-run:96',
+      'prefeval-responses:would-run:144',
+      'prefeval-checks:would-run:144',
       'warehouse:would-run:1',
       'tables:would-run:1',
       'report:would-run:1',
@@ -46,7 +46,7 @@ describe('plens make on PrefEval: the prefeval demo pipeline', () => {
       'report:ran',
     ]);
     expect(first.failed).toEqual([]);
-    expect(readdirSync(join(env.PLENS_PREFEVAL_WORKSPACE, 'prefeval', 'responses'))).toHaveLength(12);
+    expect(readdirSync(join(env.PLENS_PREFEVAL_WORKSPACE, 'prefeval', 'responses'))).toHaveLength(18);
     expect(readdirSync(join(env.PLENS_PREFEVAL_WORKSPACE, 'tables')).sort()).toEqual(['prefeval_by_topic.md', 'prefeval_paired.md', 'prefeval_results.md']);
   });
 
@@ -60,8 +60,8 @@ describe('plens make on PrefEval: the prefeval demo pipeline', () => {
     expect(again.stdout).toContain('nothing to do: every target is up to date');
     const status = await runCli(['status', '-p', demo], { env });
     expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toMatch(/^responses {2}96 done, 0 pending, 0 failed$/m);
-    expect(status.stdout).toMatch(/^checks {5}96 done, 0 pending, 0 failed \(judge sim:default\)$/m);
+    expect(status.stdout).toMatch(/^responses {2}144 done, 0 pending, 0 failed$/m);
+    expect(status.stdout).toMatch(/^checks {5}144 done, 0 pending, 0 failed \(judge sim:default\)$/m);
   });
 
   it('plens prefeval import checks a release and counts it', async () => {

@@ -6,6 +6,7 @@ import {
   JUDGE_CHECKS,
   type OriginalPrefEvalRun,
   type PrefEvalTask,
+  type PrefForm,
   prefevalOriginalAvailable,
   prefevalOriginalMissing,
   runOriginalPrefEval,
@@ -369,3 +370,194 @@ describe.skipIf(!checkout).each(IMPLICIT_CASES)('PrefEval: the original on impli
     expect(existsSync(run.scratch)).toBe(false);
   });
 });
+
+/** A topic record of the explicit data set, as benchmark_dataset/explicit_preference/<topic>.json has it. */
+type ExplicitRecord = { preference: string; question: string } & Record<string, unknown>;
+
+function explicitRecords(topic: string): ExplicitRecord[] {
+  return JSON.parse(readFileSync(join(checkout!, 'benchmark_dataset', 'explicit_preference', `${topic}.json`), 'utf8')) as ExplicitRecord[];
+}
+
+/*
+ * --task selfcritic (generation_task/baselines_handling.py, handle_selfcritic_task and
+ * handle_selfcritic_task_implicit; each of the three scripts accepts it): per record, after the
+ * explicit form's preference turn, three calls on one growing conversation: the question as zero-shot
+ * asks it, then a critique request, then a revision request. The critique and revision turns repeat the
+ * question without the word limit. Only short labels of the two requests are asserted here; their text
+ * is read from the recorded requests.
+ */
+const SELFCRITIC_FORMS: PrefForm[] = ['explicit', 'implicit'];
+
+describe.skipIf(!checkout).each(SELFCRITIC_FORMS)(
+  'PrefEval: the original selfcritic baseline, %s preferences (implicit: choice-based), recorded',
+  (prefForm) => {
+    const TOPIC = 'travel_restaurant';
+    const LIMIT = 2;
+    const TURNS = 2;
+    const explicit = prefForm === 'explicit';
+    /** Generation calls per record: [preference turn,] zero-shot question, critique, revision. */
+    const CALLS = explicit ? 4 : 3;
+    let run: OriginalPrefEvalRun;
+    let records: Array<ExplicitRecord | ImplicitRecord>;
+
+    beforeAll(async () => {
+      records = (explicit ? explicitRecords(TOPIC) : implicitRecords('choice', TOPIC)).slice(0, LIMIT);
+      run = await runOriginalPrefEval({
+        topic: TOPIC,
+        limit: LIMIT,
+        inter_turns: TURNS,
+        task: 'selfcritic',
+        pref_form: prefForm,
+        ...(explicit ? {} : { pref_type: 'choice' as const }),
+        // Record 1: acknowledged (the default), violated, no hallucination -> an inconsistent response.
+        replies: { violate: { '1': '<explanation>v</explanation><answer>Yes</answer>' } },
+      });
+    });
+
+    it('generation: per record [the preference turn,] the zero-shot question, the critique request, the revision request', () => {
+      const reqs = run.generation_requests;
+      expect(reqs).toHaveLength(CALLS * LIMIT);
+      const system = /^system_prompt:\s*'(.*)'\s*$/m.exec(readFileSync(join(checkout!, 'config.yaml'), 'utf8'))![1];
+      const filler = fillerMessages(2 * TURNS);
+      const critiqueRequests = new Set<string>();
+      const revisionFrames = new Set<string>();
+      records.forEach((record, i) => {
+        const calls = reqs.slice(CALLS * i, CALLS * (i + 1));
+        for (const r of calls) {
+          expect(r.modelId).toBe(GENERATION_MODEL);
+          expect(Object.keys(r.body).sort()).toEqual(['anthropic_version', 'max_tokens', 'messages', 'system', 'temperature']);
+          expect(r.body).toMatchObject({ anthropic_version: 'bedrock-2023-05-31', temperature: 0, system });
+        }
+        // The revision call alone gets 500 (a literal in handle_selfcritic_task*), the others max_gen_tokens.
+        expect(calls.map((r) => r.body.max_tokens)).toEqual(explicit ? [300, 300, 300, 500] : [300, 300, 500]);
+
+        let head: Array<{ role: string; content: string }>;
+        if (explicit) {
+          expect(calls[0]!.body.messages).toEqual([{ role: 'user', content: record.preference }]);
+          head = [
+            { role: 'user', content: record.preference },
+            { role: 'assistant', content: scriptedGenerationReply(record.preference) },
+          ];
+        } else {
+          head = implicitConversationMessages('choice', record as ImplicitRecord);
+          expect(head).toHaveLength(4);
+        }
+        const [zeroShot, critic, revision] = calls.slice(-3).map((r) => r.body.messages);
+
+        // The zero-shot call, as --task zero-shot makes it: the question with the word limit only.
+        const asked = `${record.question} ${WORD_LIMIT}`;
+        expect(zeroShot).toEqual([...head, ...filler, { role: 'user', content: asked }]);
+        const answer = scriptedGenerationReply(asked);
+
+        // The critique call: the same conversation, but the raw question (no word limit), the zero-shot
+        // answer as the assistant turn, then the critique request as a new user turn.
+        expect(critic).toEqual([
+          ...head,
+          ...filler,
+          { role: 'user', content: record.question },
+          { role: 'assistant', content: answer },
+          { role: 'user', content: critic!.at(-1)!.content },
+        ]);
+        const critiqueRequest = critic!.at(-1)!.content;
+        expect(critiqueRequest.startsWith('Critique Request:')).toBe(true);
+        expect(critiqueRequest.endsWith('\nCritic: ')).toBe(true);
+        expect(critiqueRequest).not.toContain(record.question);
+        critiqueRequests.add(critiqueRequest);
+        const critique = scriptedGenerationReply(critiqueRequest);
+
+        // The revision call: the critique call's messages (nothing else accumulated), its reply, then the
+        // revision request with the raw question interpolated once, followed by a full stop.
+        expect(revision).toEqual([...critic!, { role: 'assistant', content: critique }, { role: 'user', content: revision!.at(-1)!.content }]);
+        expect(revision).toHaveLength(head.length + filler.length + 5);
+        const revisionRequest = revision!.at(-1)!.content;
+        expect(revisionRequest.startsWith('Revision Request:')).toBe(true);
+        expect(revisionRequest.endsWith('\nResponse: ')).toBe(true);
+        expect(revisionRequest.split(record.question)).toHaveLength(2);
+        expect(revisionRequest).toContain(`${record.question}. `);
+        expect(revisionRequest).not.toContain(WORD_LIMIT);
+        revisionFrames.add(revisionRequest.replace(record.question, '<question>'));
+
+        const result = run.results[i]!;
+        expect(result.zero_shot_response_to_q).toBe(answer);
+        expect(result.self_critic).toBe(critique);
+        // response_to_q is the revision call's reply, stored as it comes (no "Response:" stripped).
+        expect(result.response_to_q).toBe(scriptedGenerationReply(revisionRequest));
+        expect(result.response_to_pref).toBe(explicit ? scriptedGenerationReply(record.preference) : undefined);
+      });
+      // The critique request does not depend on the record, the revision request only through the
+      // question; so a stub keyed on the last message gives every record the same critique.
+      expect(critiqueRequests.size).toBe(1);
+      expect(revisionFrames.size).toBe(1);
+      expect(new Set(run.results.map((r) => r.self_critic)).size).toBe(1);
+      expect(new Set(run.results.map((r) => r.response_to_q)).size).toBe(LIMIT);
+    });
+
+    it('results: the data set record, every key in its order, then the three answers and the judgement', () => {
+      expect(run.results).toHaveLength(LIMIT);
+      run.results.forEach((result, i) => {
+        const record = records[i]!;
+        expect(Object.keys(result)).toEqual([
+          ...Object.keys(record),
+          ...(explicit ? ['response_to_pref'] : []),
+          'zero_shot_response_to_q',
+          'response_to_q',
+          'self_critic',
+          'evaluation_error_analysis',
+        ]);
+        const { response_to_pref: _p, zero_shot_response_to_q: _z, response_to_q: _q, self_critic: _c, evaluation_error_analysis: _e, ...rest } = result;
+        expect(rest).toEqual(record);
+      });
+    });
+
+    it('judge: four checks per record on the revised answer, never the zero-shot answer or the critique', () => {
+      const reqs = run.judge_requests;
+      expect(reqs).toHaveLength(4 * LIMIT);
+      expect(run.judge_checks).toEqual([0, 1].flatMap((task) => JUDGE_CHECKS.map((check) => ({ check, task }))));
+      for (const r of reqs) {
+        expect(r.modelId).toBe(JUDGE_MODEL);
+        expect(r.body).toMatchObject({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 100, temperature: 0 });
+        expect(r.body.messages).toHaveLength(1);
+        expect(r.body.messages[0]!.role).toBe('user');
+      }
+      records.forEach((record, i) => {
+        const result = run.results[i]!;
+        const texts = reqs.slice(4 * i, 4 * i + 4).map((r) => r.body.messages[0]!.content);
+        const [acknow, violate, hallucinate, helpful] = texts;
+        for (const text of [acknow!, violate!, helpful!]) {
+          expect(text).toContain(result.response_to_q);
+          expect(text).toContain(record.question);
+        }
+        for (const text of [violate!, hallucinate!]) expect(text).toContain(record.preference);
+        expect(hallucinate).not.toContain(result.response_to_q);
+        for (const text of texts) {
+          expect(text).not.toContain(result.zero_shot_response_to_q!);
+          expect(text).not.toContain(result.self_critic!);
+        }
+      });
+    });
+
+    it('analyze_errors counts the scripted judgements; the files are under generation_results/selfcritic', () => {
+      expect(run.results.map((r) => r.evaluation_error_analysis.violate.answer)).toEqual(['No', 'Yes']);
+      expect(run.stats).toEqual({
+        acknowledgement: 2,
+        hallucination: 0,
+        violation: 1,
+        error_unhelpful: 0,
+        error_inconsistent: 1,
+        hallucination_of_preference_violation: 0,
+        preference_unaware_violation: 0,
+        preference_adherence_accuracy: 1,
+      });
+      expect(run.total).toBe(2);
+      expect(run.accuracy).toBe(50);
+      expect(run.report).toContain('Task: selfcritic');
+      expect(run.report).toContain(`Preference Form: ${prefForm}`);
+      const dir = explicit
+        ? `benchmark_results/explicit/generation_results/selfcritic/${TOPIC}/`
+        : `benchmark_results/implicit/choice/generation_results/selfcritic/${TOPIC}/`;
+      expect(run.written).toEqual([dir + `claude3hk_${TOPIC}_2interturn.json`, dir + `error_claude3hk_${TOPIC}_2interturn.json`]);
+      expect(existsSync(join(checkout!, 'benchmark_results'))).toBe(false);
+      expect(existsSync(run.scratch)).toBe(false);
+    });
+  },
+);

@@ -27,16 +27,19 @@ import {
 const checkout = prefevalOriginalAvailable();
 const TOPIC = 'travel_restaurant';
 const LIMIT = 4;
-const TASKS: PrefEvalTask[] = ['zero-shot', 'remind', 'cot'];
+const TASKS: PrefEvalTask[] = ['zero-shot', 'remind', 'cot', 'selfcritic'];
 const TURNS = [0, 2, 10];
 /** The implicit forms, on part of the grid (their requests differ from explicit's in the opening only). */
 const IMPLICIT: Array<{ form: 'choice' | 'persona'; folder: string }> = [
   { form: 'choice', folder: 'choice-based' },
   { form: 'persona', folder: 'persona-driven' },
 ];
-const IMPLICIT_TASKS: PrefEvalTask[] = ['zero-shot', 'remind'];
+const IMPLICIT_TASKS: PrefEvalTask[] = ['zero-shot', 'remind', 'selfcritic'];
 const IMPLICIT_TURNS = [0, 2];
 const HAIKU = 'anthropic.claude-3-haiku-20240307-v1:0';
+/** The model's calls a record takes: the explicit preference turn, the answer, and self-critic's critique and revision. */
+const callsPer = (explicit: boolean, task: PrefEvalTask) => (explicit ? 1 : 0) + (task === 'selfcritic' ? 3 : 1);
+const sum = (xs: number[]) => xs.reduce((n, x) => n + x, 0);
 
 /** Judge replies per check and record index. */
 const REPLIES: Record<JudgeCheck, Record<string, string>> = {
@@ -187,11 +190,15 @@ describe.skipIf(!checkout && !process.env['CI'])(`PrefEval against the original 
       .map(sortKey);
     const got = new Set(sent);
     // Explicit: 2 calls a record; implicit: 1.
-    expect(want).toHaveLength(TASKS.length * TURNS.length * LIMIT * 2 + IMPLICIT.length * IMPLICIT_TASKS.length * IMPLICIT_TURNS.length * LIMIT);
+    expect(want).toHaveLength(
+      LIMIT *
+        (TURNS.length * sum(TASKS.map((t) => callsPer(true, t))) +
+          IMPLICIT.length * IMPLICIT_TURNS.length * sum(IMPLICIT_TASKS.map((t) => callsPer(false, t)))),
+    );
     expect(want.map(sortKey).filter((k) => !got.has(k))).toEqual([]);
     // plens's own grid is the full product: every form at every baseline and turn count (the cache
     // off, each explicit record's preference turn is sent again in each, as the original does).
-    expect(sent).toHaveLength(TASKS.length * TURNS.length * LIMIT * (2 + IMPLICIT.length));
+    expect(sent).toHaveLength(LIMIT * TURNS.length * (sum(TASKS.map((t) => callsPer(true, t))) + IMPLICIT.length * sum(TASKS.map((t) => callsPer(false, t)))));
   });
 
   it("sends the judge the original's four checks of every response, request by request", () => {

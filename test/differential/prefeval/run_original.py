@@ -24,13 +24,17 @@ google.genai) are empty stand-ins; tqdm is the identity; boto3.client gives a re
 bedrock-runtime client (below). bs4 and yaml are the real ones (python3-bs4, python3-yaml).
 
 Input, as JSON on stdin or as the first argument:
-    {"checkout": ..., "topic": "travel_restaurant", "inter_turns": 10, "task": "zero-shot"|"remind"|"cot",
+    {"checkout": ..., "topic": "travel_restaurant", "inter_turns": 10,
+     "task": "zero-shot"|"remind"|"cot"|"selfcritic",
      "model": "claude3hk", "limit": 3, "replies": {...}, "keep": false,
      "pref_form": "explicit"|"implicit" (default explicit), "pref_type": "choice"|"persona" (implicit only,
      default choice)}
 All three scripts get --pref_form, and for implicit --pref_type (each script's own argparse options).
 Explicit: per record two generation calls (the preference turn, then the question). Implicit: one per
 record (the record's conversation turns, the filler, the question); its results have no response_to_pref.
+selfcritic (--task selfcritic, each script's choice) adds two calls per record after the question: the
+critique request, then the revision request; the results then hold zero_shot_response_to_q, self_critic
+and, in response_to_q (what the judge judges), the revised answer.
 
 Replies. Generation calls get reply_for(last message text) = "reply " + sha256(utf-8 text)[:12], where
 the text is the content of the body's last message (Claude) or the whole prompt (Llama, Mistral).
@@ -69,7 +73,7 @@ DEFAULT_CHECKOUTS = [
     os.path.join(os.path.dirname(REPO_ROOT), "shared", "prefeval-original"),
     "/work/shared/prefeval-original",
 ]
-TASKS = ("zero-shot", "remind", "cot")
+TASKS = ("zero-shot", "remind", "cot", "selfcritic")
 PREF_FORMS = ("explicit", "implicit")
 # The implicit data set's folder by --pref_type (load_files_implicit, the judge's pref_name).
 PREF_DIRS = {"choice": "choice-based", "persona": "persona-driven"}
