@@ -1,7 +1,7 @@
 import { cp, readdir, rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { DATASET_MARKER, recordDataset } from '../core/dataset-identity.js';
+import { DATASET_MARKER, recordDataset } from '../benchmarks/personalens/dataset-identity.js';
 import { Workspace } from '../core/workspace.js';
 import { runImport } from '../benchmarks/personalens/dataset/import.js';
 import { runScenarios } from '../benchmarks/personalens/scenarios/stage.js';

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../core/atomic.js';
-import { assertOneImport, currentDataset, recordDataset } from '../core/dataset-identity.js';
 import { PlensError, usageError } from '../core/errors.js';
 import type { Workspace } from '../core/workspace.js';
 import { CallCache } from '../llm/call-cache.js';
@@ -51,6 +50,21 @@ export interface LlmStageOptions {
   parentRunId?: string;
   /** What the stage's run record says that the kit does not see (engine/run-record.ts). */
   runRecord?: StageRecordHints;
+  /** What the stage's outputs are built on, when its benchmark checks it (PersonaLens: one dataset import). */
+  inputs?: StageInputs;
+}
+
+/**
+ * A benchmark's guard over what a stage's outputs are built on: the kit refuses to open when the
+ * workspace mixes inputs, names them in the run record, and marks each output folder with them.
+ */
+export interface StageInputs {
+  /** Throws when the workspace's outputs were made on other inputs; `doing` names the stage in the error. */
+  assertConsistent(doing: string): void;
+  /** The fingerprint of the inputs, for the run record (null when there is none). */
+  fingerprint(): string | null;
+  /** Marks an output folder with the inputs it is built on. */
+  record(dir: string): Promise<void>;
 }
 
 /** A stage's part of its run record. */
@@ -261,9 +275,9 @@ export class LlmStageKit {
     private readonly missHint: string,
   ) {}
 
-  /** Opens the kit for a stage (`doing` names it in errors): refuses a workspace that mixes imports. */
+  /** Opens the kit for a stage (`doing` names it in errors): refuses a workspace that mixes the stage's inputs. */
   static open(options: LlmStageOptions, doing: string, missHint: string): LlmStageKit {
-    assertOneImport(options.workspace, doing);
+    options.inputs?.assertConsistent(doing);
     return new LlmStageKit(options, missHint);
   }
 
@@ -330,7 +344,7 @@ export class LlmStageKit {
         models: this.specs.map((spec, i) => ({ role: this.roles[i]!, spec: modelSpecString(spec) })),
         prompts: promptSources.length ? { dir: resolve(promptSources[0]!), sha256: await hashSources(promptSources) } : null,
         pipeline: null,
-        dataset_fingerprint: currentDataset(o.workspace)?.fingerprint ?? null,
+        dataset_fingerprint: o.inputs?.fingerprint() ?? null,
         limits: {
           concurrency: o.concurrency,
           cache: o.cache,
@@ -428,7 +442,7 @@ export class LlmStageKit {
   async describe(partition: Partition, file: string, about: object): Promise<void> {
     if (this.options.dryRun || existsSync(partition.file(file))) return;
     await writeFileAtomic(partition.file(file), JSON.stringify(about, null, 2) + '\n');
-    await recordDataset(partition.dir, this.options.workspace);
+    await this.options.inputs?.record(partition.dir);
   }
 
   /** Runs the stage on the engine: each item gets a recorder, and a result is recorded only once its calls are in the cache. */

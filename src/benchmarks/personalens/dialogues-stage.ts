@@ -10,6 +10,7 @@ import { DEFAULT_PROMPTS_DIR, defaultPromptStyle, parsePromptStyle, PromptSet, t
 import { dialogueRecord, dialoguesRoot } from './records.js';
 import { ScenarioContextSource, type ScenarioContext, type ScenarioHead, type ScenarioRow } from './scenario-context.js';
 import { ROUND_LIMITS, type Setting } from './settings.js';
+import { datasetInputs } from './dataset-identity.js';
 
 export interface DialoguesOptions extends LlmStageOptions {
   assistants: string[];
@@ -44,101 +45,112 @@ export async function runDialogues(options: DialoguesOptions): Promise<Dialogues
   const userSpec = parseModelSpec(options.user ?? defaultUser(assistantSpecs.every(isSimulator)), '--user');
   const prompts = PromptSet.load(options.prompts);
   const runRecord = { benchmark: 'personalens', promptSources: [...(options.prompts ? [options.prompts] : []), DEFAULT_PROMPTS_DIR] };
-  return LlmStageKit.with({ runRecord, ...options }, 'plens dialogues', 'run with --cache on to call the endpoint for what is missing', async (kit) => {
-    const source = await ScenarioContextSource.open(options.workspace);
-    kit.onClose(() => source.close());
-    const user = kit.client(userSpec, 'user');
-    const assistants = assistantSpecs.map((s) => kit.client(s, 'assistant'));
-    const root = dialoguesRoot(options.workspace);
-    const styleOf = (a: LlmClient): PromptStyle =>
-      a.spec.promptStyle ? parsePromptStyle(a.spec.promptStyle, `--assistant ${a.id}: prompt_style`) : defaultPromptStyle(a.spec.model);
-    const cells = assistants.flatMap((a) =>
-      options.settings.map((setting) => {
-        const cell = makeCell(setting, a, user, prompts.dialogueVersion, styleOf(a));
-        return { cell, client: a, partition: cellPartition(root, cell) };
-      }),
-    );
-    const clientOf = new Map(cells.map((c) => [c.cell, c.client]));
-    const replicates = options.replicates ?? 1;
+  return LlmStageKit.with(
+    { runRecord, inputs: datasetInputs(options.workspace), ...options },
+    'plens dialogues',
+    'run with --cache on to call the endpoint for what is missing',
+    async (kit) => {
+      const source = await ScenarioContextSource.open(options.workspace);
+      kit.onClose(() => source.close());
+      const user = kit.client(userSpec, 'user');
+      const assistants = assistantSpecs.map((s) => kit.client(s, 'assistant'));
+      const root = dialoguesRoot(options.workspace);
+      const styleOf = (a: LlmClient): PromptStyle =>
+        a.spec.promptStyle ? parsePromptStyle(a.spec.promptStyle, `--assistant ${a.id}: prompt_style`) : defaultPromptStyle(a.spec.model);
+      const cells = assistants.flatMap((a) =>
+        options.settings.map((setting) => {
+          const cell = makeCell(setting, a, user, prompts.dialogueVersion, styleOf(a));
+          return { cell, client: a, partition: cellPartition(root, cell) };
+        }),
+      );
+      const clientOf = new Map(cells.map((c) => [c.cell, c.client]));
+      const replicates = options.replicates ?? 1;
 
-    for (const { cell, partition } of cells) await kit.describe(partition, 'cell.json', { ...cell, prompt_sources: prompts.sources });
-    const summary = await kit.run<Item>({
-      stage: 'dialogues',
-      items: async function* (forRun) {
-        for (const { cell, partition } of cells) {
-          if (forRun) {
-            for await (const full of source.scenariosWithContext()) {
-              for (let replicate = 0; replicate < replicates; replicate++) yield { scenario: full.scenario, full, cell, partition, replicate };
-            }
-          } else {
-            for await (const scenario of source.scenarioHeads()) {
-              for (let replicate = 0; replicate < replicates; replicate++) yield { scenario, full: undefined, cell, partition, replicate };
+      for (const { cell, partition } of cells) await kit.describe(partition, 'cell.json', { ...cell, prompt_sources: prompts.sources });
+      const summary = await kit.run<Item>({
+        stage: 'dialogues',
+        items: async function* (forRun) {
+          for (const { cell, partition } of cells) {
+            if (forRun) {
+              for await (const full of source.scenariosWithContext()) {
+                for (let replicate = 0; replicate < replicates; replicate++) yield { scenario: full.scenario, full, cell, partition, replicate };
+              }
+            } else {
+              for await (const scenario of source.scenarioHeads()) {
+                for (let replicate = 0; replicate < replicates; replicate++) yield { scenario, full: undefined, cell, partition, replicate };
+              }
             }
           }
-        }
-      },
-      keyOf: (item) => ({ key: dialogueKey(item.cell, item.scenario.scenario_id, item.replicate), partition: item.partition }),
-      run: async (item, calls) => {
-        // The engine runs only items of its run pass, which carry their row and context.
-        const { scenario, context } = item.full!;
-        const c = item.cell;
-        const assistant = clientOf.get(c)!;
-        const result = await converse(scenario, context, c.setting, item.replicate, { user, assistant, prompts, assistantStyle: c.promptStyle }, calls);
-        return dialogueRecord(
-          {
-            scenario_id: scenario.scenario_id,
-            user_id: scenario.user_id,
-            task_id: scenario.task_id,
-            kind: scenario.kind,
-            setting: c.setting,
-            replicate: item.replicate,
-            assistant_model: c.assistant.model,
-            assistant_temperature: c.assistant.params.temperature,
-            assistant_max_tokens: c.assistant.params.maxTokens,
-            user_model: c.user.model,
-            user_temperature: c.user.params.temperature,
-            user_max_tokens: c.user.params.maxTokens,
-            prompt_version: c.promptVersion,
-            simulated: c.simulated,
-          },
-          {
-            status: result.status,
-            error: result.error,
-            end_reason: result.end_reason,
-            rounds: result.rounds,
-            messages: result.messages,
-            input_tokens: result.messages.reduce((n, m) => n + m.input_tokens, 0),
-            output_tokens: result.messages.reduce((n, m) => n + m.output_tokens, 0),
-            cost_usd: result.messages.reduce(
-              (n, m) => n + (m.role === 'user' ? user : assistant).costOf({ inputTokens: m.input_tokens, outputTokens: m.output_tokens }),
-              0,
-            ),
-          },
-        );
-      },
-      estimate: (item) => estimateDialogue(item, clientOf.get(item.cell)!, user),
-      // Under a spend cap: the dialogue's expected cost, or its opening call's worst case if that is
-      // more. A dialogue is many calls, so the cache answering its opening says nothing of the rest.
-      reserve: (item) => {
-        const { scenario, context } = item.full!;
-        const c = item.cell;
-        const assistant = clientOf.get(c)!;
-        const opening = openingRequest(scenario, context, c.setting, item.replicate, { user, assistant, prompts, assistantStyle: c.promptStyle });
-        return Math.max(user.estimateCostOf(opening), estimateDialogue(item, assistant, user).costUsd);
-      },
-    });
-    const cellRows: DialoguesSummary['cells'] = [];
-    for (const { cell, partition } of cells) {
-      cellRows.push({ dir: partition.dir, setting: cell.setting, assistant: cell.assistant.model, user: cell.user.model, rows: await kit.compact(partition) });
-    }
-    return {
-      ...summary,
-      prompt_version: prompts.dialogueVersion,
-      simulated: cells.some((c) => c.cell.simulated),
-      price_unknown: kit.priceUnknown,
-      cells: cellRows,
-    };
-  });
+        },
+        keyOf: (item) => ({ key: dialogueKey(item.cell, item.scenario.scenario_id, item.replicate), partition: item.partition }),
+        run: async (item, calls) => {
+          // The engine runs only items of its run pass, which carry their row and context.
+          const { scenario, context } = item.full!;
+          const c = item.cell;
+          const assistant = clientOf.get(c)!;
+          const result = await converse(scenario, context, c.setting, item.replicate, { user, assistant, prompts, assistantStyle: c.promptStyle }, calls);
+          return dialogueRecord(
+            {
+              scenario_id: scenario.scenario_id,
+              user_id: scenario.user_id,
+              task_id: scenario.task_id,
+              kind: scenario.kind,
+              setting: c.setting,
+              replicate: item.replicate,
+              assistant_model: c.assistant.model,
+              assistant_temperature: c.assistant.params.temperature,
+              assistant_max_tokens: c.assistant.params.maxTokens,
+              user_model: c.user.model,
+              user_temperature: c.user.params.temperature,
+              user_max_tokens: c.user.params.maxTokens,
+              prompt_version: c.promptVersion,
+              simulated: c.simulated,
+            },
+            {
+              status: result.status,
+              error: result.error,
+              end_reason: result.end_reason,
+              rounds: result.rounds,
+              messages: result.messages,
+              input_tokens: result.messages.reduce((n, m) => n + m.input_tokens, 0),
+              output_tokens: result.messages.reduce((n, m) => n + m.output_tokens, 0),
+              cost_usd: result.messages.reduce(
+                (n, m) => n + (m.role === 'user' ? user : assistant).costOf({ inputTokens: m.input_tokens, outputTokens: m.output_tokens }),
+                0,
+              ),
+            },
+          );
+        },
+        estimate: (item) => estimateDialogue(item, clientOf.get(item.cell)!, user),
+        // Under a spend cap: the dialogue's expected cost, or its opening call's worst case if that is
+        // more. A dialogue is many calls, so the cache answering its opening says nothing of the rest.
+        reserve: (item) => {
+          const { scenario, context } = item.full!;
+          const c = item.cell;
+          const assistant = clientOf.get(c)!;
+          const opening = openingRequest(scenario, context, c.setting, item.replicate, { user, assistant, prompts, assistantStyle: c.promptStyle });
+          return Math.max(user.estimateCostOf(opening), estimateDialogue(item, assistant, user).costUsd);
+        },
+      });
+      const cellRows: DialoguesSummary['cells'] = [];
+      for (const { cell, partition } of cells) {
+        cellRows.push({
+          dir: partition.dir,
+          setting: cell.setting,
+          assistant: cell.assistant.model,
+          user: cell.user.model,
+          rows: await kit.compact(partition),
+        });
+      }
+      return {
+        ...summary,
+        prompt_version: prompts.dialogueVersion,
+        simulated: cells.some((c) => c.cell.simulated),
+        price_unknown: kit.priceUnknown,
+        cells: cellRows,
+      };
+    },
+  );
 }
 
 function defaultUser(allSimulated: boolean): string {

@@ -11,6 +11,7 @@ import { renderConversation } from './conversation.js';
 import { parseChainJudgment, parseJudgment, type JudgeDimension, type ParsedChainJudgment, type ParsedJudgment } from './judge-parse.js';
 import { originalScore } from './original-scoring.js';
 import { DEFAULT_PROMPTS_DIR, PromptSet, type TemplateName } from './prompt-set.js';
+import { datasetInputs } from './dataset-identity.js';
 import {
   dialogueCell,
   dialoguesRoot,
@@ -97,76 +98,81 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
   }
   const dialoguesSource = cells ? `[${cells.map((c) => sqlString(c.outputFile)).join(', ')}]` : sqlString(Partition.outputGlob(root, DIALOGUES_FORMAT));
   const runRecord = { benchmark: 'personalens', promptSources: [...(options.prompts ? [options.prompts] : []), DEFAULT_PROMPTS_DIR] };
-  return LlmStageKit.with({ runRecord, ...options }, 'plens judge', 'run with --cache on to call the judge for what is missing', async (kit) => {
-    const source = await ScenarioContextSource.open(options.workspace);
-    kit.onClose(() => source.close());
-    const judge = kit.client(spec, 'judge');
-    const params = judge.params(JUDGE_SAMPLING);
-    // The endpoint only when it is not the vendor's default, so judgments against it keep their keys.
-    const identity = [judge.id, ...samplingIdentity(params), prompts.judgeVersion, ...(judge.endpoint ? [judge.endpoint] : [])];
-    const partition = Partition.in(judgmentsRoot(options.workspace), partitionName([judge.id], identity), JUDGMENTS_FORMAT);
-    const keyOf = (item: Item) => hashParts(['judgment-v1', item.dialogue.dialogue_id, item.dimension, item.target, item.turn, ...identity]);
-    const simulated = isSimulator(spec);
-    const rows = (): AsyncIterable<DialogueRow> =>
-      source.stream<DialogueRow>(`
+  return LlmStageKit.with(
+    { runRecord, inputs: datasetInputs(options.workspace), ...options },
+    'plens judge',
+    'run with --cache on to call the judge for what is missing',
+    async (kit) => {
+      const source = await ScenarioContextSource.open(options.workspace);
+      kit.onClose(() => source.close());
+      const judge = kit.client(spec, 'judge');
+      const params = judge.params(JUDGE_SAMPLING);
+      // The endpoint only when it is not the vendor's default, so judgments against it keep their keys.
+      const identity = [judge.id, ...samplingIdentity(params), prompts.judgeVersion, ...(judge.endpoint ? [judge.endpoint] : [])];
+      const partition = Partition.in(judgmentsRoot(options.workspace), partitionName([judge.id], identity), JUDGMENTS_FORMAT);
+      const keyOf = (item: Item) => hashParts(['judgment-v1', item.dialogue.dialogue_id, item.dimension, item.target, item.turn, ...identity]);
+      const simulated = isSimulator(spec);
+      const rows = (): AsyncIterable<DialogueRow> =>
+        source.stream<DialogueRow>(`
         SELECT d."key" AS dialogue_id, d.scenario_id, d.user_id, p.user_index, d.task_id, d.kind, d.setting, d.assistant_model, d.user_model,
                d.prompt_version, d.replicate, d.end_reason, d.messages, p.relevant_domains, p.relevant_preference_types,
                p.location, p.device, p.time_of_day, p.day_of_week, p.environment
         FROM read_parquet(${dialoguesSource}, union_by_name = true) d
         JOIN read_parquet(${sqlString(options.workspace.datasetFile('scenario_pool'))}) p USING (scenario_id)
         WHERE d.status = 'ok'`);
-    await kit.describe(partition, 'judge.json', {
-      judge: judge.id,
-      ...(judge.endpoint ? { endpoint: judge.endpoint } : {}),
-      params,
-      prompt_version: prompts.judgeVersion,
-      prompt_sources: prompts.sources,
-    });
-    const summary = await runSingleCall<Item, Judged>(kit, {
-      stage: 'judge',
-      items: async function* (forRun) {
-        const stream = forRun ? source.withContext(rows()) : withoutContext(rows());
-        for await (const { row, context } of stream) yield* expand(row, context, dimensions);
-      },
-      keyOf: (item) => ({ key: keyOf(item), partition }),
-      client: () => judge,
-      at: (item) => ({ turn: item.turn, role: `judge:${item.dimension}` }),
-      request: async (item) => judgeRequest(prompts, item, item.context ?? (await source.contextFor(item.dialogue)), params),
-      parse: (text, item) => {
-        const parsed = item.dimension === 'personalization_chain' ? parseChainJudgment(text, assistantTurnCount(item)) : parseJudgment(item.dimension, text);
-        return parsed.ok ? { ok: true, value: parsed } : { ok: false, error: parsed.error };
-      },
-      ...(options.reask
-        ? {
-            reask: (error: string) =>
-              `Your answer could not be read (${error}). Answer again, following the output format given above exactly, with nothing else.`,
-          }
-        : {}),
-      record: (item, answer, cost) =>
-        judgmentRecord(
-          judgmentIdentity(item, judge.id, params, prompts.judgeVersion, simulated),
-          judgmentOutcome(item, answer, { input_tokens: cost.inputTokens, output_tokens: cost.outputTokens, cost_usd: cost.costUsd }),
-        ),
-      estimate: (item) => {
-        const chars = messagesFor(item).reduce((n, m) => n + m.content.length, 0) + 2500;
-        // The chain-of-turn reply adds a score line per assistant turn.
-        const usage = {
-          inputTokens: Math.ceil(chars / 4),
-          outputTokens: item.dimension === 'personalization_chain' ? 200 + 15 * assistantTurnCount(item) : 200,
-        };
-        return { calls: 1, cachedCalls: 0, ...usage, costUsd: judge.costOf(usage) };
-      },
-    });
-    return {
-      ...summary,
-      judge: judge.id,
-      prompt_version: prompts.judgeVersion,
-      simulated,
-      price_unknown: kit.priceUnknown,
-      dir: partition.dir,
-      rows: await kit.compact(partition),
-    };
-  });
+      await kit.describe(partition, 'judge.json', {
+        judge: judge.id,
+        ...(judge.endpoint ? { endpoint: judge.endpoint } : {}),
+        params,
+        prompt_version: prompts.judgeVersion,
+        prompt_sources: prompts.sources,
+      });
+      const summary = await runSingleCall<Item, Judged>(kit, {
+        stage: 'judge',
+        items: async function* (forRun) {
+          const stream = forRun ? source.withContext(rows()) : withoutContext(rows());
+          for await (const { row, context } of stream) yield* expand(row, context, dimensions);
+        },
+        keyOf: (item) => ({ key: keyOf(item), partition }),
+        client: () => judge,
+        at: (item) => ({ turn: item.turn, role: `judge:${item.dimension}` }),
+        request: async (item) => judgeRequest(prompts, item, item.context ?? (await source.contextFor(item.dialogue)), params),
+        parse: (text, item) => {
+          const parsed = item.dimension === 'personalization_chain' ? parseChainJudgment(text, assistantTurnCount(item)) : parseJudgment(item.dimension, text);
+          return parsed.ok ? { ok: true, value: parsed } : { ok: false, error: parsed.error };
+        },
+        ...(options.reask
+          ? {
+              reask: (error: string) =>
+                `Your answer could not be read (${error}). Answer again, following the output format given above exactly, with nothing else.`,
+            }
+          : {}),
+        record: (item, answer, cost) =>
+          judgmentRecord(
+            judgmentIdentity(item, judge.id, params, prompts.judgeVersion, simulated),
+            judgmentOutcome(item, answer, { input_tokens: cost.inputTokens, output_tokens: cost.outputTokens, cost_usd: cost.costUsd }),
+          ),
+        estimate: (item) => {
+          const chars = messagesFor(item).reduce((n, m) => n + m.content.length, 0) + 2500;
+          // The chain-of-turn reply adds a score line per assistant turn.
+          const usage = {
+            inputTokens: Math.ceil(chars / 4),
+            outputTokens: item.dimension === 'personalization_chain' ? 200 + 15 * assistantTurnCount(item) : 200,
+          };
+          return { calls: 1, cachedCalls: 0, ...usage, costUsd: judge.costOf(usage) };
+        },
+      });
+      return {
+        ...summary,
+        judge: judge.id,
+        prompt_version: prompts.judgeVersion,
+        simulated,
+        price_unknown: kit.priceUnknown,
+        dir: partition.dir,
+        rows: await kit.compact(partition),
+      };
+    },
+  );
 }
 
 type Judged = Exclude<ParsedJudgment | ParsedChainJudgment, { ok: false }>;

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../../core/paths.js';
-import { assertOneImport } from '../../core/dataset-identity.js';
+import { assertOneImport } from './dataset-identity.js';
 import { Workspace } from '../../core/workspace.js';
 import type { Benchmark, StepContext } from '../../platform/benchmark.js';
 import { manifestStamp } from '../../platform/make-state.js';

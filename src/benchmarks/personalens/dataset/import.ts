@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { replaceDirectoryAtomic } from '../../../core/atomic.js';
-import { assertImportReplaceable } from '../../../core/dataset-identity.js';
+import { assertImportReplaceable } from '../dataset-identity.js';
 import { createProgress } from '../../../core/progress.js';
 import { plensVersion } from '../../../core/version.js';
 import type { Workspace } from '../../../core/workspace.js';

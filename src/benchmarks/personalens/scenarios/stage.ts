@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { replaceDirectoryAtomic } from '../../../core/atomic.js';
 import { PlensError, usageError } from '../../../core/errors.js';
-import { currentDataset } from '../../../core/dataset-identity.js';
+import { currentDataset } from '../dataset-identity.js';
 import { plensVersion } from '../../../core/version.js';
 import type { Workspace } from '../../../core/workspace.js';
 import { Database } from '../../../db/database.js';

@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { writeFileAtomic } from './atomic.js';
-import { PlensError } from './errors.js';
-import type { Workspace } from './workspace.js';
+import { writeFileAtomic } from '../../core/atomic.js';
+import { PlensError } from '../../core/errors.js';
+import type { Workspace } from '../../core/workspace.js';
+import type { StageInputs } from '../../engine/llm-stage.js';
 
 /**
  * Which dataset import a stage's output was built from. The import records a fingerprint of what
@@ -116,4 +117,16 @@ function readJson(file: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The dataset guard PersonaLens's LLM stages give the kit: refuse a workspace that mixes imports,
+ * name the import in the run record, and mark each output folder with the import it is built on.
+ */
+export function datasetInputs(workspace: Workspace): StageInputs {
+  return {
+    assertConsistent: (doing) => assertOneImport(workspace, doing),
+    fingerprint: () => currentDataset(workspace)?.fingerprint ?? null,
+    record: (dir) => recordDataset(dir, workspace),
+  };
 }
