@@ -39,6 +39,7 @@ describe('plens warehouse', () => {
       { file: '85_prefeval_load.sql', reason: 'needs prefeval/responses/*/responses.parquet in the workspace' },
       { file: '86_prefeval_checks.sql', reason: 'needs prefeval/checks/*/checks.parquet in the workspace' },
       { file: '87_prefeval_paired.sql', reason: 'needs prefeval_checks' },
+      { file: '88_prefeval_leaderboard.sql', reason: 'needs prefeval/published.json in the workspace' },
       { file: '90_table10.sql', reason: 'needs turns' },
     ]);
     expect(r.json.relations.find((x) => x.name === 'table1')).toEqual({ name: 'table1', type: 'view', rows: null });

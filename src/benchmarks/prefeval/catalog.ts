@@ -71,6 +71,23 @@ export const PREFEVAL_TABLES: PaperTable[] = [
       { key: 'p_mcnemar', label: 'p (McNemar)', format: 'float3' },
     ],
   },
+  {
+    name: 'prefeval_leaderboard',
+    title: "PrefEval: plens beside the README's leaderboard",
+    caption:
+      "For each model mapped to a row of the PrefEval README's leaderboard (prefeval.published): the published accuracy and plens's on the same protocol (travel_restaurant, explicit preferences, generation task), per baseline and number of filler turns. Published figures are read from your checkout at run time.",
+    columns: [
+      { key: 'published_as', label: 'Leaderboard row', group: true },
+      { key: 'model', label: 'Model' },
+      { key: 'judge_model', label: 'Judge', nullText: '-' },
+      { key: 'baseline', label: 'Baseline' },
+      { key: 'inter_turns', label: 'Turns', format: 'int' },
+      { key: 'n', label: 'n', format: 'int', nullText: '-' },
+      { key: 'accuracy', label: 'plens', format: 'float2', nullText: '-' },
+      { key: 'published', label: 'Published', format: 'float2', nullText: '-' },
+      { key: 'difference', label: 'plens - published', format: 'float2', nullText: '-' },
+    ],
+  },
 ];
 
 export const PREFEVAL_TABLE_GROUP: TableGroup = {

@@ -2,9 +2,11 @@
  * PrefEval in `plens make`: the responses step over the pipeline's models, then the judge's checks
  * of every answered question. Plans are the stages' own dry runs, as PersonaLens's grid is.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PlensError } from '../../core/errors.js';
 import { zeroCost } from '../../engine/stage-runner.js';
-import { parseModelSpec, unpriced } from '../../llm/model-spec.js';
+import { modelId, parseModelSpec, unpriced } from '../../llm/model-spec.js';
 import type { StepContext } from '../../platform/benchmark.js';
 import { llmStageOptionsOf } from '../../platform/run-settings.js';
 import { planCellStep, reasons, sumWork, type CellResult, type CellWork, type StepResult } from '../../platform/step-kit.js';
@@ -75,7 +77,22 @@ export async function planResponses(ctx: Ctx): Promise<ModelPlan[]> {
   return out;
 }
 
+/** The README leaderboard's figures for the pipeline's models (prefeval.published), written where the warehouse reads them. */
+async function writePublished(ctx: Ctx): Promise<void> {
+  const names = ctx.p.prefeval.published;
+  if (!names || ctx.dryRun) return;
+  const { readPublished } = await import('./published.js');
+  const { writeFileAtomic } = await import('../../core/atomic.js');
+  // Keyed by the model's id, as the responses and checks record it (its spec without endpoint or key settings).
+  const figures = readPublished(ctx.p.prefeval.data, Object.fromEntries(Object.entries(names).map(([spec, name]) => [modelId(parseModelSpec(spec)), name])));
+  const file = join(ctx.ws.root, 'prefeval', 'published.json');
+  const text = `${JSON.stringify(figures, null, 2)}\n`;
+  // Written only when it changes: the warehouse is rebuilt when it does.
+  if (!existsSync(file) || readFileSync(file, 'utf8') !== text) await writeFileAtomic(file, text);
+}
+
 export async function responsesStep(ctx: Ctx): Promise<StepResult> {
+  await writePublished(ctx);
   const plans = await planResponses(ctx);
   const cells = plans.map((m) => ({ id: m.model, assistant: m.model, setting: gridLabel(ctx), work: m.work }));
   if (ctx.dryRun) return planCellStep('prefeval-responses', cells, { noun: 'model' });

@@ -16,6 +16,8 @@ export interface PrefEvalSettings {
   judge: string;
   /** `plens` (our wording) or `original` (read from `data`, which must then be a checkout). */
   prompts: 'plens' | 'original';
+  /** Model spec -> its row in the checkout README's leaderboard, shown beside plens's figures. */
+  published?: Record<string, string>;
 }
 
 export interface PrefEvalPipeline extends Pipeline {
@@ -49,6 +51,11 @@ export const PREFEVAL_SECTION_SCHEMA = {
     models: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 }, description: 'the assistants under test (model specs)' },
     judge: { type: 'string', minLength: 1, description: "the judge's model spec (the original's: bedrock:claude-3-sonnet-v1)" },
     prompts: { enum: ['plens', 'original'], description: "plens's wording (default) or the original's, read from the data checkout" },
+    published: {
+      type: 'object',
+      additionalProperties: { type: 'string', minLength: 1 },
+      description: "model spec -> its row in the checkout README's leaderboard (e.g. Claude-3-Sonnet): the published accuracy beside plens's",
+    },
   },
 } as const;
 
@@ -62,6 +69,7 @@ interface Written {
   models: string[];
   judge: string;
   prompts?: 'plens' | 'original';
+  published?: Record<string, string>;
 }
 
 export function resolvePrefEvalSection(raw: Record<string, unknown>, ctx: SectionContext): Record<string, unknown> {
@@ -78,6 +86,10 @@ export function resolvePrefEvalSection(raw: Record<string, unknown>, ctx: Sectio
     models: s.models,
     judge: s.judge,
     prompts: s.prompts ?? 'plens',
+    ...(s.published ? { published: s.published } : {}),
   };
+  for (const model of Object.keys(s.published ?? {}))
+    if (!s.models.includes(model))
+      throw ctx.error(`prefeval.published: ${model} is not one of prefeval.models`, `/prefeval/published`, 'name each model as prefeval.models spells it');
   return { prefeval: settings };
 }

@@ -151,6 +151,8 @@ describe.skipIf(!checkout && !process.env['CI'])(`PrefEval against the original 
         `  inter_turns: [${TURNS.join(', ')}]`,
         '  prompts: original',
         `  models: ["bedrock:${HAIKU}?base_url=${server.url}"]`,
+        // The README leaderboard's row for the model: its published figures beside plens's.
+        `  published: {"bedrock:${HAIKU}?base_url=${server.url}": Claude-3-Haiku}`,
         `  judge: "bedrock:claude-3-sonnet-v1?base_url=${server.url}"`,
         'limits:',
         // The original sends every request again: so does plens here, to compare them one by one.
@@ -262,6 +264,37 @@ describe.skipIf(!checkout && !process.env['CI'])(`PrefEval against the original 
           [form, task, turns],
         );
         expect(Math.round(result!.accuracy * 10_000) / 100, key).toBe(run.accuracy);
+      }
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("shows the README leaderboard's published figures beside plens's, read from the checkout", async () => {
+    // The leaderboard's Claude-3-Haiku row and its header, read here on their own.
+    const readme = readFileSync(join(checkout!, 'README.md'), 'utf8').split('\n');
+    const cells = (l: string) =>
+      l
+        .replace(/^\s*\||\|\s*$/g, '')
+        .split('|')
+        .map((c) => c.replace(/\*\*/g, '').trim());
+    const header = cells(readme.find((l) => /^\|\s*Model\s*\|/.test(l))!);
+    const row = cells(readme.find((l) => cells(l)[0] === 'Claude-3-Haiku')!);
+    const db = await Database.open(join(dir, 'w.duckdb'), { readOnly: true });
+    try {
+      const rows = await db.all<{ baseline: string; inter_turns: number; published: number | null; accuracy: number | null; n: number | null }>(
+        'SELECT baseline, inter_turns, published, accuracy, n::INT AS n FROM prefeval_leaderboard ORDER BY baseline, inter_turns',
+      );
+      const want = header
+        .map((h, i) => ({ m: /^(Zero-shot|Reminder) \((\d+) Turns\)$/.exec(h), v: row[i]! }))
+        .filter((x) => x.m)
+        .map((x) => ({ baseline: x.m![1] === 'Reminder' ? 'remind' : 'zero-shot', inter_turns: Number(x.m![2]), published: x.v === '-' ? null : Number(x.v) }))
+        .sort((a, b) => a.baseline.localeCompare(b.baseline) || a.inter_turns - b.inter_turns);
+      expect(rows.map(({ baseline, inter_turns, published }) => ({ baseline, inter_turns, published }))).toEqual(want);
+      // plens ran 10 turns (not 300): its figure stands beside the published one there only.
+      for (const r of rows) {
+        if (r.inter_turns === 10) expect(r).toMatchObject({ n: LIMIT, accuracy: expect.any(Number) });
+        else expect(r).toMatchObject({ n: null, accuracy: null });
       }
     } finally {
       await db.close();
