@@ -9,6 +9,8 @@ export interface PaperTable {
   columns: ColumnSpec[];
   /** What brings the view into the warehouse when rebuilding it alone does not. */
   missingHint?: string;
+  /** The view exists only when something optional was asked for: its absence is not listed (unless it is named). */
+  optional?: boolean;
   /** Notes shown under the table, read from the warehouse beside its rows. */
   notes?: (db: Database, relations: ReadonlySet<string>) => Promise<string[]>;
 }

@@ -102,7 +102,7 @@ export async function collectTables(options: TablesOptions): Promise<TablesResul
       if (!listed({ table: t, group })) continue;
       const result = results.get(t.name);
       // A benchmark whose empty views mean "no results yet" has an absent view left out alike unless named.
-      if (!result && group.emptyIsMissing !== undefined && !options.only) continue;
+      if (!result && (group.emptyIsMissing !== undefined || t.optional) && !options.only) continue;
       if (!result) {
         missing.push({ name: t.name, reason: t.missingHint ?? 'not in the warehouse (its inputs are not built yet; see `plens warehouse`)' });
         continue;

@@ -74,6 +74,8 @@ export const PREFEVAL_TABLES: PaperTable[] = [
   {
     name: 'prefeval_leaderboard',
     title: "PrefEval: plens beside the README's leaderboard",
+    optional: true,
+    missingHint: "not in the warehouse: it needs prefeval.published in the pipeline (each model's row of the checkout README's leaderboard), then plens make",
     caption:
       "For each model mapped to a row of the PrefEval README's leaderboard (prefeval.published): the published accuracy and plens's on the same protocol (travel_restaurant, explicit preferences, generation task), per baseline and number of filler turns. Published figures are read from your checkout at run time.",
     columns: [
