@@ -1,3 +1,4 @@
+import { PlensError } from '../core/errors.js';
 import type { WorkCost } from '../engine/stage-runner.js';
 import { addCost, zeroCost } from '../engine/stage-runner.js';
 import { formatEstimatedCost } from '../engine/stage-summary.js';
@@ -99,5 +100,83 @@ export function planCellStep(
     cells: cells.map((c) => ({ id: c.id, assistant: c.assistant, setting: c.setting, status: planStatus(c.work), work: c.work })),
     estimate: total.estimate,
     price_unknown: total.priceUnknown ?? [],
+  };
+}
+
+/** What one model's run did, as a per-model LLM step reports it. */
+export interface ModelRun {
+  /** New results and new failed calls: the step's work. */
+  new: { ok: number; failed: number; failure_reasons: Record<string, number> };
+  /** Failures now: the new ones, and the recorded ones unless they were retried. */
+  failedNow: number;
+  /** What failed, when `failedNow` > 0. */
+  error: string;
+  spend_capped?: boolean;
+}
+
+/**
+ * An LLM step over the pipeline's models, one model at a time (each with the pipeline's
+ * concurrency): a model with nothing left is up to date (or failed, by its recorded failures);
+ * after a failure the rest do not run unless --keep-going; the spend cap and an interrupt stop it.
+ */
+export async function runModelsInTurn<M extends { model: string; work: CellWork }>(
+  ctx: { keepGoing: boolean; signal: AbortSignal; budget?: { capped: boolean } },
+  step: string,
+  plans: readonly M[],
+  o: {
+    /** What each model's cell covers, as the plan lists it. */
+    setting: string;
+    /** What one result is called: `prediction`, `response`. */
+    noun: string;
+    /** What a recorded failure is called: `call`, `response`. */
+    failure: string;
+    /** The model has nothing to do (default: nothing pending). */
+    idle?: (m: M) => boolean;
+    run: (m: M) => Promise<ModelRun>;
+  },
+): Promise<StepResult> {
+  const results: CellResult[] = [];
+  let stop = false;
+  for (const m of plans) {
+    const entry = { id: m.model, assistant: m.model, setting: o.setting, work: m.work };
+    if (o.idle ? o.idle(m) : m.work.pending === 0) {
+      results.push(
+        m.work.failed > 0
+          ? { ...entry, status: 'failed', error: `${m.work.failed} ${o.failure}(s) recorded failed (--retry-failed reruns them)` }
+          : { ...entry, status: 'up-to-date' },
+      );
+      stop ||= m.work.failed > 0 && !ctx.keepGoing;
+      continue;
+    }
+    if (stop || ctx.signal.aborted || ctx.budget?.capped) {
+      results.push({ ...entry, status: 'not-run' });
+      continue;
+    }
+    try {
+      const r = await o.run(m);
+      const line = { ...entry, new: r.new, ...(r.spend_capped ? { spend_capped: true } : {}) };
+      if (r.failedNow > 0) {
+        stop ||= !ctx.keepGoing;
+        results.push({ ...line, status: 'failed', error: r.error });
+      } else results.push({ ...line, status: 'ran' });
+    } catch (error) {
+      stop ||= !ctx.keepGoing;
+      results.push({ ...entry, status: 'failed', error: error instanceof PlensError ? `${error.code}: ${error.message}` : (error as Error).message });
+    }
+  }
+  const work = results.reduce((n, r) => n + (r.new ? r.new.ok + r.new.failed : 0), 0);
+  const bad = results.filter((r) => r.status === 'failed');
+  const capped = Boolean(ctx.budget?.capped) && results.some((r) => r.spend_capped || r.status === 'not-run');
+  return {
+    step,
+    status: bad.length ? 'failed' : results.some((r) => r.status === 'ran') ? 'ran' : capped ? 'not-run' : 'up-to-date',
+    ...(capped ? { spend_capped: true } : {}),
+    work,
+    detail: bad.length
+      ? `${bad.length} of ${plans.length} model(s) failed: ${bad.map((b) => `${b.assistant}: ${b.error}`).join('; ')}`
+      : work === 0
+        ? `up to date (${plans.length} model(s), ${plans.reduce((n, m) => n + m.work.done, 0)} ${o.noun}s)`
+        : `${work} new ${o.noun}(s) for ${results.filter((r) => r.status === 'ran').length} of ${plans.length} model(s)`,
+    cells: results,
   };
 }

@@ -10,8 +10,7 @@ import { parseModelSpec, unpriced } from '../../llm/model-spec.js';
 import type { SpendBudget } from '../../engine/spend-budget.js';
 import { llmStageOptionsOf } from '../../platform/run-settings.js';
 import type { StepContext } from '../../platform/benchmark.js';
-import { reasons, type CellResult, type CellWork, type StepResult } from '../../platform/step-kit.js';
-import { PlensError } from '../../core/errors.js';
+import { reasons, runModelsInTurn, type CellWork, type StepResult } from '../../platform/step-kit.js';
 import type { PersonaBenchPipeline as Pipeline } from './pipeline-settings.js';
 import { predictionPartition, runPersonaPredictions, type PersonaPredictOptions, type PersonaPredictSummary } from './predict.js';
 import { personaSelectionDir } from './make-state.js';
@@ -124,29 +123,18 @@ export async function runPersonaModel(
 }
 
 /**
- * Each model's predictions that are left, one model at a time (each with the pipeline's
- * concurrency). An unparsed reply is an outcome, counted and never scored; a failed call fails the step.
+ * Each model's predictions that are left, one model at a time. An unparsed reply is an outcome,
+ * counted and never scored; a failed call fails the step.
  */
 export async function runPredictionStep(o: StepContext<Pipeline>, plans: PersonaModelPlan[], promptRecords: string): Promise<StepResult> {
   const { p, ws, budget } = o;
-  const results: CellResult[] = [];
-  let stop = false;
-  for (const m of plans) {
-    const entry = { id: m.model, assistant: m.model, setting: `${p.persona.tasks.join('/')} x ${p.persona.settings.join('/')}`, work: m.work };
-    if (m.work.pending === 0 && !needsPersonaCompaction(m.dirs)) {
-      results.push(
-        m.work.failed > 0
-          ? { ...entry, status: 'failed', error: `${m.work.failed} call(s) recorded failed (--retry-failed reruns them)` }
-          : { ...entry, status: 'up-to-date' },
-      );
-      stop ||= m.work.failed > 0 && !o.keepGoing;
-      continue;
-    }
-    if (stop || o.signal.aborted || budget?.capped) {
-      results.push({ ...entry, status: 'not-run' });
-      continue;
-    }
-    try {
+  return runModelsInTurn(o, 'predictions', plans, {
+    setting: `${p.persona.tasks.join('/')} x ${p.persona.settings.join('/')}`,
+    noun: 'prediction',
+    failure: 'call',
+    // A model whose partitions hold logs newer than their Parquet (a killed run) is compacted.
+    idle: (m) => m.work.pending === 0 && !needsPersonaCompaction(m.dirs),
+    run: async (m) => {
       const r = await runPersonaModel(p, ws, m.model, {
         promptRecords,
         signal: o.signal,
@@ -157,33 +145,12 @@ export async function runPredictionStep(o: StepContext<Pipeline>, plans: Persona
       });
       const failedNow = r.failed + (o.retryFailed ? 0 : m.work.failed);
       o.log(`  predictions  ${m.model}: ${r.ok} ok, ${r.unparsed} unparsed, ${r.failed} failed`);
-      const line = {
-        ...entry,
+      return {
         new: { ok: r.ok, failed: r.summary.failed, failure_reasons: r.summary.failure_reasons },
+        failedNow,
+        error: `${failedNow} call(s) failed${r.failed ? `: ${reasons(r.summary.failure_reasons)}` : ''}`,
         ...(r.summary.spend_capped ? { spend_capped: true } : {}),
       };
-      if (failedNow > 0) {
-        stop ||= !o.keepGoing;
-        results.push({ ...line, status: 'failed', error: `${failedNow} call(s) failed${r.failed ? `: ${reasons(r.summary.failure_reasons)}` : ''}` });
-      } else results.push({ ...line, status: 'ran' });
-    } catch (error) {
-      stop ||= !o.keepGoing;
-      results.push({ ...entry, status: 'failed', error: error instanceof PlensError ? `${error.code}: ${error.message}` : (error as Error).message });
-    }
-  }
-  const work = results.reduce((n, r) => n + (r.new ? r.new.ok + r.new.failed : 0), 0);
-  const bad = results.filter((r) => r.status === 'failed');
-  const capped = Boolean(budget?.capped) && results.some((r) => r.spend_capped || r.status === 'not-run');
-  return {
-    step: 'predictions',
-    status: bad.length ? 'failed' : results.some((r) => r.status === 'ran') ? 'ran' : capped ? 'not-run' : 'up-to-date',
-    ...(capped ? { spend_capped: true } : {}),
-    work,
-    detail: bad.length
-      ? `${bad.length} of ${plans.length} model(s) failed: ${bad.map((b) => `${b.assistant}: ${b.error}`).join('; ')}`
-      : work === 0
-        ? `up to date (${plans.length} model(s), ${plans.reduce((n, m) => n + m.work.done, 0)} predictions)`
-        : `${work} new prediction(s) for ${results.filter((r) => r.status === 'ran').length} of ${plans.length} model(s)`,
-    cells: results,
-  };
+    },
+  });
 }

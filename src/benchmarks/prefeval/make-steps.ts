@@ -4,12 +4,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PlensError } from '../../core/errors.js';
 import { zeroCost } from '../../engine/stage-runner.js';
 import { modelId, parseModelSpec, unpriced } from '../../llm/model-spec.js';
 import type { StepContext } from '../../platform/benchmark.js';
 import { llmStageOptionsOf } from '../../platform/run-settings.js';
-import { planCellStep, reasons, sumWork, type CellResult, type CellWork, type StepResult } from '../../platform/step-kit.js';
+import { planCellStep, reasons, runModelsInTurn, sumWork, type CellWork, type StepResult } from '../../platform/step-kit.js';
 import { PLENS_PROMPTS, originalPrompts, type PrefEvalPrompts } from './prompts.js';
 import type { PrefEvalPipeline } from './section.js';
 import { JUDGE_MAX_TOKENS, readResponses, runPrefEvalChecks, runPrefEvalResponses } from './stages.js';
@@ -94,57 +93,28 @@ async function writePublished(ctx: Ctx): Promise<void> {
 export async function responsesStep(ctx: Ctx): Promise<StepResult> {
   await writePublished(ctx);
   const plans = await planResponses(ctx);
-  const cells = plans.map((m) => ({ id: m.model, assistant: m.model, setting: gridLabel(ctx), work: m.work }));
-  if (ctx.dryRun) return planCellStep('prefeval-responses', cells, { noun: 'model' });
-  const results: CellResult[] = [];
-  let stop = false;
-  for (const [i, m] of plans.entries()) {
-    const entry = cells[i]!;
-    if (m.work.pending === 0) {
-      results.push({
-        ...entry,
-        status: m.work.failed > 0 ? 'failed' : 'up-to-date',
-        ...(m.work.failed ? { error: `${m.work.failed} response(s) recorded failed (--retry-failed reruns them)` } : {}),
-      });
-      stop ||= m.work.failed > 0 && !ctx.keepGoing;
-      continue;
-    }
-    if (stop || ctx.signal.aborted || ctx.budget?.capped) {
-      results.push({ ...entry, status: 'not-run' });
-      continue;
-    }
-    try {
+  if (ctx.dryRun)
+    return planCellStep(
+      'prefeval-responses',
+      plans.map((m) => ({ id: m.model, assistant: m.model, setting: gridLabel(ctx), work: m.work })),
+      { noun: 'model' },
+    );
+  return runModelsInTurn(ctx, 'prefeval-responses', plans, {
+    setting: gridLabel(ctx),
+    noun: 'response',
+    failure: 'response',
+    run: async (m) => {
       const s = await runPrefEvalResponses({ ...stageOptions(ctx, false), ...gridOf(ctx), model: m.model });
       const failedNow = s.failed + (ctx.retryFailed ? 0 : s.already_failed);
       ctx.log(`  prefeval-responses  ${m.model}: ${s.ok} ok, ${s.failed} failed${s.failed ? ` (${reasons(s.failure_reasons)})` : ''}`);
-      stop ||= failedNow > 0 && !ctx.keepGoing;
-      results.push({
-        ...entry,
-        status: failedNow > 0 ? 'failed' : 'ran',
+      return {
         new: { ok: s.ok, failed: s.failed, failure_reasons: s.failure_reasons },
-        ...(failedNow > 0 ? { error: `${failedNow} response(s) failed` } : {}),
+        failedNow,
+        error: `${failedNow} response(s) failed`,
         ...(s.spend_capped ? { spend_capped: true } : {}),
-      });
-    } catch (error) {
-      stop ||= !ctx.keepGoing;
-      results.push({ ...entry, status: 'failed', error: error instanceof PlensError ? `${error.code}: ${error.message}` : (error as Error).message });
-    }
-  }
-  const work = results.reduce((n, r) => n + (r.new ? r.new.ok + r.new.failed : 0), 0);
-  const bad = results.filter((r) => r.status === 'failed');
-  const capped = Boolean(ctx.budget?.capped) && results.some((r) => r.spend_capped || r.status === 'not-run');
-  return {
-    step: 'prefeval-responses',
-    status: bad.length ? 'failed' : results.some((r) => r.status === 'ran') ? 'ran' : capped ? 'not-run' : 'up-to-date',
-    work,
-    detail: bad.length
-      ? `${bad.length} of ${plans.length} model(s) failed: ${bad.map((b) => `${b.assistant}: ${b.error}`).join('; ')}`
-      : work === 0
-        ? `up to date (${plans.length} model(s), ${plans.reduce((n, m) => n + m.work.done, 0)} responses)`
-        : `${work} new response(s) for ${results.filter((r) => r.status === 'ran').length} of ${plans.length} model(s)`,
-    cells: results,
-    ...(capped ? { spend_capped: true } : {}),
-  };
+      };
+    },
+  });
 }
 
 /** The judge's work: what its dry run counts over the responses there, plus 4 calls for each response still to come. */
