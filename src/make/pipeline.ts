@@ -186,6 +186,13 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
           },
         );
   }
+  // The schema file requires the built-in benchmarks' sections; a plug-in's are required here.
+  for (const field of module.requiredSections)
+    if (p[field] === undefined)
+      throw new PlensError('E_INPUT_SCHEMA', `missing required field "${field}" (a ${module.id} pipeline needs it)`, {
+        location: locate(''),
+        hint: `the format is in schemas/pipeline.schema.json and README.md (Pipelines)`,
+      });
   const sections = module.resolve(p, {
     file,
     locate,

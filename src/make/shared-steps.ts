@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileStamp } from '../core/file-stamps.js';
 import type { StepContext, StepDef } from '../platform/benchmark.js';
-import { hash, type MakeState } from '../platform/make-state.js';
+import { hash, recordedBuild, type MakeState } from '../platform/make-state.js';
 import type { Pipeline } from '../platform/pipeline.js';
 import { warehouseInputs as buildInputs } from '../warehouse/build-record.js';
 import { benchmarkFor, benchmarks, reportParts, sqlDirs, tableCatalog, warehouseSources } from '../registry/registry.js';
@@ -69,8 +69,7 @@ export const sharedSteps: StepDef[] = [
     available: () => true,
     fingerprint: {
       inputs: warehouseInputs,
-      current: (p, state, o) =>
-        o.inputs === state['warehouse']?.inputs && fileStamp(p.warehouse) !== null && state['warehouse']?.output === fileStamp(p.warehouse),
+      current: (p, state, o) => recordedBuild(state, 'warehouse', o.inputs, fileStamp(p.warehouse)),
       exists: (p) => fileStamp(p.warehouse) !== null,
       after: (p) => benchmarkFor(p).warehouse.after(p),
     },

@@ -2,7 +2,7 @@ import { Workspace } from '../core/workspace.js';
 import { emptySpend, formatSpend, type SpendBreakdown } from '../engine/spend-budget.js';
 import { readState } from '../platform/make-state.js';
 import type { Pipeline } from '../platform/pipeline.js';
-import { benchmarkFor } from '../registry/registry.js';
+import { benchmarkFor, benchmarkOf } from '../registry/registry.js';
 import { allSteps, doneSteps, outputExists, reportFileOf } from './steps.js';
 
 export type { Spent, WorkStatus } from '../platform/status-kit.js';
@@ -60,7 +60,7 @@ const state3 = (known: boolean, current: boolean): StageState => (current ? 'don
 
 export function formatStatus(s: StatusResult): string {
   const lines = [`pipeline ${s.pipeline} (${s.file})`, `  workspace ${s.workspace} | warehouse ${s.warehouse}`];
-  const own = benchmarkOfStatus(s)?.status?.format(s as StatusResult & { stages: Record<string, string> }) ?? { body: [] };
+  const own = benchmarkOf(s.benchmark).status?.format(s as StatusResult & { stages: Record<string, string> }) ?? { body: [] };
   lines.push(...own.body);
   const spend = formatSpend(s.spend);
   if (spend) lines.push(`spend      ${spend}`);
@@ -68,8 +68,4 @@ export function formatStatus(s: StatusResult): string {
   for (const k of SHARED) lines.push(`${k.padEnd(10)} ${s.stages[k]}`);
   if (s.report) lines.push(`report: ${s.report}`);
   return lines.join('\n');
-}
-
-function benchmarkOfStatus(s: StatusResult) {
-  return benchmarkFor({ benchmark: s.benchmark } as Pipeline);
 }

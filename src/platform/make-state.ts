@@ -32,6 +32,14 @@ export function hash(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
 }
 
+/**
+ * A file step's build is current: recorded with these inputs, and its output's stamp is still the
+ * one recorded (and there is an output).
+ */
+export function recordedBuild(state: MakeState, step: string, inputs: string, stamp: string | null): boolean {
+  return stamp !== null && state[step]?.inputs === inputs && state[step]?.output === stamp;
+}
+
 /** A stage's manifest.json, or null when it is missing or unreadable (make then treats the stage as not done). */
 export function readManifest<T = Record<string, unknown>>(dir: string): T | null {
   try {

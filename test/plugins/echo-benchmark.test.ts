@@ -91,6 +91,10 @@ describe('a plug-in benchmark: echo', () => {
     expect(() => loadPipeline(pipelineFile('mixed', 'data:\n  from: sample\nscenarios:\n  kind: sd\necho:\n  words: [a]\n'), {})).toThrow(
       /echo: only a pipeline with `benchmark: echo` takes a echo section/,
     );
+    // A plug-in's required section is required as the built-in ones are (the file schema knows none of it).
+    expect(() => loadPipeline(pipelineFile('bare', 'benchmark: echo\n'), {})).toThrow(
+      expect.objectContaining({ code: 'E_INPUT_SCHEMA', message: expect.stringMatching(/missing required field "echo"/) }),
+    );
     expect(() => loadPipeline(pipelineFile('unknown', 'benchmark: nosuch\n'), {})).toThrow(
       /benchmark: expected one of \["personalens","persona-bench","prefeval","echo"\]/,
     );

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { fileStamp } from '../../core/file-stamps.js';
 import { packageRoot } from '../../core/paths.js';
 import type { Benchmark, StepContext } from '../../platform/benchmark.js';
+import { recordedBuild } from '../../platform/make-state.js';
 import { planCellStep, type StepResult } from '../../platform/step-kit.js';
 import { emptyWork, formatWork, readPartition, sumStatus, type WorkStatus } from '../../platform/status-kit.js';
 import type { ChartEntry } from '../../report/report.js';
@@ -14,10 +15,6 @@ import { personaMetricsFile, personaScoresInputs, personaSelectInputs, personaSe
 import { type PersonaBenchPipeline, resolvePersonaBenchSections } from './pipeline-settings.js';
 
 type Ctx = StepContext<PersonaBenchPipeline>;
-
-/** A recorded build whose output stamp is still `stamp` (and there is an output). */
-const recorded = (step: string, state: Ctx['state'], inputs: string, stamp: string | null) =>
-  stamp !== null && state[step]?.inputs === inputs && state[step]?.output === stamp;
 
 /** What a model's predictions cover, as the plan lists it. */
 const personaGrid = (p: PersonaBenchPipeline) => `${p.persona.tasks.join('/')} x ${p.persona.settings.join('/')}`;
@@ -120,7 +117,7 @@ export const personaBench: Benchmark<PersonaBenchPipeline> = {
       available: () => true,
       fingerprint: {
         inputs: personaSelectInputs,
-        current: (p, state, o) => recorded('select', state, o.inputs, personaSelectionStamp(p)),
+        current: (p, state, o) => recordedBuild(state, 'select', o.inputs, personaSelectionStamp(p)),
         exists: (p) => personaSelectionStamp(p) !== null,
       },
       run: selectStep,
@@ -132,7 +129,7 @@ export const personaBench: Benchmark<PersonaBenchPipeline> = {
       available: () => true,
       fingerprint: {
         inputs: personaScoresInputs,
-        current: (p, state, o) => recorded('scores', state, o.inputs, fileStamp(personaMetricsFile(p))),
+        current: (p, state, o) => recordedBuild(state, 'scores', o.inputs, fileStamp(personaMetricsFile(p))),
         exists: (p) => fileStamp(personaMetricsFile(p)) !== null,
         after: () => 'select',
       },

@@ -4,7 +4,7 @@ import { packageRoot } from '../../core/paths.js';
 import { assertOneImport } from './dataset-identity.js';
 import { Workspace } from '../../core/workspace.js';
 import type { Benchmark, StepContext } from '../../platform/benchmark.js';
-import { manifestStamp } from '../../platform/make-state.js';
+import { manifestStamp, recordedBuild } from '../../platform/make-state.js';
 import { figure4Chart, figure5Chart, SCORE_DIMENSIONS, scoreDistributionChart, table4Chart } from './charts.js';
 import type { ChartEntry } from '../../report/report.js';
 import { PERSONALENS_TABLE_GROUP } from './catalog.js';
@@ -24,10 +24,6 @@ import { personaLensStatus } from './make-status.js';
 import { PERSONALENS_METADATA } from './report-metadata.js';
 
 type Ctx = StepContext<PersonaLensPipeline>;
-
-/** A recorded build whose output stamp is still `stamp` (and there is an output). */
-const recorded = (step: string, state: Ctx['state'], inputs: string, stamp: string | null) =>
-  stamp !== null && state[step]?.inputs === inputs && state[step]?.output === stamp;
 
 /**
  * The workspace a dry run plans in: the real one, or a scratch one once the import or the selection
@@ -149,7 +145,7 @@ export const personaLens: Benchmark<PersonaLensPipeline> = {
       available: () => true,
       fingerprint: {
         inputs: importInputs,
-        current: (p, state, o) => recorded('import', state, o.inputs, manifestStamp(new Workspace(p.workspace).datasetDir)),
+        current: (p, state, o) => recordedBuild(state, 'import', o.inputs, manifestStamp(new Workspace(p.workspace).datasetDir)),
         exists: (p) => manifestStamp(new Workspace(p.workspace).datasetDir) !== null,
       },
       run: importStep,
@@ -160,7 +156,7 @@ export const personaLens: Benchmark<PersonaLensPipeline> = {
       available: () => true,
       fingerprint: {
         inputs: scenariosInputs,
-        current: (p, state, o) => recorded('scenarios', state, o.inputs, manifestStamp(new Workspace(p.workspace).scenariosDir)),
+        current: (p, state, o) => recordedBuild(state, 'scenarios', o.inputs, manifestStamp(new Workspace(p.workspace).scenariosDir)),
         exists: (p) => manifestStamp(new Workspace(p.workspace).scenariosDir) !== null,
         after: () => 'import',
       },

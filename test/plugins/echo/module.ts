@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileStamp } from '../../../src/core/file-stamps.js';
 import type { Benchmark } from '../../../src/platform/benchmark.js';
-import { hash } from '../../../src/platform/make-state.js';
+import { hash, recordedBuild } from '../../../src/platform/make-state.js';
 import type { Pipeline } from '../../../src/platform/pipeline.js';
 
 /**
@@ -34,7 +34,7 @@ export const echoBenchmark: Benchmark<EchoPipeline> = {
       available: () => true,
       fingerprint: {
         inputs: (p) => hash(['echo', p.echo.words]),
-        current: (p, state, o) => state['echo']?.inputs === o.inputs && state['echo']?.output === fileStamp(outFile(p)),
+        current: (p, state, o) => recordedBuild(state, 'echo', o.inputs, fileStamp(outFile(p))),
         exists: (p) => fileStamp(outFile(p)) !== null,
       },
       async run(ctx) {
