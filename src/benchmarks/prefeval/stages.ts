@@ -5,7 +5,6 @@
  * record come from the kit.
  */
 import { join } from 'node:path';
-import type { Workspace } from '../../core/workspace.js';
 import { failureOf, hashParts, LlmStageKit, llmStageFormat, partitionName, samplingIdentity, type LlmStageOptions } from '../../engine/llm-stage.js';
 import { Partition, type ColumnsOf, type PartitionFormat } from '../../engine/partition.js';
 import type { StageOutput, StageSummary, WorkCost } from '../../engine/stage-runner.js';
@@ -501,5 +500,3 @@ export async function readResponses(dirs: readonly string[]): Promise<ResponseRe
   }
   return out;
 }
-
-export type { Workspace };
