@@ -1,7 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { MockBedrockRequest } from './mock-bedrock.js';
 
 /**
  * The original PrefEval code, run unmodified (test/differential/prefeval/run_original.py): its
@@ -12,14 +13,18 @@ import { join, resolve } from 'node:path';
 const repoRoot = resolve(import.meta.dirname, '..', '..');
 export const PREFEVAL_PYTHON = '/usr/bin/python3';
 export const PREFEVAL_RUNNER = join(repoRoot, 'test', 'differential', 'prefeval', 'run_original.py');
+/** The classification (MCQ) task's harness (run_original_mcq.py), and the writer of synthetic retrieval files (make_rag_fixture.py). */
+export const PREFEVAL_MCQ_RUNNER = join(repoRoot, 'test', 'differential', 'prefeval', 'run_original_mcq.py');
+export const PREFEVAL_RAG_FIXTURE = join(repoRoot, 'test', 'differential', 'prefeval', 'make_rag_fixture.py');
 /** Where the checkout is looked for: ../shared beside the repository (as the other differential tests), then the workplace's. */
 export const PREFEVAL_CHECKOUTS = [resolve(repoRoot, '..', 'shared', 'prefeval-original'), '/work/shared/prefeval-original'];
 
 /**
  * The original's --task (the ones this harness runs). selfcritic: a zero-shot answer, a critique of it,
- * then a revised answer (generation_task/baselines_handling.py), the revised one judged.
+ * then a revised answer (generation_task/baselines_handling.py), the revised one judged. rag: the 5
+ * earlier exchanges the precomputed retrievals rank highest put before the question (needs rag_dir).
  */
-export type PrefEvalTask = 'zero-shot' | 'remind' | 'cot' | 'selfcritic';
+export type PrefEvalTask = 'zero-shot' | 'remind' | 'cot' | 'selfcritic' | 'rag';
 /** The original's --pref_form. */
 export type PrefForm = 'explicit' | 'implicit';
 /** The original's --pref_type (implicit only): choice-based or persona-driven conversations. */
@@ -50,6 +55,8 @@ export interface OriginalPrefEvalInput {
    * a reply that passes (acknow Yes with preference "p", violate No, hallucinate No, helpful Yes).
    */
   replies?: Partial<Record<JudgeCheck, string | Record<string, string>>>;
+  /** Task rag only: a folder holding rag_retrieval/ in the original layout (makeRagFixture's, or a real one), or that folder itself. */
+  rag_dir?: string;
   /** Keep the scratch directory (its path is `scratch` in the output). */
   keep?: boolean;
 }
@@ -182,11 +189,10 @@ export function prefevalOriginalAvailable(): string | null {
   return prefevalOriginalMissing() === null ? prefevalOriginalCheckout() : null;
 }
 
-/** Runs the original scripts on `input`; throws with their stderr when the run fails. */
-export function runOriginalPrefEval(input: OriginalPrefEvalInput): Promise<OriginalPrefEvalRun> {
-  const checkout = input.checkout ?? prefevalOriginalCheckout();
+/** Runs one of the harness scripts with /usr/bin/python3 on `input` (JSON on stdin) and parses the JSON it prints; throws with its stderr when it fails. */
+function runHarness<T>(script: string, input: Record<string, unknown>): Promise<T> {
   return new Promise((done, fail) => {
-    const child = spawn(PREFEVAL_PYTHON, [PREFEVAL_RUNNER], {
+    const child = spawn(PREFEVAL_PYTHON, [script], {
       env: {
         PATH: process.env['PATH'] ?? '/usr/bin:/bin',
         PYTHONDONTWRITEBYTECODE: '1',
@@ -202,13 +208,243 @@ export function runOriginalPrefEval(input: OriginalPrefEvalInput): Promise<Origi
     child.stderr.on('data', (c: Buffer) => void (stderr += c.toString()));
     child.on('error', fail);
     child.on('close', (code) => {
-      if (code !== 0) return fail(new Error(`${PREFEVAL_PYTHON} ${PREFEVAL_RUNNER} exited ${code}:\n${stderr.slice(-4000)}`));
+      if (code !== 0) return fail(new Error(`${PREFEVAL_PYTHON} ${script} exited ${code}:\n${stderr.slice(-4000)}`));
       try {
-        done(JSON.parse(Buffer.concat(out).toString('utf8')) as OriginalPrefEvalRun);
+        done(JSON.parse(Buffer.concat(out).toString('utf8')) as T);
       } catch (e) {
-        fail(new Error(`${PREFEVAL_RUNNER} printed no JSON (${(e as Error).message}):\n${stderr.slice(-4000)}`));
+        fail(new Error(`${script} printed no JSON (${(e as Error).message}):\n${stderr.slice(-4000)}`));
       }
     });
-    child.stdin.end(JSON.stringify({ ...input, ...(checkout ? { checkout } : {}) }));
+    child.stdin.end(JSON.stringify(input));
   });
+}
+
+/** Runs the original scripts on `input`; throws with their stderr when the run fails. */
+export function runOriginalPrefEval(input: OriginalPrefEvalInput): Promise<OriginalPrefEvalRun> {
+  const checkout = input.checkout ?? prefevalOriginalCheckout();
+  return runHarness(PREFEVAL_RUNNER, { ...input, ...(checkout ? { checkout } : {}) });
+}
+
+/** The original classification (MCQ) task's input (run_original_mcq.py). */
+export interface OriginalMcqInput {
+  checkout?: string;
+  topic: string;
+  inter_turns: number;
+  task: PrefEvalTask;
+  /** The first `limit` records of the topic's MCQ file (and, implicit, of both implicit files). */
+  limit: number;
+  pref_form?: PrefForm;
+  pref_type?: ImplicitPrefType;
+  /** Task rag only: a folder holding rag_retrieval/ (or that folder itself). */
+  rag_dir?: string;
+  /** Replaces the reply to a record's final choice call (selfcritic: the revised choice), verbatim, by record index. */
+  replies?: { choice?: Record<string, string> };
+  keep?: boolean;
+}
+
+/** A record of the results file the original classification script wrote: the data set's record with what it added. */
+export interface OriginalMcqRecord {
+  preference: string;
+  question: string;
+  /** The options as shown, shuffled (random.seed(41) once, random.sample per record). */
+  shuffled_options: string[];
+  /** Explicit only: the reply to the preference turn (max_tokens 5 as well). */
+  response_to_pref?: string;
+  /** "<choice>" + the reply (Claude). */
+  response_to_q: string;
+  /** The letter extract_choice read, or null (None). */
+  choice: string | null;
+  /** The letter of the option that follows the preference. */
+  correct_idx: string;
+  /** selfcritic only: the critique, and the first (zero-shot) answer with its "<choice>". */
+  self_critic?: string;
+  first_choice?: string;
+  [field: string]: unknown;
+}
+
+export interface OriginalMcqRun {
+  /** The requests in call order (explicit: the preference turn, then the choice; selfcritic: then the critique and the revised choice). */
+  requests: OriginalRequest[];
+  /** The reply each request got (aligned). */
+  replies: string[];
+  results: OriginalMcqRecord[];
+  results_file: string;
+  /** The X of "Overall accuracy: X%" (two decimals). */
+  accuracy: number | null;
+  written: string[];
+  scratch: string;
+}
+
+/** Runs the original classification script on `input`; throws with its stderr (e.g. its RAG AssertionError) when it fails. */
+export function runOriginalPrefEvalMcq(input: OriginalMcqInput): Promise<OriginalMcqRun> {
+  const checkout = input.checkout ?? prefevalOriginalCheckout();
+  return runHarness(PREFEVAL_MCQ_RUNNER, { ...input, ...(checkout ? { checkout } : {}) });
+}
+
+/** The answer's opening the original's choice requests end with (an assistant message): the reply continues it. */
+export const CHOICE_PREFILL = '<choice>';
+/** config.yaml's max_mcq_tokens: a choice call's max_tokens (and the explicit preference turn's). */
+export const CHOICE_MAX_TOKENS = 5;
+
+/** The stub's letter for a choice call: "ABCD"[int(sha256(utf-8 text)[:8], 16) % 4], text the second-to-last message's content. */
+export function scriptedChoiceLetter(text: string): 'A' | 'B' | 'C' | 'D' {
+  return 'ABCD'[Number.parseInt(createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 8), 16) % 4] as 'A' | 'B' | 'C' | 'D';
+}
+
+/**
+ * The text a choice call is keyed by (its second-to-last message, the question with its options or the
+ * revision request), or null when the call is no choice call: a choice call has max_tokens 5 and ends
+ * with the assistant's "<choice>" (run_original_mcq.py's rule).
+ */
+export function choiceCallKey(messages: readonly ClaudeMessage[], maxTokens: number | undefined): string | null {
+  const last = messages.at(-1);
+  if (maxTokens !== CHOICE_MAX_TOKENS || messages.length < 2 || last?.role !== 'assistant' || last.content !== CHOICE_PREFILL) return null;
+  return messages.at(-2)!.content;
+}
+
+/**
+ * The scripted reply to a model (not judge) request, as run_original.py and run_original_mcq.py give
+ * it: a choice call gets LETTER + "</choice>" (or `override(key)` when that gives one), every other
+ * call scriptedGenerationReply of its last message.
+ */
+export function scriptedModelReply(messages: readonly ClaudeMessage[], maxTokens: number | undefined, override?: (key: string) => string | undefined): string {
+  const key = choiceCallKey(messages, maxTokens);
+  if (key === null) return scriptedGenerationReply(messages.at(-1)?.content ?? '');
+  return override?.(key) ?? `${scriptedChoiceLetter(key)}</choice>`;
+}
+
+/**
+ * Writes SYNTHETIC retrieval files (make_rag_fixture.py) for the first `limit` records of a topic under
+ * `out`/rag_retrieval; returns the folder to give as rag_dir (`out`) and the files written.
+ */
+export function makeRagFixture(o: { out: string; topic: string; limit?: number; seed?: string; checkout?: string }): { rag_dir: string; files: string[] } {
+  const checkout = o.checkout ?? prefevalOriginalCheckout();
+  const args = [PREFEVAL_RAG_FIXTURE, '--out', o.out, '--topic', o.topic];
+  if (checkout) args.push('--checkout', checkout);
+  if (o.limit !== undefined) args.push('--limit', String(o.limit));
+  if (o.seed !== undefined) args.push('--seed', o.seed);
+  const r = spawnSync(PREFEVAL_PYTHON, args, { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PYTHONDONTWRITEBYTECODE: '1' } });
+  if (r.status !== 0) throw new Error(`${PREFEVAL_RAG_FIXTURE} exited ${r.status}:\n${r.stderr.slice(-4000)}`);
+  return JSON.parse(r.stdout) as { rag_dir: string; files: string[] };
+}
+
+/**
+ * A scratch PrefEval checkout in `dir`, for plens (prefeval.data) and the harnesses (their checkout) alike:
+ * a symlink to each of the checkout's entries (config.yaml, utils, the task folders...) and to each of
+ * its dataset files, nothing copied, except that
+ * - `ragRetrieval` (a folder in the original's rag_retrieval layout) becomes benchmark_dataset/rag_retrieval;
+ * - `implicit` rewrites `topic`'s implicit files (choice-based and persona-driven): it gets their records
+ *   and the folder name, and returns the records to write.
+ * Returns `dir`.
+ */
+export function scratchCheckout(
+  checkout: string,
+  dir: string,
+  o: {
+    ragRetrieval?: string;
+    topic?: string;
+    implicit?: (records: Array<Record<string, unknown>>, folder: 'choice-based' | 'persona-driven') => unknown[];
+  } = {},
+): string {
+  const dataset = join(checkout, 'benchmark_dataset');
+  mkdirSync(join(dir, 'benchmark_dataset'), { recursive: true });
+  for (const entry of readdirSync(checkout)) if (entry !== 'benchmark_dataset') symlinkSync(join(checkout, entry), join(dir, entry));
+  for (const entry of readdirSync(dataset)) {
+    if (entry === 'rag_retrieval' || (entry === 'implicit_preference' && o.implicit)) continue;
+    symlinkSync(join(dataset, entry), join(dir, 'benchmark_dataset', entry));
+  }
+  if (o.ragRetrieval) symlinkSync(resolve(o.ragRetrieval), join(dir, 'benchmark_dataset', 'rag_retrieval'));
+  if (o.implicit) {
+    if (!o.topic) throw new Error('scratchCheckout: implicit needs the topic');
+    for (const folder of ['choice-based', 'persona-driven'] as const) {
+      const from = join(dataset, 'implicit_preference', folder);
+      const to = join(dir, 'benchmark_dataset', 'implicit_preference', folder);
+      mkdirSync(to, { recursive: true });
+      for (const file of readdirSync(from))
+        if (file === `${o.topic}.json`) {
+          const records = JSON.parse(readFileSync(join(from, file), 'utf8')) as Array<Record<string, unknown>>;
+          writeFileSync(join(to, file), JSON.stringify(o.implicit(records, folder), null, 1));
+        } else symlinkSync(join(from, file), join(to, file));
+    }
+  }
+  return dir;
+}
+
+/** What scratchCheckout's `implicit: rewordImplicit` appends to the implicit files' questions of records 1 and 3 (the release's MCQ and implicit files ask the same). */
+export const IMPLICIT_WORDING = ' (as the implicit file words it)';
+export const rewordImplicit = (records: Array<Record<string, unknown>>): unknown[] =>
+  records.map((r, i) => (i === 1 || i === 3 ? { ...r, question: `${r['question'] as string}${IMPLICIT_WORDING}` } : r));
+
+/**
+ * The real retrieval files of the PrefEval release (benchmark_dataset/rag_retrieval; not in the
+ * checkout, never copied into this repository), where this machine has them: $PLENS_PREFEVAL_RAG_DIR
+ * (a folder holding rag_retrieval/, or that folder), else /tmp/rag/benchmark_dataset. The
+ * rag_retrieval folder, or null.
+ */
+export function realRagRetrieval(): string | null {
+  const given = process.env['PLENS_PREFEVAL_RAG_DIR'];
+  const candidates = given
+    ? [join(given, 'rag_retrieval'), join(given, 'benchmark_dataset', 'rag_retrieval'), given]
+    : ['/tmp/rag/benchmark_dataset/rag_retrieval'];
+  return candidates.find((d) => existsSync(join(d, 'simcse_explicit_pref'))) ?? null;
+}
+
+/** A model or judge request reduced to what the original sets: system, messages (text), temperature, max_tokens. */
+export interface SentRequest {
+  model: string;
+  system: string;
+  messages: ClaudeMessage[];
+  temperature: number | undefined;
+  max_tokens: number | undefined;
+}
+
+/** A request as a string, to compare requests as multisets. */
+export const sentKey = (r: SentRequest) => JSON.stringify(r);
+
+/** A mock Bedrock (Converse) request as the original's fields, its text blocks joined. */
+export function sentOf(r: MockBedrockRequest): SentRequest {
+  return {
+    model: r.modelId,
+    system: (r.body.system ?? []).map((b) => b.text).join(''),
+    messages: r.body.messages.map((m) => ({ role: m.role as ClaudeMessage['role'], content: m.content.map((c) => c.text).join('') })),
+    temperature: r.body.inferenceConfig?.temperature,
+    max_tokens: r.body.inferenceConfig?.maxTokens,
+  };
+}
+
+/** An InvokeModel request of the original (Claude body) as the same fields. */
+export function originalSentOf(q: OriginalRequest): SentRequest {
+  return { model: q.modelId, system: q.body.system, messages: q.body.messages, temperature: q.body.temperature, max_tokens: q.body.max_tokens };
+}
+
+/** The keys of `want` that `got` lacks, and those of `got` beyond `want`, counted as multisets. */
+export function multisetDiff(want: readonly string[], got: readonly string[]): { missing: string[]; extra: string[] } {
+  const count = new Map<string, number>();
+  for (const k of got) count.set(k, (count.get(k) ?? 0) + 1);
+  const missing: string[] = [];
+  for (const k of want) {
+    const n = count.get(k) ?? 0;
+    if (n === 0) missing.push(k);
+    else count.set(k, n - 1);
+  }
+  const extra = [...count.entries()].flatMap(([k, n]) => Array<string>(n).fill(k));
+  return { missing, extra };
+}
+
+/**
+ * The replies the MCQ harness sent instead of the scripted letter (its replies.choice overrides), by the
+ * key of the choice call they answered (choiceCallKey): a mock replying so to the same request follows
+ * the harness. Throws when one request got two different replies.
+ */
+export function overridesOf(runs: Iterable<OriginalMcqRun>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const run of runs)
+    run.requests.forEach((q, i) => {
+      const key = choiceCallKey(q.body.messages, q.body.max_tokens);
+      const reply = run.replies[i]!;
+      if (key === null || reply === `${scriptedChoiceLetter(key)}</choice>`) return;
+      if (out.has(key) && out.get(key) !== reply) throw new Error(`two replies to one choice request: ${key.slice(0, 200)}`);
+      out.set(key, reply);
+    });
+  return out;
 }

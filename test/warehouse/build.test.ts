@@ -40,6 +40,7 @@ describe('plens warehouse', () => {
       { file: '86_prefeval_checks.sql', reason: 'needs prefeval/checks/*/checks.parquet in the workspace' },
       { file: '87_prefeval_paired.sql', reason: 'needs prefeval_checks' },
       { file: '88_prefeval_leaderboard.sql', reason: 'needs prefeval/published.json in the workspace' },
+      { file: '89_prefeval_mcq.sql', reason: 'needs prefeval/mcq/*/mcq.parquet in the workspace' },
       { file: '90_table10.sql', reason: 'needs turns' },
     ]);
     expect(r.json.relations.find((x) => x.name === 'table1')).toEqual({ name: 'table1', type: 'view', rows: null });

@@ -22,7 +22,7 @@ describe('prefeval_paired', () => {
       `CREATE TABLE prefeval_checks AS SELECT * FROM (VALUES ${rows.map(([m, b, i, y, s]) => `('${m}', 'judge', 'explicit', '${b}', 10, 'travel_restaurant', ${i}, ${y}, '${s}')`).join(', ')})
         t(model, judge_model, form, baseline, inter_turns, topic, task_index, follows_preference, status)`,
     );
-    await db.run(readFileSync(warehouseSqlFile('87_prefeval_paired.sql'), 'utf8'));
+    for (const f of ['84_prefeval_pairs.sql', '87_prefeval_paired.sql']) await db.run(readFileSync(warehouseSqlFile(f), 'utf8'));
   });
   afterAll(() => db.close());
 
@@ -52,5 +52,55 @@ describe('prefeval_paired', () => {
     const [p] = await db.all<{ p: number }>('SELECT mcnemar_test(0, 5).p_exact AS p');
     // 2 * (1/2)^5
     expect(p!.p).toBeCloseTo(0.0625, 12);
+  });
+});
+
+/**
+ * The classification task's views on hand-made answers: accuracy (a missing letter counts wrong,
+ * a failed call counts nowhere) and the same paired comparisons over is_correct.
+ */
+describe('prefeval_mcq_results and prefeval_mcq_paired', () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await Database.open(':memory:');
+    for (const f of ['00_macros.sql', '03_significance.sql', '84_prefeval_pairs.sql']) await db.run(readFileSync(warehouseSqlFile(f), 'utf8'));
+    // m1 zero-shot: right on 0, 1 of 4; task 2 has no letter. m1 remind: right on 0-2, task 3 failed.
+    const rows: Array<[string, number, string | null, boolean | null, string]> = [
+      ['zero-shot', 0, 'A', true, 'ok'],
+      ['zero-shot', 1, 'B', true, 'ok'],
+      ['zero-shot', 2, null, false, 'ok'],
+      ['zero-shot', 3, 'C', false, 'ok'],
+      ['remind', 0, 'A', true, 'ok'],
+      ['remind', 1, 'B', true, 'ok'],
+      ['remind', 2, 'D', true, 'ok'],
+      ['remind', 3, null, null, 'failed'],
+    ];
+    const sql = (v: string | null) => (v === null ? 'NULL' : `'${v}'`);
+    await db.run(
+      `CREATE TABLE prefeval_mcq AS SELECT * FROM (VALUES ${rows.map(([b, i, c, y, s]) => `('m1', 'explicit', '${b}', 2, 'travel_restaurant', ${i}, ${sql(c)}, ${y === null ? 'NULL' : y}, '${s}')`).join(', ')})
+        t(model, form, baseline, inter_turns, topic, task_index, choice, is_correct, status)`,
+    );
+    const file = readFileSync(warehouseSqlFile('89_prefeval_mcq.sql'), 'utf8');
+    // The table itself is made above; the views follow it.
+    await db.run(file.slice(file.indexOf('-- MCQ accuracy')));
+  });
+  afterAll(() => db.close());
+
+  it('accuracy counts a missing letter as wrong and a failed call nowhere', async () => {
+    const got = await db.all<Record<string, unknown>>(
+      'SELECT baseline, n::INT AS n, accuracy, n_no_choice::INT AS n_no_choice, n_failed::INT AS n_failed FROM prefeval_mcq_results ORDER BY baseline',
+    );
+    expect(got).toEqual([
+      { baseline: 'remind', n: 3, accuracy: 1, n_no_choice: 0, n_failed: 1 },
+      { baseline: 'zero-shot', n: 4, accuracy: 0.5, n_no_choice: 1, n_failed: 0 },
+    ]);
+  });
+
+  it('pairs remind with zero-shot on the records answered both ways', async () => {
+    const got = await db.all<Record<string, unknown>>(
+      'SELECT comparison, a, b, n_pairs::INT AS n_pairs, accuracy_a, accuracy_b, n_a_only::INT AS n_a_only, n_b_only::INT AS n_b_only FROM prefeval_mcq_paired',
+    );
+    // Tasks 0-2: zero-shot 1, 1, 0; remind 1, 1, 1.
+    expect(got).toEqual([{ comparison: 'baseline', a: 'zero-shot', b: 'remind', n_pairs: 3, accuracy_a: 2 / 3, accuracy_b: 1, n_a_only: 0, n_b_only: 1 }]);
   });
 });

@@ -33,7 +33,7 @@ SELECT c.model, c.judge_model, c.form, c.baseline, c.inter_turns, c.n,
   r.n_failed_responses, c.n_failed_checks
 FROM c JOIN r USING (model, form, baseline, inter_turns)
 WHERE c.n > 0
-ORDER BY c.model, c.judge_model, list_position(['explicit', 'choice', 'persona'], c.form), list_position(['zero-shot', 'remind', 'cot', 'selfcritic'], c.baseline), c.inter_turns;
+ORDER BY c.model, c.judge_model, list_position(['explicit', 'choice', 'persona'], c.form), list_position(['zero-shot', 'remind', 'cot', 'selfcritic', 'rag'], c.baseline), c.inter_turns;
 
 -- The same per topic (the original reports each topic's file on its own).
 CREATE OR REPLACE VIEW prefeval_by_topic AS
@@ -45,4 +45,4 @@ SELECT model, judge_model, form, baseline, inter_turns, topic,
   count(*) FILTER (status = 'ok' AND hallucination_of_preference_violation) AS n_hallucinated_violation,
   count(*) FILTER (status = 'ok' AND preference_unaware_violation) AS n_unaware_violation
 FROM prefeval_checks GROUP BY model, judge_model, form, baseline, inter_turns, topic
-ORDER BY model, judge_model, list_position(['explicit', 'choice', 'persona'], form), list_position(['zero-shot', 'remind', 'cot', 'selfcritic'], baseline), inter_turns, topic;
+ORDER BY model, judge_model, list_position(['explicit', 'choice', 'persona'], form), list_position(['zero-shot', 'remind', 'cot', 'selfcritic', 'rag'], baseline), inter_turns, topic;

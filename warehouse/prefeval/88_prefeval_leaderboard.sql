@@ -16,4 +16,4 @@ WITH o AS (
 )
 SELECT p.model, p.published_as, o.judge_model, p.baseline, p.inter_turns, o.n, o.accuracy, p.accuracy AS published, o.accuracy - p.accuracy AS difference
 FROM prefeval_published p LEFT JOIN o USING (model, baseline, inter_turns)
-ORDER BY p.published_as, list_position(['zero-shot', 'remind', 'cot', 'selfcritic'], p.baseline), p.inter_turns;
+ORDER BY p.published_as, list_position(['zero-shot', 'remind', 'cot', 'selfcritic', 'rag'], p.baseline), p.inter_turns;

@@ -10,7 +10,7 @@ interface ImportArgs extends GlobalArgs {
 /** `plens prefeval import`: reads and checks a PrefEval release (every topic file and the filler), and says what it holds. */
 const importCommand: CommandModule<GlobalArgs, ImportArgs> = {
   command: 'import',
-  describe: "Check a PrefEval release's data (explicit preferences per topic, the filler conversations) and count it; writes nothing",
+  describe: "Check a PrefEval release's data (explicit preferences per topic, MCQ options, the filler conversations) and count it; writes nothing",
   builder: (y) =>
     (y as Argv<GlobalArgs>)
       .option('from', {
@@ -21,7 +21,9 @@ const importCommand: CommandModule<GlobalArgs, ImportArgs> = {
       .option('topics', { type: 'string', describe: 'Comma-separated topics (default: all 20)' })
       .example('$0 prefeval import --from ../PrefEval', 'every topic: preferences and filler turns') as Argv<ImportArgs>,
   handler: async (args) => {
-    const { readExplicitTopic, readInterTurns, TOPICS } = await import('./data.js');
+    const { datasetDir, readExplicitTopic, readInterTurns, readMcqTopic, TOPICS } = await import('./data.js');
+    const { existsSync } = await import('node:fs');
+    const { join } = await import('node:path');
     const from = userPath(args.from);
     const topics = args.topics
       ? args.topics
@@ -29,13 +31,25 @@ const importCommand: CommandModule<GlobalArgs, ImportArgs> = {
           .map((t) => t.trim())
           .filter(Boolean)
       : [...TOPICS];
-    const counts = topics.map((topic) => ({ topic, preferences: readExplicitTopic(from, topic).length }));
+    // The classification task's options are checked where the release has them.
+    const mcq = existsSync(join(datasetDir(from), 'mcq_options'));
+    const counts = topics.map((topic) => ({
+      topic,
+      preferences: readExplicitTopic(from, topic).length,
+      ...(mcq ? { mcq_records: readMcqTopic(from, topic, 'explicit').length } : {}),
+    }));
     const filler = readInterTurns(from);
-    const result = { from, topics: counts, preferences: counts.reduce((n, c) => n + c.preferences, 0), filler_turns: Math.floor(filler.length / 2) };
+    const result = {
+      from,
+      topics: counts,
+      preferences: counts.reduce((n, c) => n + c.preferences, 0),
+      mcq_records: mcq ? counts.reduce((n, c) => n + (c.mcq_records ?? 0), 0) : null,
+      filler_turns: Math.floor(filler.length / 2),
+    };
     printResult(args, result, () =>
       [
-        `PrefEval data in ${from}: ${result.preferences} explicit preferences in ${counts.length} topic(s), ${result.filler_turns} filler turns`,
-        ...counts.map((c) => `  ${c.topic.padEnd(34)} ${c.preferences}`),
+        `PrefEval data in ${from}: ${result.preferences} explicit preferences in ${counts.length} topic(s)${mcq ? `, ${result.mcq_records} MCQ records` : ', no MCQ options'}, ${result.filler_turns} filler turns`,
+        ...counts.map((c) => `  ${c.topic.padEnd(34)} ${c.preferences}${c.mcq_records === undefined ? '' : `  (${c.mcq_records} MCQ)`}`),
         'Run it with a pipeline: benchmark: prefeval (see pipelines/prefeval-demo.yaml), then plens make -p <pipeline>',
       ].join('\n'),
     );

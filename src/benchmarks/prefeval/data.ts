@@ -73,16 +73,22 @@ const bad = (file: string, pointer: string, message: string) =>
     hint: 'the layout of benchmark_dataset/explicit_preference/<topic>.json in the PrefEval release',
   });
 
+/** A record of a topic file: an object whose preference and question are non-empty strings. */
+function recordOf(file: string, index: number, r: unknown, expected: string): Record<string, unknown> {
+  if (typeof r !== 'object' || r === null || Array.isArray(r)) throw bad(file, `/${index}`, expected);
+  const o = r as Record<string, unknown>;
+  for (const field of ['preference', 'question'])
+    if (typeof o[field] !== 'string' || (o[field] as string).trim() === '') throw bad(file, `/${index}/${field}`, `expected a non-empty string in ${field}`);
+  return o;
+}
+
 /** A topic's explicit preferences, checked: a list of {preference, question} with strings. */
 export function readExplicitTopic(root: string, topic: string): ExplicitTask[] {
   const file = join(datasetDir(root), 'explicit_preference', `${topic}.json`);
   const data = readJson(file, `PrefEval topic ${topic}`);
   if (!Array.isArray(data)) throw bad(file, '', 'expected a list of preference records');
   return data.map((r, index): ExplicitTask => {
-    if (typeof r !== 'object' || r === null || Array.isArray(r)) throw bad(file, `/${index}`, 'expected an object with preference and question');
-    const o = r as Record<string, unknown>;
-    for (const field of ['preference', 'question'])
-      if (typeof o[field] !== 'string' || (o[field] as string).trim() === '') throw bad(file, `/${index}/${field}`, `expected a non-empty string in ${field}`);
+    const o = recordOf(file, index, r, 'expected an object with preference and question');
     return {
       topic,
       form: 'explicit',
@@ -109,10 +115,7 @@ export function readImplicitTopic(root: string, topic: string, form: Exclude<For
   const data = readJson(file, `PrefEval ${IMPLICIT_FOLDER[form]} topic ${topic}`);
   if (!Array.isArray(data)) throw bad(file, '', 'expected a list of preference records');
   return data.map((r, index): ExplicitTask => {
-    if (typeof r !== 'object' || r === null || Array.isArray(r)) throw bad(file, `/${index}`, 'expected an object with preference, question and conversation');
-    const o = r as Record<string, unknown>;
-    for (const field of ['preference', 'question'])
-      if (typeof o[field] !== 'string' || (o[field] as string).trim() === '') throw bad(file, `/${index}/${field}`, `expected a non-empty string in ${field}`);
+    const o = recordOf(file, index, r, 'expected an object with preference, question and conversation');
     const c = o['conversation'];
     if (typeof c !== 'object' || c === null || Array.isArray(c)) throw bad(file, `/${index}/conversation`, 'expected an object');
     const conversation: ConversationMessage[] = [];
@@ -188,4 +191,56 @@ export function interTurnMessages(all: readonly ConversationMessage[], turns: nu
       `prefeval.inter_turns ${turns}: the filler's message ${turns * 2} is not the assistant's (the original refuses it too)`,
     );
   return taken;
+}
+
+/**
+ * One record of the classification (MCQ) task: the preference and question of
+ * benchmark_dataset/mcq_options/<topic>.json with its four options, the first of which is the
+ * one that follows the preference; for an implicit form, the conversation of the implicit file's
+ * record at the same position (the original pairs them by position).
+ */
+export interface McqTask extends ExplicitTask {
+  /** The options as the file lists them: options[0] follows the preference. */
+  options: string[];
+  /** Implicit forms: the implicit file's question at the same position (the original's implicit RAG asks it). */
+  implicitQuestion: string | null;
+}
+
+/** A topic's MCQ records in one form, checked: four non-empty option strings each (the original letters them A-D). */
+export function readMcqTopic(root: string, topic: string, form: Form): McqTask[] {
+  const file = join(datasetDir(root), 'mcq_options', `${topic}.json`);
+  const data = readJson(file, `PrefEval MCQ options for ${topic}`);
+  if (!Array.isArray(data)) throw bad(file, '', 'expected a list of MCQ records');
+  const implicit = form === 'explicit' ? null : readImplicitTopic(root, topic, form);
+  if (implicit && implicit.length < data.length)
+    throw new PlensError(
+      'E_INPUT_SCHEMA',
+      `${file}: ${data.length} MCQ records but the ${IMPLICIT_FOLDER[form as Exclude<Form, 'explicit'>]} file has ${implicit.length}; the original pairs them by position`,
+      { location: { file, pointer: '' }, hint: 'use the MCQ and implicit files of one PrefEval release' },
+    );
+  return data.map((r, index): McqTask => {
+    if (typeof r !== 'object' || r === null || Array.isArray(r))
+      throw bad(file, `/${index}`, 'expected an object with preference, question and classification_task_options');
+    const o = r as Record<string, unknown>;
+    for (const field of ['preference', 'question'])
+      if (typeof o[field] !== 'string' || (o[field] as string).trim() === '') throw bad(file, `/${index}/${field}`, `expected a non-empty string in ${field}`);
+    const options = o['classification_task_options'];
+    if (!Array.isArray(options) || options.length !== 4 || options.some((x) => typeof x !== 'string'))
+      throw bad(
+        file,
+        `/${index}/classification_task_options`,
+        'expected four option strings (the original letters them A-D; the first is the one that follows the preference)',
+      );
+    return {
+      topic,
+      form,
+      index,
+      preference: o['preference'] as string,
+      question: o['question'] as string,
+      explanation: typeof o['explanation'] === 'string' ? o['explanation'] : null,
+      conversation: implicit ? implicit[index]!.conversation : null,
+      options: options as string[],
+      implicitQuestion: implicit ? implicit[index]!.question : null,
+    };
+  });
 }

@@ -10,8 +10,9 @@ import type { StepContext } from '../../platform/benchmark.js';
 import { llmStageOptionsOf } from '../../platform/run-settings.js';
 import { planCellStep, reasons, runModelsInTurn, sumWork, type CellWork, type StepResult } from '../../platform/step-kit.js';
 import { PLENS_PROMPTS, originalPrompts, type PrefEvalPrompts } from './prompts.js';
+import type { Retriever } from './rag.js';
 import type { PrefEvalPipeline } from './section.js';
-import { JUDGE_MAX_TOKENS, readResponses, runPrefEvalChecks, runPrefEvalResponses } from './stages.js';
+import { JUDGE_MAX_TOKENS, type PrefEvalSummary, readResponses, runPrefEvalChecks, runPrefEvalResponses } from './stages.js';
 
 type Ctx = StepContext<PrefEvalPipeline>;
 
@@ -45,7 +46,32 @@ function gridOf(ctx: Ctx) {
     baselines: s.baselines,
     interTurns: s.interTurns,
     wording: wordingOf(ctx.p),
+    ...(s.retrieval !== undefined ? { retrieval: s.retrieval } : {}),
   };
+}
+
+/**
+ * RAG's retriever for a run that calls models (a dry run retrieves nothing): the checkout's
+ * precomputed retrievals, or plens's embeddings (vectors cached in the workspace). `close` ends it.
+ */
+async function openRetriever(ctx: Ctx): Promise<{ retriever?: Retriever; close: () => Promise<void> }> {
+  const s = ctx.p.prefeval;
+  if (!s.baselines.includes('rag') || s.retrieval === undefined) return { close: async () => undefined };
+  const { originalRetriever, embeddingRetriever } = await import('./rag.js');
+  if (s.retrieval === 'original') return { retriever: originalRetriever(s.data), close: async () => undefined };
+  const { openEmbedder } = await import('../../llm/embedders.js');
+  const embedder = openEmbedder(s.retrieval, { cacheDir: join(ctx.ws.root, 'cache', 'embeddings'), field: 'prefeval.retrieval' });
+  return { retriever: embeddingRetriever(embedder), close: () => embedder.close() };
+}
+
+/** Runs `run` with the pipeline's retriever open, and closes it after. */
+async function withRetriever<T>(ctx: Ctx, run: (retriever: Retriever | undefined) => Promise<T>): Promise<T> {
+  const r = await openRetriever(ctx);
+  try {
+    return await run(r.retriever);
+  } finally {
+    await r.close();
+  }
 }
 
 const gridLabel = (ctx: Ctx) => `${ctx.p.prefeval.forms.join('/')} x ${ctx.p.prefeval.baselines.join('/')} x ${ctx.p.prefeval.interTurns.join('/')} turns`;
@@ -56,11 +82,11 @@ interface ModelPlan {
   dirs: string[];
 }
 
-/** Per model, the responses done, left and failed, from the stage's own dry run. */
-export async function planResponses(ctx: Ctx): Promise<ModelPlan[]> {
+/** Per model, what a task's stage has done, left and failed, from the stage's own dry run. */
+async function planModels(ctx: Ctx, dry: (model: string) => Promise<PrefEvalSummary>): Promise<ModelPlan[]> {
   const out: ModelPlan[] = [];
   for (const model of ctx.p.prefeval.models) {
-    const d = await runPrefEvalResponses({ ...stageOptions(ctx, true), ...gridOf(ctx), model });
+    const d = await dry(model);
     out.push({
       model,
       dirs: d.partitions.map((x) => x.dir),
@@ -74,6 +100,12 @@ export async function planResponses(ctx: Ctx): Promise<ModelPlan[]> {
     });
   }
   return out;
+}
+
+/** Per model, the responses done, left and failed. */
+export async function planResponses(ctx: Ctx): Promise<ModelPlan[]> {
+  if (!ctx.p.prefeval.tasks.includes('generation')) return [];
+  return planModels(ctx, (model) => runPrefEvalResponses({ ...stageOptions(ctx, true), ...gridOf(ctx), model }));
 }
 
 /** The README leaderboard's figures for the pipeline's models (prefeval.published), written where the warehouse reads them. */
@@ -104,7 +136,9 @@ export async function responsesStep(ctx: Ctx): Promise<StepResult> {
     noun: 'response',
     failure: 'response',
     run: async (m) => {
-      const s = await runPrefEvalResponses({ ...stageOptions(ctx, false), ...gridOf(ctx), model: m.model });
+      const s = await withRetriever(ctx, (retriever) =>
+        runPrefEvalResponses({ ...stageOptions(ctx, false), ...gridOf(ctx), model: m.model, ...(retriever ? { retriever } : {}) }),
+      );
       const failedNow = s.failed + (ctx.retryFailed ? 0 : s.already_failed);
       ctx.log(`  prefeval-responses  ${m.model}: ${s.ok} ok, ${s.failed} failed${s.failed ? ` (${reasons(s.failure_reasons)})` : ''}`);
       return {
@@ -123,8 +157,9 @@ async function planChecks(ctx: Ctx): Promise<{ work: CellWork; dirs: string[] }>
   const dirs = plans.flatMap((m) => m.dirs);
   const responses = await readResponses(dirs);
   const wording = wordingOf(ctx.p);
-  const d = await runPrefEvalChecks({ ...stageOptions(ctx, true), judge: ctx.p.prefeval.judge, responseDirs: dirs, wording }, responses);
-  const judge = parseModelSpec(ctx.p.prefeval.judge);
+  const judgeSpec = judgeOf(ctx);
+  const d = await runPrefEvalChecks({ ...stageOptions(ctx, true), judge: judgeSpec, responseDirs: dirs, wording }, responses);
+  const judge = parseModelSpec(judgeSpec);
   const coming = sumWork(plans.map((m) => m.work)).pending;
   const work: CellWork = {
     done: d.already_done,
@@ -151,8 +186,15 @@ async function planChecks(ctx: Ctx): Promise<{ work: CellWork; dirs: string[] }>
   return { work, dirs };
 }
 
-export async function checksStep(ctx: Ctx): Promise<StepResult> {
+/** The generation task's judge (the section requires one when generation runs). */
+function judgeOf(ctx: Ctx): string {
   const judge = ctx.p.prefeval.judge;
+  if (judge === null) throw new Error('prefeval: the generation task runs without a judge');
+  return judge;
+}
+
+export async function checksStep(ctx: Ctx): Promise<StepResult> {
+  const judge = judgeOf(ctx);
   const { work, dirs } = await planChecks(ctx);
   const cell = { id: judge, assistant: judge, setting: `judging ${ctx.p.prefeval.models.length} model(s)`, work };
   if (ctx.dryRun) return planCellStep('prefeval-checks', [cell], { noun: 'judge' });
@@ -173,18 +215,62 @@ export async function checksStep(ctx: Ctx): Promise<StepResult> {
   };
 }
 
-/** `plens status`: per model its responses, and the judge's checks. */
-export async function prefevalStatus(ctx: Ctx): Promise<Record<string, unknown>> {
-  const plans = await planResponses(ctx);
-  const checks = await planChecks(ctx);
-  return {
-    responses: plans.map((m) => ({ model: m.model, done: m.work.done, pending: m.work.pending, failed: m.work.failed })),
-    checks: {
-      judge: ctx.p.prefeval.judge,
-      done: checks.work.done,
-      pending: checks.work.pending,
-      failed: checks.work.failed,
-      estimated: Boolean(checks.work.estimated),
+/** Per model, the MCQ answers done, left and failed. */
+export async function planMcq(ctx: Ctx): Promise<ModelPlan[]> {
+  if (!ctx.p.prefeval.tasks.includes('classification')) return [];
+  const { runPrefEvalMcq } = await import('./mcq.js');
+  return planModels(ctx, (model) => runPrefEvalMcq({ ...stageOptions(ctx, true), ...gridOf(ctx), model }));
+}
+
+/** The classification task: per model its MCQ answers, read for their letter (no judge). */
+export async function mcqStep(ctx: Ctx): Promise<StepResult> {
+  const plans = await planMcq(ctx);
+  if (ctx.dryRun)
+    return planCellStep(
+      'prefeval-mcq',
+      plans.map((m) => ({ id: m.model, assistant: m.model, setting: gridLabel(ctx), work: m.work })),
+      { noun: 'model' },
+    );
+  const { runPrefEvalMcq } = await import('./mcq.js');
+  return runModelsInTurn(ctx, 'prefeval-mcq', plans, {
+    setting: gridLabel(ctx),
+    noun: 'answer',
+    failure: 'answer',
+    run: async (m) => {
+      const s = await withRetriever(ctx, (retriever) =>
+        runPrefEvalMcq({ ...stageOptions(ctx, false), ...gridOf(ctx), model: m.model, ...(retriever ? { retriever } : {}) }),
+      );
+      const failedNow = s.failed + (ctx.retryFailed ? 0 : s.already_failed);
+      ctx.log(`  prefeval-mcq  ${m.model}: ${s.ok} ok, ${s.failed} failed${s.failed ? ` (${reasons(s.failure_reasons)})` : ''}`);
+      return {
+        new: { ok: s.ok, failed: s.failed, failure_reasons: s.failure_reasons },
+        failedNow,
+        error: `${failedNow} MCQ answer(s) failed`,
+        ...(s.spend_capped ? { spend_capped: true } : {}),
+      };
     },
+  });
+}
+
+/** `plens status`: per model its responses and MCQ answers, and the judge's checks. */
+export async function prefevalStatus(ctx: Ctx): Promise<Record<string, unknown>> {
+  const generation = ctx.p.prefeval.tasks.includes('generation');
+  const plans = await planResponses(ctx);
+  const checks = generation ? await planChecks(ctx) : null;
+  const mcq = await planMcq(ctx);
+  const counts = (m: ModelPlan) => ({ model: m.model, done: m.work.done, pending: m.work.pending, failed: m.work.failed });
+  return {
+    responses: plans.map(counts),
+    mcq: mcq.map(counts),
+    checks:
+      checks === null
+        ? null
+        : {
+            judge: judgeOf(ctx),
+            done: checks.work.done,
+            pending: checks.work.pending,
+            failed: checks.work.failed,
+            estimated: Boolean(checks.work.estimated),
+          },
   };
 }

@@ -10,7 +10,7 @@ import { PREFEVAL_SECTION_SCHEMA, type PrefEvalPipeline, resolvePrefEvalSection 
 type Ctx = StepContext<PrefEvalPipeline>;
 
 type Responses = Array<{ model: string; done: number; pending: number; failed: number }>;
-type Checks = { judge: string; done: number; pending: number; failed: number; estimated: boolean };
+type Checks = { judge: string; done: number; pending: number; failed: number; estimated: boolean } | null;
 
 /*
  * The stages' code is imported when a step runs (./make-steps.js): the registry lists this module
@@ -21,7 +21,8 @@ type Checks = { judge: string; done: number; pending: number; failed: number; es
 export const prefEval: Benchmark<PrefEvalPipeline> = {
   id: 'prefeval',
   title: 'PrefEval',
-  summary: 'PrefEval; generation task, explicit and implicit preferences: prefeval-responses -> prefeval-checks (plens make)',
+  summary:
+    'PrefEval; explicit and implicit preferences, generation task: prefeval-responses -> prefeval-checks, classification task: prefeval-mcq (plens make)',
   sections: ['prefeval'],
   requiredSections: ['prefeval'],
   folders: ['prefeval'],
@@ -31,24 +32,33 @@ export const prefEval: Benchmark<PrefEvalPipeline> = {
     {
       name: 'prefeval-responses',
       needs: () => [],
-      available: () => true,
+      available: (p) => p.prefeval.tasks.includes('generation'),
       run: async (ctx) => (await import('./make-steps.js')).responsesStep(ctx),
     },
     {
       name: 'prefeval-checks',
       needs: () => ['prefeval-responses'],
-      available: () => true,
+      available: (p) => p.prefeval.tasks.includes('generation'),
       run: async (ctx) => (await import('./make-steps.js')).checksStep(ctx),
+    },
+    {
+      name: 'prefeval-mcq',
+      needs: () => [],
+      available: (p) => p.prefeval.tasks.includes('classification'),
+      run: async (ctx) => (await import('./make-steps.js')).mcqStep(ctx),
     },
   ],
   warehouse: {
-    needs: () => ['prefeval-checks'],
+    needs: (p) => [
+      ...(p.prefeval.tasks.includes('generation') ? ['prefeval-checks'] : []),
+      ...(p.prefeval.tasks.includes('classification') ? ['prefeval-mcq'] : []),
+    ],
     // No file step comes before it: its steps are keyed LLM work.
     after: () => undefined,
     source: {
-      present: (ws) => workspaceHas(ws.root, 'prefeval/responses/*/responses.parquet'),
+      present: (ws) => workspaceHas(ws.root, 'prefeval/responses/*/responses.parquet') || workspaceHas(ws.root, 'prefeval/mcq/*/mcq.parquet'),
       missing: (ws) => `PrefEval responses in ${join(ws.root, 'prefeval')}`,
-      hint: '`plens make prefeval-responses -p <pipeline>` (PrefEval)',
+      hint: '`plens make prefeval-responses -p <pipeline>` or `plens make prefeval-mcq -p <pipeline>` (PrefEval)',
       example: 'prefeval_results',
     },
   },
@@ -66,11 +76,13 @@ export const prefEval: Benchmark<PrefEvalPipeline> = {
     limit: p.prefeval.limit ?? null,
     baselines: p.prefeval.baselines,
     inter_turns: p.prefeval.interTurns,
+    tasks: p.prefeval.tasks,
     models: p.prefeval.models,
     judge: p.prefeval.judge,
+    retrieval: p.prefeval.retrieval ?? null,
     prompts: p.prefeval.prompts,
   }),
-  models: (p) => [...p.prefeval.models, p.prefeval.judge],
+  models: (p) => [...p.prefeval.models, ...(p.prefeval.judge === null ? [] : [p.prefeval.judge])],
   status: {
     async collect({ p, ws, signal }) {
       const { prefevalStatus } = await import('./make-steps.js');
@@ -80,13 +92,25 @@ export const prefEval: Benchmark<PrefEvalPipeline> = {
     },
     format(s) {
       const responses = s['responses'] as Responses;
+      const mcq = (s['mcq'] as Responses | undefined) ?? [];
       const checks = s['checks'] as Checks;
       const n = (x: number) => x.toLocaleString('en-US');
+      const block = (label: string, rows: Responses) =>
+        rows.length === 0
+          ? []
+          : [
+              `${label.padEnd(11)}${n(rows.reduce((k, r) => k + r.done, 0))} done, ${n(rows.reduce((k, r) => k + r.pending, 0))} pending, ${n(rows.reduce((k, r) => k + r.failed, 0))} failed`,
+              ...rows.map((r) => `  ${r.model}: ${n(r.done)} done, ${n(r.pending)} pending, ${n(r.failed)} failed`),
+            ];
       return {
         body: [
-          `responses  ${n(responses.reduce((k, r) => k + r.done, 0))} done, ${n(responses.reduce((k, r) => k + r.pending, 0))} pending, ${n(responses.reduce((k, r) => k + r.failed, 0))} failed`,
-          ...responses.map((r) => `  ${r.model}: ${n(r.done)} done, ${n(r.pending)} pending, ${n(r.failed)} failed`),
-          `checks     ${n(checks.done)} done, ${checks.estimated ? '~' : ''}${n(checks.pending)} pending, ${n(checks.failed)} failed (judge ${checks.judge})`,
+          ...block('responses', responses),
+          ...(checks
+            ? [
+                `checks     ${n(checks.done)} done, ${checks.estimated ? '~' : ''}${n(checks.pending)} pending, ${n(checks.failed)} failed (judge ${checks.judge})`,
+              ]
+            : []),
+          ...block('mcq', mcq),
         ],
       };
     },

@@ -24,6 +24,25 @@ export interface PrefEvalPrompts {
   revision: string;
   judgeSystem: string;
   checks: Record<Check, string>;
+  /** The classification (MCQ) task's wording. */
+  mcq: McqPrompts;
+  /**
+   * RAG: the retrieved exchanges put before the question, `head` + one `item` per exchange
+   * (`{n}` its rank from 1, `{sentence}` the exchange) + `tail`.
+   */
+  rag: { head: string; item: string; tail: string };
+}
+
+/** The classification task's wording: the options block after the question, and self-critic's requests. */
+export interface McqPrompts {
+  /** Put after the question; `{formatted_options}` is the lettered options (`A. ...` a line each). The answer tag <choice> is a format fact. */
+  format: string;
+  /** The answer's token limit (config.yaml's max_mcq_tokens; the preference's answer gets it too). */
+  maxTokens: number;
+  /** Self-critic's critique request, explicit and implicit (the original's two differ in a line break's indent). */
+  critique: { explicit: string; implicit: string };
+  /** Self-critic's revision request; the options block follows it. */
+  revision: string;
 }
 
 /** plens's wording: the same content as the original's, said our way. */
@@ -124,6 +143,31 @@ Read the response closely. Reply in exactly this XML format:
 <explanation>[one very short sentence]</explanation>
 <answer>[Yes/No]</answer>`,
   },
+  mcq: {
+    format: `
+Here are 4 options for what I asked: \n{formatted_options}\nPlease pick the one you would recommend most for me.
+How to answer:
+1. Pick exactly one option (A, B, C or D), the one that fits my preferences best.
+2. It must be one of the options above.
+3. Do not decline to choose, and do not propose anything that is not listed.
+4. For example: <choice>B</choice>. Answer in exactly this format and add nothing else:
+<choice>[A/B/C/D]</choice>
+`,
+    maxTokens: 5,
+    critique: {
+      explicit:
+        'Critique Request: Look again at the option you chose for my question in the last turn. Does it follow or go against any preference I told you earlier in our conversation that bears on this question? Say how well those preferences were followed, in 2 sentences. Answer in this format:\nCritic: ',
+      implicit:
+        'Critique Request: Look again at the option you chose for my question in the last turn. Does it follow or go against any preference I told you earlier in our conversation that bears on this question? Say how well those preferences were followed, in 2 sentences. Answer in this format:\nCritic: ',
+    },
+    revision:
+      'Revision Request: Given your critique, choose an option again, the one that fits the preferences I told you earlier best. You may keep the option you chose if you think it was right.',
+  },
+  rag: {
+    head: 'Before you answer, consider this context from our earlier conversations: the {k} exchanges most relevant to my question, which may say something about my preferences or about what we discussed before:\n\n[Context]\n',
+    item: '{n}) {sentence}\n',
+    tail: '[End of context]\n\nUse this context where it helps, and follow any preference of mine in it that bears on my question; not all of it need be useful, and none of it may be. My question:\n\n',
+  },
 };
 
 const CHECK_FILES: Record<Check, string> = {
@@ -185,5 +229,56 @@ export function originalPrompts(checkout: string): PrefEvalPrompts {
     revision: pythonUnescape(revision),
     judgeSystem,
     checks: Object.fromEntries(CHECKS.map((c) => [c, readFrom(checkout, join('error_type', CHECK_FILES[c]))])) as Record<Check, string>,
+    mcq: originalMcqPrompts(checkout, config),
+    rag: originalRagPrompts(checkout),
   };
+}
+
+const RELEASE_HINT = { hint: 'a checkout of PrefEval as released (commit 5079505)' };
+
+/** The classification task's wording in the original: utils_mcq.py's options block, the classification baselines' requests, config's token limit. */
+function originalMcqPrompts(checkout: string, config: string): McqPrompts {
+  const maxTokens = /^max_mcq_tokens:\s*(\d+)\s*$/m.exec(config)?.[1];
+  if (maxTokens === undefined) throw new PlensError('E_INPUT_SCHEMA', `${join(checkout, 'config.yaml')}: no max_mcq_tokens`, RELEASE_HINT);
+  const utils = readFrom(checkout, 'utils/utils_mcq.py');
+  const format = /mcq_question_format\s*=\s*f"""([\s\S]*?)"""/.exec(utils)?.[1];
+  if (format === undefined) throw new PlensError('E_INPUT_SCHEMA', 'utils/utils_mcq.py: no mcq_question_format found', RELEASE_HINT);
+  const baselines = readFrom(checkout, 'classification_task/baselines_handling_classification.py');
+  const critiques = [...baselines.matchAll(/critic_request\s*=\s*"""([\s\S]*?)"""/g)].map((m) => pythonUnescape(m[1]!));
+  const revision = /revision_request\s*=\s*f"""([\s\S]*?)"""/.exec(baselines)?.[1];
+  if (critiques.length !== 2 || revision === undefined)
+    throw new PlensError(
+      'E_INPUT_SCHEMA',
+      'classification_task/baselines_handling_classification.py: expected two critic_request texts and a revision_request',
+      RELEASE_HINT,
+    );
+  return {
+    // An f-string whose only placeholder is {formatted_options}; its escapes resolved.
+    format: pythonUnescape(format),
+    maxTokens: Number(maxTokens),
+    critique: { explicit: critiques[0]!, implicit: critiques[1]! },
+    revision: pythonUnescape(revision),
+  };
+}
+
+/**
+ * RAG's context block in the original (utils_mcq.py's convert_top_k_sentences_to_msg; the
+ * generation task's copies say the same for 5 exchanges): the literals before the loop, the
+ * loop's line, the literals after it.
+ */
+function originalRagPrompts(checkout: string): PrefEvalPrompts['rag'] {
+  const utils = readFrom(checkout, 'utils/utils_mcq.py');
+  const start = utils.indexOf('def convert_top_k_sentences_to_msg');
+  const end = utils.indexOf('\ndef ', start + 1);
+  const body = start < 0 ? '' : utils.slice(start, end < 0 ? undefined : end);
+  const parts = body.split(/\bmsg\s*\+?=/).slice(1);
+  const literals = (code: string) =>
+    [...code.matchAll(/(f?)"((?:[^"\\\n]|\\.)*)"/g)]
+      .map((m) => {
+        const text = pythonUnescape(m[2]!);
+        return m[1] ? text.replace('{len(top_k_sentences)}', '{k}').replace('{idx}', '{n}') : text;
+      })
+      .join('');
+  if (parts.length !== 3) throw new PlensError('E_INPUT_SCHEMA', 'utils/utils_mcq.py: convert_top_k_sentences_to_msg is not as released', RELEASE_HINT);
+  return { head: literals(parts[0]!.split(/\n\s*for /)[0]!), item: literals(parts[1]!), tail: literals(parts[2]!) };
 }

@@ -1,9 +1,16 @@
+import { PlensError } from '../../core/errors.js';
+import { parseEmbeddingsSpec } from '../../llm/embeddings-spec.js';
 import type { Pipeline, SectionContext } from '../../platform/pipeline.js';
 import { BASELINES, type Baseline } from './assembly.js';
 import { FORMS, TOPICS, type Form } from './data.js';
 
+/** PrefEval's two tasks: generation (an answer the judge checks) and classification (a choice among four options). */
+export const TASKS = ['generation', 'classification'] as const;
+export type Task = (typeof TASKS)[number];
+
 /** PrefEval in a pipeline (`benchmark: prefeval`, section `prefeval:`), every default filled in. */
 export interface PrefEvalSettings {
+  tasks: Task[];
   /** A PrefEval checkout (or its benchmark_dataset folder), absolute. */
   data: string;
   topics: string[];
@@ -13,7 +20,10 @@ export interface PrefEvalSettings {
   baselines: Baseline[];
   interTurns: number[];
   models: string[];
-  judge: string;
+  /** The generation task's judge (none when only classification runs). */
+  judge: string | null;
+  /** RAG's similarities: `original` (the checkout's precomputed retrievals) or an embeddings spec; set when baselines hold rag. */
+  retrieval?: string;
   /** `plens` (our wording) or `original` (read from `data`, which must then be a checkout). */
   prompts: 'plens' | 'original';
   /** Model spec -> its row in the checkout README's leaderboard, shown beside plens's figures. */
@@ -28,8 +38,15 @@ export interface PrefEvalPipeline extends Pipeline {
 export const PREFEVAL_SECTION_SCHEMA = {
   type: 'object',
   additionalProperties: false,
-  required: ['data', 'models', 'judge'],
+  required: ['data', 'models'],
   properties: {
+    tasks: {
+      type: 'array',
+      minItems: 1,
+      uniqueItems: true,
+      items: { enum: [...TASKS] },
+      description: 'generation (answers the judge checks) and/or classification (a choice among four options); default [generation]',
+    },
     data: { type: 'string', minLength: 1, description: 'a PrefEval checkout (github.com/amazon-science/PrefEval) or its benchmark_dataset folder' },
     topics: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: [...TOPICS] }, description: 'default: all 20' },
     forms: {
@@ -49,7 +66,13 @@ export const PREFEVAL_SECTION_SCHEMA = {
       description: 'filler turns between the preference and the question (default [10]); the filler holds 316',
     },
     models: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 }, description: 'the assistants under test (model specs)' },
-    judge: { type: 'string', minLength: 1, description: "the judge's model spec (the original's: bedrock:claude-3-sonnet-v1)" },
+    judge: { type: 'string', minLength: 1, description: "the generation task's judge, a model spec (the original's: bedrock:claude-3-sonnet-v1)" },
+    retrieval: {
+      type: 'string',
+      minLength: 1,
+      description:
+        "RAG's similarities: original (the checkout's precomputed SimCSE retrievals, benchmark_dataset/rag_retrieval) or an embeddings spec (local:FOLDER or openai:MODEL?base_url=...)",
+    },
     prompts: { enum: ['plens', 'original'], description: "plens's wording (default) or the original's, read from the data checkout" },
     published: {
       type: 'object',
@@ -60,6 +83,7 @@ export const PREFEVAL_SECTION_SCHEMA = {
 } as const;
 
 interface Written {
+  tasks?: Task[];
   data: string;
   topics?: string[];
   forms?: Form[];
@@ -67,7 +91,8 @@ interface Written {
   baselines?: Baseline[];
   inter_turns?: number[];
   models: string[];
-  judge: string;
+  judge?: string;
+  retrieval?: string;
   prompts?: 'plens' | 'original';
   published?: Record<string, string>;
 }
@@ -75,16 +100,51 @@ interface Written {
 export function resolvePrefEvalSection(raw: Record<string, unknown>, ctx: SectionContext): Record<string, unknown> {
   const s = raw['prefeval'] as Written;
   s.models.forEach((m, i) => ctx.checkSpec(m, `/prefeval/models/${i}`));
-  ctx.checkSpec(s.judge, '/prefeval/judge');
+  const tasks = s.tasks ?? ['generation'];
+  if (s.judge !== undefined) ctx.checkSpec(s.judge, '/prefeval/judge');
+  else if (tasks.includes('generation'))
+    throw ctx.error(
+      'prefeval.judge is required for the generation task',
+      '/prefeval',
+      'add judge: <model spec> (the original uses bedrock:claude-3-sonnet-v1), or run tasks: [classification] only',
+    );
+  const baselines = s.baselines ?? ['zero-shot'];
+  const interTurns = s.inter_turns ?? [10];
+  const forms = s.forms ?? ['explicit'];
+  let retrieval = s.retrieval;
+  if (baselines.includes('rag')) {
+    if (retrieval === undefined)
+      throw ctx.error(
+        'prefeval.baselines has rag but no prefeval.retrieval',
+        '/prefeval/baselines',
+        "add retrieval: original (the checkout's precomputed retrievals, benchmark_dataset/rag_retrieval) or an embeddings spec such as retrieval: local:models/all-MiniLM-L6-v2",
+      );
+    if (forms.includes('explicit') && interTurns.some((t) => t < 2))
+      throw ctx.error(
+        `prefeval.inter_turns ${interTurns.filter((t) => t < 2).join(', ')}: RAG retrieves 5 exchanges, and an explicit preference with fewer than 2 filler turns has only ${2}-4`,
+        '/prefeval/inter_turns',
+        'run rag at 2 or more filler turns (the original asserts 5 exchanges)',
+      );
+  }
+  if (retrieval !== undefined && retrieval !== 'original') {
+    try {
+      const spec = parseEmbeddingsSpec(retrieval, 'prefeval.retrieval');
+      if (spec.kind === 'local') retrieval = `local:${ctx.userPath(spec.folder)}`;
+    } catch (error) {
+      throw error instanceof PlensError ? ctx.error(error.message, '/prefeval/retrieval', 'original, local:FOLDER or openai:MODEL?base_url=URL') : error;
+    }
+  }
   const settings: PrefEvalSettings = {
+    tasks,
     data: ctx.userPath(s.data),
     topics: s.topics ?? [...TOPICS],
-    forms: s.forms ?? ['explicit'],
+    forms,
     ...(s.limit !== undefined ? { limit: s.limit } : {}),
-    baselines: s.baselines ?? ['zero-shot'],
-    interTurns: s.inter_turns ?? [10],
+    baselines,
+    interTurns,
     models: s.models,
-    judge: s.judge,
+    judge: s.judge ?? null,
+    ...(retrieval !== undefined ? { retrieval } : {}),
     prompts: s.prompts ?? 'plens',
     ...(s.published ? { published: s.published } : {}),
   };

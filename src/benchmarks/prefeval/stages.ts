@@ -11,10 +11,11 @@ import type { StageOutput, StageSummary, WorkCost } from '../../engine/stage-run
 import type { LlmClient } from '../../llm/client.js';
 import { LlmCallError } from '../../llm/errors.js';
 import { parseModelSpec } from '../../llm/model-spec.js';
-import type { ChatMessage, ChatRequest } from '../../llm/types.js';
+import type { ChatMessage, ChatRequest, SamplingParams } from '../../llm/types.js';
 import { interTurnMessages, readInterTurns, readTopic, type ExplicitTask, type Form } from './data.js';
 import { checkText, questionText, revisionText, simulatedCheck, simulatedResponse, type Baseline } from './assembly.js';
-import { readCheck, verdictOf, type Verdict } from './parse.js';
+import { RetrievalError, type Retriever } from './rag.js';
+import { MarkupRejected, readCheck, verdictOf, type Verdict } from './parse.js';
 import { CHECKS, type Check, type PrefEvalPrompts } from './prompts.js';
 
 /** The judge's settings in the original: temperature 0, 100 tokens. */
@@ -27,8 +28,8 @@ export const PROMPT_VERSION = 'prefeval-plens-v1';
 export const responsesRoot = (workspace: string) => join(workspace, 'prefeval', 'responses');
 export const checksRoot = (workspace: string) => join(workspace, 'prefeval', 'checks');
 
-/** One answered question: a row of responses.parquet. */
-export interface ResponseRecord {
+/** What every row of a grid stage holds: the record, the run, RAG's retrieval, the preference's answer; then the stage's own fields, then the cost. */
+export interface GridRecord {
   key: string;
   try: number;
   status: 'ok' | 'failed';
@@ -43,17 +44,20 @@ export interface ResponseRecord {
   inter_turns: number;
   model: string;
   prompts: string;
+  /** RAG: where the similarities came from (`original`, or the embeddings spec), and the exchanges retrieved (a JSON list); null otherwise. */
+  retrieval: string | null;
+  retrieved: string | null;
+  /** Explicit: the model's answer to the stated preference. */
   response_to_pref: string | null;
-  /** Self-critic: the first (zero-shot) answer, and the model's critique of it; response_to_q is the revision. */
-  zero_shot_response_to_q: string | null;
-  self_critic: string | null;
-  response_to_q: string | null;
   input_tokens: number;
   output_tokens: number;
   cost_usd: number;
 }
 
-const RESPONSE_COLUMNS: ColumnsOf<ResponseRecord> = {
+type Cost = 'input_tokens' | 'output_tokens' | 'cost_usd';
+
+/** The columns every grid stage's rows start with (and GRID_COST_COLUMNS, which end them). */
+export const GRID_COLUMNS: ColumnsOf<Omit<GridRecord, Cost>> = {
   key: 'VARCHAR',
   try: 'INTEGER',
   status: 'VARCHAR',
@@ -68,13 +72,26 @@ const RESPONSE_COLUMNS: ColumnsOf<ResponseRecord> = {
   inter_turns: 'INTEGER',
   model: 'VARCHAR',
   prompts: 'VARCHAR',
+  retrieval: 'VARCHAR',
+  retrieved: 'VARCHAR',
   response_to_pref: 'VARCHAR',
+};
+export const GRID_COST_COLUMNS: ColumnsOf<Pick<GridRecord, Cost>> = { input_tokens: 'INTEGER', output_tokens: 'INTEGER', cost_usd: 'DOUBLE' };
+
+/** One answered question: a row of responses.parquet. */
+export interface ResponseRecord extends GridRecord {
+  /** Self-critic: the first (zero-shot) answer, and the model's critique of it; response_to_q is the revision. */
+  zero_shot_response_to_q: string | null;
+  self_critic: string | null;
+  response_to_q: string | null;
+}
+
+const RESPONSE_COLUMNS: ColumnsOf<ResponseRecord> = {
+  ...GRID_COLUMNS,
   zero_shot_response_to_q: 'VARCHAR',
   self_critic: 'VARCHAR',
   response_to_q: 'VARCHAR',
-  input_tokens: 'INTEGER',
-  output_tokens: 'INTEGER',
-  cost_usd: 'DOUBLE',
+  ...GRID_COST_COLUMNS,
 };
 
 export const RESPONSES_FORMAT: PartitionFormat = llmStageFormat('responses', RESPONSE_COLUMNS, [
@@ -169,10 +186,14 @@ export interface GridOptions {
   baselines: readonly Baseline[];
   interTurns: readonly number[];
   wording: PrefEvalPrompts;
+  /** RAG's similarity source as the pipeline names it (`original` or an embeddings spec): part of a RAG partition's identity. */
+  retrieval?: string;
 }
 
 export interface ResponsesOptions extends Omit<LlmStageOptions, 'prompts' | 'limit'>, GridOptions {
   model: string;
+  /** RAG's retriever (needed when baselines hold rag; a dry run needs none). */
+  retriever?: Retriever;
 }
 
 export interface ChecksOptions extends Omit<LlmStageOptions, 'prompts' | 'limit'> {
@@ -192,6 +213,82 @@ interface ResponseItem {
   baseline: Baseline;
   interTurns: number;
   partition: Partition;
+}
+
+/**
+ * How a grid item ended when it threw: a call that failed, a retrieval RAG could not make (the
+ * original stops with an exception there), or a reply BeautifulSoup itself refuses (the original
+ * stops too). Anything else is a defect and is thrown on.
+ */
+export function gridFailure(error: unknown): { status: 'failed'; error_kind: string; error: string } {
+  if (error instanceof RetrievalError) return { status: 'failed', error_kind: 'retrieval', error: error.message };
+  if (error instanceof MarkupRejected) return { status: 'failed', error_kind: 'unreadable', error: error.message };
+  if (!(error instanceof LlmCallError)) throw error;
+  const f = failureOf(error);
+  return { status: 'failed', error_kind: f.kind, error: f.message };
+}
+
+/** The wording's version in keys and call events: plens's own, or the original's read from a checkout. */
+export const promptVersionOf = (p: PrefEvalPrompts) => (p.source === 'plens' ? PROMPT_VERSION : 'prefeval-original');
+
+/** A request of the grid's model: the assistant's system prompt, the stage's parameters, the simulator's reply carried along. */
+export function gridRequest(p: PrefEvalPrompts, params: SamplingParams, messages: ChatMessage[], purpose: string, simulated: string): ChatRequest {
+  return { system: p.system, messages, params, purpose, promptVersion: promptVersionOf(p), replicate: 0, simulation: { reply: simulated } };
+}
+
+/**
+ * A stage's partitions over the grid: one per form, baseline and number of filler turns for a
+ * model (RAG's also by its retrieval source), each made when first asked for.
+ */
+export class GridPartitions {
+  private readonly partitions = new Map<string, Partition>();
+
+  constructor(
+    private readonly root: string,
+    private readonly format: PartitionFormat,
+    private readonly tag: readonly string[],
+    private readonly clientId: string,
+    private readonly wording: PrefEvalPrompts,
+    private readonly retrieval: string | null,
+    private readonly params: SamplingParams,
+  ) {}
+
+  of(form: Form, baseline: Baseline, interTurns: number): Partition {
+    const identity = [
+      ...this.tag,
+      this.clientId,
+      form,
+      baseline,
+      interTurns,
+      this.wording.source === 'plens' ? PROMPT_VERSION : 'original',
+      ...(baseline === 'rag' ? [this.retrieval] : []),
+      ...samplingIdentity(this.params),
+    ];
+    const name = partitionName([form, baseline, `${interTurns}turns`, this.clientId], identity);
+    let partition = this.partitions.get(name);
+    if (!partition) {
+      partition = Partition.in(this.root, name, this.format);
+      this.partitions.set(name, partition);
+    }
+    return partition;
+  }
+
+  /** The grid's items: every task at every baseline and turn count, in that order. */
+  items<T extends { form: Form }>(
+    o: Pick<GridOptions, 'baselines' | 'interTurns'>,
+    tasks: readonly T[],
+  ): Array<{ task: T; baseline: Baseline; interTurns: number; partition: Partition }> {
+    return o.baselines.flatMap((baseline) =>
+      o.interTurns.flatMap((interTurns) => tasks.map((task) => ({ task, baseline, interTurns, partition: this.of(task.form, baseline, interTurns) }))),
+    );
+  }
+
+  /** Compacts every partition the run made; their row counts. */
+  async compactAll(kit: LlmStageKit): Promise<PrefEvalSummary['partitions']> {
+    const rows: PrefEvalSummary['partitions'] = [];
+    for (const partition of this.partitions.values()) rows.push({ dir: partition.dir, rows: await kit.compact(partition) });
+    return rows;
+  }
 }
 
 /** The tasks of the grid's topics, each topic's first `limit`. */
@@ -220,32 +317,10 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
     const params = client.params({ temperature: 0, maxTokens: p.maxGenTokens });
     // The original's self-critic revision may run to 500 tokens.
     const revisionParams = client.params({ temperature: 0, maxTokens: SELF_CRITIC_REVISION_TOKENS });
-    const partitions = new Map<string, Partition>();
-    const partitionOf = (form: Form, baseline: Baseline, interTurns: number): Partition => {
-      const identity = [client.id, form, baseline, interTurns, p.source === 'plens' ? PROMPT_VERSION : 'original', ...samplingIdentity(params)];
-      const name = partitionName([form, baseline, `${interTurns}turns`, client.id], identity);
-      let partition = partitions.get(name);
-      if (!partition) {
-        partition = Partition.in(responsesRoot(options.workspace.root), name, RESPONSES_FORMAT);
-        partitions.set(name, partition);
-      }
-      return partition;
-    };
-    const items = (): ResponseItem[] =>
-      options.baselines.flatMap((baseline) =>
-        options.interTurns.flatMap((interTurns) =>
-          tasks.map((task) => ({ task, baseline, interTurns, partition: partitionOf(task.form, baseline, interTurns) })),
-        ),
-      );
-    const request = (messages: ChatMessage[], purpose: string, simulated: string): ChatRequest => ({
-      system: p.system,
-      messages,
-      params,
-      purpose,
-      promptVersion: p.source === 'plens' ? PROMPT_VERSION : 'prefeval-original',
-      replicate: 0,
-      simulation: { reply: simulated },
-    });
+    const retrieval = options.retrieval ?? null;
+    const grid = new GridPartitions(responsesRoot(options.workspace.root), RESPONSES_FORMAT, [], client.id, p, retrieval, params);
+    const items = (): ResponseItem[] => grid.items(options, tasks);
+    const request = (messages: ChatMessage[], purpose: string, simulated: string): ChatRequest => gridRequest(p, params, messages, purpose, simulated);
     const summary = await kit.run<ResponseItem>({
       stage: 'prefeval-responses',
       items: async function* () {
@@ -265,7 +340,7 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
       }),
       estimate: (item) => estimateResponse(item, fillers.get(item.interTurns)!, p, client),
       run: async (item, calls) => {
-        const base = responseBase(item, client.id, p.source);
+        const base = { ...responseBase(item, client.id, p.source), retrieval: item.baseline === 'rag' ? retrieval : null };
         try {
           // Explicit: the preference is said, and answered, first. Implicit: the conversation that reveals it.
           let opening: ChatMessage[];
@@ -281,8 +356,18 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
           } else opening = item.task.conversation;
           const selfCritic = item.baseline === 'selfcritic';
           const first = responseToPref === null ? 0 : 1;
+          let retrieved: string[] = [];
+          if (item.baseline === 'rag') {
+            if (!options.retriever) throw new RetrievalError('no retriever for the rag baseline');
+            const t = item.task;
+            retrieved =
+              t.conversation === null
+                ? await options.retriever.explicit(t, responseToPref!, item.interTurns, filler, calls.signal)
+                : await options.retriever.implicit({ ...t, conversation: t.conversation }, item.interTurns, filler, calls.signal);
+            base.retrieved = JSON.stringify(retrieved);
+          }
           // Self-critic answers first as zero-shot does (the same request: the cache shares it).
-          const question = questionText(item.task.question, selfCritic ? 'zero-shot' : item.baseline, p);
+          const question = questionText(item.task.question, selfCritic ? 'zero-shot' : item.baseline, p, retrieved);
           const context: ChatMessage[] = [...opening, ...fillers.get(item.interTurns)!];
           const answer = await calls.call(
             client,
@@ -328,15 +413,11 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
             ...costOf(calls.cost),
           } as StageOutput;
         } catch (error) {
-          if (!(error instanceof LlmCallError)) throw error;
-          const f = failureOf(error);
-          return { ...base, status: 'failed', error_kind: f.kind, error: f.message, ...costOf(calls.cost) } as unknown as StageOutput;
+          return { ...base, ...gridFailure(error), ...costOf(calls.cost) } as unknown as StageOutput;
         }
       },
     });
-    const rows: PrefEvalSummary['partitions'] = [];
-    for (const partition of partitions.values()) rows.push({ dir: partition.dir, rows: await kit.compact(partition) });
-    return { ...summary, price_unknown: kit.priceUnknown, partitions: rows };
+    return { ...summary, price_unknown: kit.priceUnknown, partitions: await grid.compactAll(kit) };
   });
 }
 
@@ -354,6 +435,8 @@ function responseBase(item: ResponseItem, model: string, prompts: string) {
     inter_turns: item.interTurns,
     model,
     prompts,
+    retrieval: null as string | null,
+    retrieved: null as string | null,
     response_to_pref: null,
     zero_shot_response_to_q: null,
     self_critic: null,
@@ -361,12 +444,14 @@ function responseBase(item: ResponseItem, model: string, prompts: string) {
   };
 }
 
-const costOf = (c: WorkCost) => ({ input_tokens: c.inputTokens, output_tokens: c.outputTokens, cost_usd: c.costUsd });
+export const costOf = (c: WorkCost) => ({ input_tokens: c.inputTokens, output_tokens: c.outputTokens, cost_usd: c.costUsd });
 
 /** Explicit: two calls, the preference alone, then the whole conversation; implicit: the whole conversation once. Most of it is the filler at 300 turns. */
 function estimateResponse(item: ResponseItem, filler: readonly ChatMessage[], p: PrefEvalPrompts, client: LlmClient): WorkCost {
   const chars = (ms: readonly ChatMessage[]) => ms.reduce((n, m) => n + m.content.length, 0);
-  const question = questionText(item.task.question, item.baseline, p);
+  // RAG: about 200 tokens for each of the 5 exchanges put before the question.
+  const question =
+    questionText(item.task.question, item.baseline === 'rag' ? 'zero-shot' : item.baseline, p) + (item.baseline === 'rag' ? ' '.repeat(4 * 1000) : '');
   const explicit = item.task.conversation === null;
   const opening = explicit ? tokens(item.task.preference.length) + p.maxGenTokens : tokens(chars(item.task.conversation!));
   const last = { inputTokens: tokens(p.system.length + chars(filler) + question.length) + opening, outputTokens: p.maxGenTokens };
@@ -444,7 +529,7 @@ export async function runPrefEvalChecks(options: ChecksOptions, responses: reado
                 messages: [{ role: 'user', content: text }],
                 params,
                 purpose: `prefeval:${check}`,
-                promptVersion: p.source === 'plens' ? PROMPT_VERSION : 'prefeval-original',
+                promptVersion: promptVersionOf(p),
                 replicate: 0,
                 simulation: { reply: simulatedCheck(check, r) },
               },
@@ -453,9 +538,7 @@ export async function runPrefEvalChecks(options: ChecksOptions, responses: reado
             answers[check] = readCheck(check, outcome.response.text);
           }
         } catch (error) {
-          if (!(error instanceof LlmCallError)) throw error;
-          const f = failureOf(error);
-          return { ...base, ...emptyChecks(), status: 'failed', error_kind: f.kind, error: f.message, ...costOf(calls.cost) } as unknown as StageOutput;
+          return { ...base, ...emptyChecks(), ...gridFailure(error), ...costOf(calls.cost) } as unknown as StageOutput;
         }
         const verdict = verdictOf(Object.fromEntries(CHECKS.map((c) => [c, answers[c]!.answer])));
         return {

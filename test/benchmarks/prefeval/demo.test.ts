@@ -23,10 +23,11 @@ describe('plens make on PrefEval: the prefeval demo pipeline', () => {
   beforeAll(async () => {
     const plan = await runCliJson<MakeJson>(['make', 'all', '-p', demo, '--dry-run'], { env });
     expect(plan.code, plan.stderr).toBe(0);
-    // 3 forms x 2 topics x 4 preferences x 3 baselines x 2 turn counts.
+    // 3 forms x 2 topics x 4 preferences x 3 baselines x 2 turn counts, for each task.
     expect(plan.json.steps.map((s) => `${s.step}:${s.status}:${s.work}`)).toEqual([
       'prefeval-responses:would-run:144',
       'prefeval-checks:would-run:144',
+      'prefeval-mcq:would-run:144',
       'warehouse:would-run:1',
       'tables:would-run:1',
       'report:would-run:1',
@@ -37,17 +38,26 @@ describe('plens make on PrefEval: the prefeval demo pipeline', () => {
     first = r.json;
   }, 120_000);
 
-  it('runs the responses, the checks, the warehouse, the tables and the report', () => {
+  it('runs the responses, the checks, the MCQ answers, the warehouse, the tables and the report', () => {
     expect(first.steps.map((s) => `${s.step}:${s.status}`)).toEqual([
       'prefeval-responses:ran',
       'prefeval-checks:ran',
+      'prefeval-mcq:ran',
       'warehouse:ran',
       'tables:ran',
       'report:ran',
     ]);
     expect(first.failed).toEqual([]);
     expect(readdirSync(join(env.PLENS_PREFEVAL_WORKSPACE, 'prefeval', 'responses'))).toHaveLength(18);
-    expect(readdirSync(join(env.PLENS_PREFEVAL_WORKSPACE, 'tables')).sort()).toEqual(['prefeval_by_topic.md', 'prefeval_paired.md', 'prefeval_results.md']);
+    expect(readdirSync(join(env.PLENS_PREFEVAL_WORKSPACE, 'prefeval', 'mcq'))).toHaveLength(18);
+    expect(readdirSync(join(env.PLENS_PREFEVAL_WORKSPACE, 'tables')).sort()).toEqual([
+      'prefeval_by_topic.md',
+      'prefeval_mcq_by_topic.md',
+      'prefeval_mcq_paired.md',
+      'prefeval_mcq_results.md',
+      'prefeval_paired.md',
+      'prefeval_results.md',
+    ]);
   });
 
   it('gives the same tables, byte for byte, as the committed golden file', async () => {
@@ -62,6 +72,7 @@ describe('plens make on PrefEval: the prefeval demo pipeline', () => {
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/^responses {2}144 done, 0 pending, 0 failed$/m);
     expect(status.stdout).toMatch(/^checks {5}144 done, 0 pending, 0 failed \(judge sim:default\)$/m);
+    expect(status.stdout).toMatch(/^mcq {8}144 done, 0 pending, 0 failed$/m);
   });
 
   it('plens prefeval import checks a release and counts it', async () => {
@@ -74,7 +85,7 @@ describe('plens make on PrefEval: the prefeval demo pipeline', () => {
       'travel_restaurant,shop_motors',
     ]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.json).toMatchObject({ preferences: 8, filler_turns: 6 });
+    expect(r.json).toMatchObject({ preferences: 8, filler_turns: 6, mcq_records: 8 });
     const missing = await runCli(['prefeval', 'import', '--from', join(repoRoot, 'data', 'prefeval-sample')]);
     expect(missing.code).toBe(3);
     expect(missing.stderr).toMatch(/no PrefEval topic travel_transportation at .*explicit_preference\/travel_transportation\.json/);

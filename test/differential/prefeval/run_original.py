@@ -17,6 +17,13 @@ writes its results into the scratch directory, never into the checkout:
     scratch/benchmark_dataset/implicit_preference/persona-driven/<topic>.json       (implicit persona)
                                              the first `limit` records of the topic (the input selection),
                                              at the path the original's loaders and judge read
+    scratch/benchmark_dataset/rag_retrieval/... -> rag_dir's  (task rag only) symlinks to the whole
+                                             retrieval files (rag_paths below; the original indexes them by
+                                             record): explicit simcse_explicit_pref/<topic>_overall300_topk_history.json
+                                             and msg_index_<topic>_overall300_topk_history.json; implicit
+                                             simcse_implicit_choice/<topic>_overall300_topk_history_mcq.json or
+                                             simcse_implicit_persona/<topic>_overall300_topk_history_persona.json,
+                                             and simcse_question_inter_conversation_similarities/<topic>_300_inter_similarities.json
     scratch/benchmark_results/...            what the original writes
 
 The third-party modules the original imports but this run never reaches (tiktoken, openai,
@@ -25,7 +32,8 @@ bedrock-runtime client (below). bs4 and yaml are the real ones (python3-bs4, pyt
 
 Input, as JSON on stdin or as the first argument:
     {"checkout": ..., "topic": "travel_restaurant", "inter_turns": 10,
-     "task": "zero-shot"|"remind"|"cot"|"selfcritic",
+     "task": "zero-shot"|"remind"|"cot"|"selfcritic"|"rag", "rag_dir": ... (task rag only: a folder holding
+     rag_retrieval/ in the original layout, or that rag_retrieval folder itself; make_rag_fixture.py writes one),
      "model": "claude3hk", "limit": 3, "replies": {...}, "keep": false,
      "pref_form": "explicit"|"implicit" (default explicit), "pref_type": "choice"|"persona" (implicit only,
      default choice)}
@@ -35,6 +43,12 @@ record (the record's conversation turns, the filler, the question); its results 
 selfcritic (--task selfcritic, each script's choice) adds two calls per record after the question: the
 critique request, then the revision request; the results then hold zero_shot_response_to_q, self_critic
 and, in response_to_q (what the judge judges), the revised answer.
+rag: the generation script gets --task rag and renames it "rag_5" (its default --topk 5), so its results
+lie under generation_results/rag_5/; the judge and the analysis get --task rag_5 (the only RAG name their
+argparse accepts) and so read them there. Its calls are those of zero-shot with the question turn carrying
+the top 5 retrieved exchanges. The original asserts it found exactly 5 candidates: explicit needs
+inter_turns >= 2 (it ranks only the 2 preference messages and the 2*inter_turns filler messages),
+implicit choice inter_turns >= 1 (4 conversation messages); otherwise it raises AssertionError.
 
 Replies. Generation calls get reply_for(last message text) = "reply " + sha256(utf-8 text)[:12], where
 the text is the content of the body's last message (Claude) or the whole prompt (Llama, Mistral).
@@ -73,7 +87,10 @@ DEFAULT_CHECKOUTS = [
     os.path.join(os.path.dirname(REPO_ROOT), "shared", "prefeval-original"),
     "/work/shared/prefeval-original",
 ]
-TASKS = ("zero-shot", "remind", "cot", "selfcritic")
+TASKS = ("zero-shot", "remind", "cot", "selfcritic", "rag")
+# The generation script renames --task rag to "rag_" + str(--topk) (topk 5 by default) before building
+# its result paths; the judge and the analysis only accept that name ("rag_5") for --task.
+RAG_TASK_NAME = "rag_5"
 PREF_FORMS = ("explicit", "implicit")
 # The implicit data set's folder by --pref_type (load_files_implicit, the judge's pref_name).
 PREF_DIRS = {"choice": "choice-based", "persona": "persona-driven"}
@@ -137,6 +154,10 @@ class Recorder:
             return given[task]
         return DEFAULT_JUDGE_REPLIES[check]
 
+    def generation_reply(self, body, last):
+        """The reply to a generation call (body: the parsed request; last: its last message text or prompt)."""
+        return reply_for(last)
+
     def invoke(self, body, modelId):
         parsed = json.loads(body)
         request = {"modelId": modelId, "body": parsed}
@@ -152,7 +173,7 @@ class Recorder:
             text = self.judge_reply(parsed)
         else:
             self.generation.append(request)
-            text = reply_for(last)
+            text = self.generation_reply(parsed, last)
         if family == "claude":
             answer = {"content": [{"type": "text", "text": text}]}
         elif family == "llama":
@@ -248,6 +269,43 @@ def build_scratch(checkout, topic, limit, pref_form, pref_type):
     return scratch
 
 
+def rag_paths(pref_form, pref_type, topic):
+    """The retrieval files a RAG run reads, relative to benchmark_dataset/rag_retrieval, as the original's
+    load_rag_data/load_msg_index (explicit) and load_files_implicit_rag (implicit) build them."""
+    if pref_form == "explicit":
+        return [
+            os.path.join("simcse_explicit_pref", topic + "_overall300_topk_history.json"),
+            os.path.join("simcse_explicit_pref", "msg_index_" + topic + "_overall300_topk_history.json"),
+        ]
+    suffix = "mcq" if pref_type == "choice" else pref_type
+    return [
+        os.path.join("simcse_implicit_" + pref_type, "%s_overall300_topk_history_%s.json" % (topic, suffix)),
+        os.path.join("simcse_question_inter_conversation_similarities", topic + "_300_inter_similarities.json"),
+    ]
+
+
+def find_rag_root(rag_dir, paths, who="run_original.py"):
+    """The rag_retrieval folder: rag_dir/rag_retrieval, or rag_dir itself, whichever holds every file of paths."""
+    if not rag_dir:
+        raise SystemExit("%s: task rag needs rag_dir (a folder holding rag_retrieval/)" % who)
+    candidates = [os.path.join(rag_dir, "rag_retrieval"), rag_dir]
+    for root in candidates:
+        if all(os.path.isfile(os.path.join(root, p)) for p in paths):
+            return os.path.abspath(root)
+    raise SystemExit(
+        "%s: rag_dir %r lacks %s (looked under %s)"
+        % (who, rag_dir, ", ".join(paths), " and ".join(candidates))
+    )
+
+
+def link_rag(scratch, rag_root, paths):
+    """Symlinks the retrieval files (whole: the original indexes them by record) where the original reads them."""
+    for rel in paths:
+        target = os.path.join(scratch, "benchmark_dataset", "rag_retrieval", rel)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.symlink(os.path.join(rag_root, rel), target)
+
+
 def read_input():
     if len(sys.argv) > 1:
         return json.loads(sys.argv[1])
@@ -275,6 +333,9 @@ def main():
         raise SystemExit("run_original.py: limit must be at least 1 and inter_turns at least 0")
     if not re.fullmatch(r"[a-z_]+", topic):
         raise SystemExit("run_original.py: bad topic %r" % (topic,))
+    rag_root = None
+    if task == "rag":
+        rag_root = find_rag_root(spec.get("rag_dir"), rag_paths(pref_form, pref_type, topic))
     replies = spec.get("replies") or {}
     unknown = set(replies) - set(CHECKS)
     if unknown:
@@ -292,6 +353,8 @@ def main():
     recorder = Recorder(checkout, replies)
     install_stubs(recorder)
     scratch = build_scratch(checkout, topic, limit, pref_form, pref_type)
+    if rag_root:
+        link_rag(scratch, rag_root, rag_paths(pref_form, pref_type, topic))
     cwd = os.getcwd()
     argv = sys.argv
     try:
@@ -304,6 +367,8 @@ def main():
         with contextlib.redirect_stdout(sys.stderr):
             sys.argv = ["benchmark_generation.py", *common, "--inter_turns", str(inter_turns)]
             importlib.import_module("benchmark_generation").main()
+            if task == "rag":
+                common[common.index("--task") + 1] = RAG_TASK_NAME
 
             recorder.phase = "judge"
             sys.argv = ["llm_based_evaluation_errortypes.py", *common, "--inter_turn", str(inter_turns)]
