@@ -42,9 +42,15 @@ export const SIM_VERSION = 'sim-2';
  */
 export class SimProvider implements Provider {
   async complete(request: ChatRequest): Promise<ChatResponse> {
-    // A benchmark may compute its simulated reply itself and carry it on the request.
-    const given = (request.simulation as { reply?: unknown } | null | undefined)?.reply;
-    if (typeof given === 'string') return reply(request, given);
+    // A benchmark may compute its simulated reply itself and carry it on the request, and the reply to
+    // asking again (the same request going on after the reply it carried, as a stage's re-ask does).
+    const carried = request.simulation as { reply?: unknown; reask?: unknown } | null | undefined;
+    const given = carried?.reply;
+    if (typeof given === 'string') {
+      const before = request.messages.at(-2);
+      if (typeof carried?.reask === 'string' && before?.role === 'assistant' && before.content === given) return reply(request, carried.reask);
+      return reply(request, given);
+    }
     const persona = personaFacts(request.simulation);
     if (persona) return reply(request, simulatedPersonaReply(persona));
     const facts = simulationFacts(request.simulation);

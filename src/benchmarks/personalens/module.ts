@@ -12,6 +12,10 @@ import { liftChart } from './lift-chart.js';
 import type { CellPlan } from './make-cells.js';
 import { importInputs, scenariosInputs } from './make-state.js';
 import { type PersonaLensPipeline, resolvePersonaLensSections } from './pipeline-section.js';
+import { BUILD_SECTION_SCHEMA } from './construction/section.js';
+import { buildExportInputs, buildMarker, buildUsersFile, buildUsersInputs } from './construction/make-state.js';
+import { BUILD_LLM_STAGES } from './construction/types.js';
+import { fileStamp } from '../../core/file-stamps.js';
 import { annotateCommand } from './cli/annotate.js';
 import { dialoguesCommand } from './cli/dialogues.js';
 import { importLegacyCommand } from './cli/import-legacy.js';
@@ -44,12 +48,25 @@ function planWorkspace(ctx: Ctx, o: { fresh?: boolean } = {}): Workspace {
  * and most (tables, report, status of another benchmark) need none of it.
  */
 
+/** A build's plan: the benchmark it will import does not exist yet, so what comes after it cannot be counted. */
+const UNBUILT = 'personalens.unbuilt';
+
 async function importStep(ctx: Ctx) {
   const { p, state } = ctx;
   const { runImport } = await import('./dataset/import.js');
   const data = p.data!;
   const inputs = ctx.inputs();
   if (ctx.isCurrent(inputs)) return { step: ctx.step, status: 'up-to-date' as const, work: 0, detail: `up to date (${data.from})` };
+  if (ctx.dryRun && p.build && (ctx.upstreamChanged || !existsSync(data.from))) {
+    ctx.shared.set(UNBUILT, true);
+    return {
+      step: ctx.step,
+      status: 'would-run' as const,
+      work: 1,
+      detail: `would import the built benchmark from ${data.from}`,
+      reason: 'the build changes it',
+    };
+  }
   if (ctx.dryRun) {
     // The plan needs the scenarios to count the dialogues: import into a scratch folder.
     const planWs = planWorkspace(ctx, { fresh: true });
@@ -75,6 +92,8 @@ async function importStep(ctx: Ctx) {
 async function scenariosStep(ctx: Ctx) {
   const { runScenarios } = await import('./scenarios/stage.js');
   if (!ctx.upstreamChanged && ctx.isCurrent()) return { step: ctx.step, status: 'up-to-date' as const, work: 0, detail: 'up to date' };
+  if (ctx.dryRun && ctx.shared.get(UNBUILT))
+    return { step: ctx.step, status: 'would-run' as const, work: 1, detail: 'would select the scenarios of the built benchmark (counted once it is built)' };
   if (ctx.dryRun) {
     let planWs = ctx.shared.get('personalens.plan') as Workspace | undefined;
     if (!planWs) {
@@ -97,6 +116,8 @@ async function scenariosStep(ctx: Ctx) {
 
 /** The grid's cells and their work, planned once per make (the dialogues and the judge read the same plan). */
 async function cellsOf(ctx: Ctx): Promise<CellPlan[]> {
+  // Before a build exists there is nothing to count the dialogues of.
+  if (ctx.dryRun && ctx.shared.get(UNBUILT)) return [];
   let cells = ctx.shared.get('personalens.cells') as CellPlan[] | undefined;
   if (!cells) {
     const planWs = planWorkspace(ctx);
@@ -129,24 +150,80 @@ const charts: ChartEntry[] = [
   },
 ];
 
+/**
+ * Building the benchmark (a pipeline's build section, construction/): the users, the seven LLM
+ * stages in order, then the export that import reads.
+ */
+function buildSteps(): Benchmark<PersonaLensPipeline>['steps'] {
+  const has = (p: PersonaLensPipeline) => Boolean(p.build);
+  const steps = (): Promise<typeof import('./construction/make-steps.js')> => import('./construction/make-steps.js');
+  const llm = BUILD_LLM_STAGES.map((stage) => ({
+    name: `build-${stage}`,
+    needs: () => [
+      'build-users',
+      ...({
+        masks: [],
+        preferences: ['build-masks'],
+        interactions: ['build-preferences'],
+        'sd-tasks': [],
+        'md-tasks': [],
+        situations: ['build-preferences', 'build-sd-tasks', 'build-md-tasks'],
+        consistency: ['build-preferences'],
+      }[stage] ?? []),
+    ],
+    available: has,
+    run: async (ctx: StepContext<PersonaLensPipeline>) => (await steps()).llmStep(stage)(ctx),
+  }));
+  return [
+    {
+      name: 'build-users',
+      needs: () => [],
+      available: has,
+      fingerprint: {
+        inputs: buildUsersInputs,
+        current: (p, state, o) => recordedBuild(state, 'build-users', o.inputs, fileStamp(buildUsersFile(p.workspace))),
+        exists: (p) => fileStamp(buildUsersFile(p.workspace)) !== null,
+      },
+      run: async (ctx) => (await steps()).usersStep(ctx),
+    },
+    ...llm,
+    {
+      name: 'build-export',
+      needs: () => BUILD_LLM_STAGES.map((s) => `build-${s}`),
+      available: has,
+      fingerprint: {
+        inputs: buildExportInputs,
+        current: (p, state, o) => recordedBuild(state, 'build-export', o.inputs, fileStamp(buildMarker(p.build!.out))),
+        exists: (p) => fileStamp(buildMarker(p.build!.out)) !== null,
+        after: () => 'build-users',
+      },
+      run: async (ctx) => (await steps()).exportStep(ctx),
+    },
+  ];
+}
+
 /** PersonaLens (Zhao et al. 2025): a simulated user talks with the assistant under test; an LLM judge scores the dialogues. */
 export const personaLens: Benchmark<PersonaLensPipeline> = {
   id: 'personalens',
   title: 'PersonaLens',
   summary: 'PersonaLens; its stages are also top-level commands: import -> scenarios -> dialogues -> judge',
-  sections: ['data', 'scenarios', 'dialogues', 'judge', 'statistics'],
-  requiredSections: ['data', 'scenarios'],
+  sections: ['build', 'data', 'scenarios', 'dialogues', 'judge', 'statistics'],
+  // data, or a build section that makes it (the resolver checks).
+  requiredSections: ['scenarios'],
+  sectionSchemas: { build: BUILD_SECTION_SCHEMA },
   folders: ['dataset', 'scenarios', 'dialogues', 'judgments', 'annotation'],
   resolve: resolvePersonaLensSections,
   steps: [
+    ...buildSteps(),
     {
       name: 'import',
-      needs: () => [],
+      needs: (p) => (p.build ? ['build-export'] : []),
       available: () => true,
       fingerprint: {
         inputs: importInputs,
         current: (p, state, o) => recordedBuild(state, 'import', o.inputs, manifestStamp(new Workspace(p.workspace).datasetDir)),
         exists: (p) => manifestStamp(new Workspace(p.workspace).datasetDir) !== null,
+        after: (p) => (p.build ? 'build-export' : undefined),
       },
       run: importStep,
     },

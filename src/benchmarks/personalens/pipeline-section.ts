@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { sampleDataDir } from '../../core/paths.js';
 import type { BatchOptions } from '../../engine/llm-stage.js';
 import type { Pipeline, SectionContext } from '../../platform/pipeline.js';
@@ -6,9 +7,13 @@ import { DEFAULT_DIMENSIONS, type JudgeDimensionName } from './judge-dimensions.
 import { scenarioSelectionOf, type ScenarioSelectionInput } from './scenario-settings.js';
 import type { ScenarioSelection } from './scenarios/selection-spec.js';
 import type { Setting } from './settings.js';
+import { resolveBuildSection, type BuildSettings } from './construction/section.js';
 
 /** PersonaLens's sections of a pipeline file as written (checked against schemas/pipeline.schema.json). */
 interface PersonaLensSections {
+  name: string;
+  workspace?: string;
+  build?: unknown;
   data?: { from: string; schema?: string };
   scenarios?: ScenarioSelectionInput & { kind: 'sd' | 'md' | 'all' };
   dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates?: number; prompts?: string };
@@ -25,6 +30,8 @@ interface PersonaLensSections {
 
 /** A PersonaLens pipeline: the upstream data, the scenario selection, the grid of dialogues and the judge. */
 export interface PersonaLensPipeline extends Pipeline {
+  /** Building the benchmark first (construction/): with it, data defaults to the build's output. */
+  build?: BuildSettings;
   data?: { from: string; schema?: string };
   selection?: ScenarioSelection;
   dialogues?: { user?: string; assistants: string[]; settings: Setting[]; replicates: number; prompts?: string };
@@ -33,14 +40,23 @@ export interface PersonaLensPipeline extends Pipeline {
 
 /** The sections resolved: paths absolute, defaults filled in, model specs checked at their lines. */
 export function resolvePersonaLensSections(raw: Record<string, unknown>, ctx: SectionContext): Record<string, unknown> {
-  const p = raw as PersonaLensSections;
+  const p = raw as unknown as PersonaLensSections;
   p.dialogues?.assistants.forEach((a, i) => ctx.checkSpec(a, `/dialogues/assistants/${i}`));
   if (p.dialogues?.user) ctx.checkSpec(p.dialogues.user, '/dialogues/user');
   if (p.judge) ctx.checkSpec(p.judge.model, '/judge/model');
   if (p.judge && !p.dialogues) throw ctx.error('a judge needs dialogues to judge', '/judge');
   const selection = p.scenarios ? scenarioSelectionOf(p.scenarios, ctx.locate) : undefined;
   const judge = p.judge;
+  // The workspace as the loader resolves it (a build's output defaults to a folder in it).
+  const build = p.build !== undefined ? resolveBuildSection(p.build, resolve(ctx.userPath(p.workspace ?? `out/${p.name}`)), ctx) : undefined;
+  if (!p.data && !build)
+    throw ctx.error(
+      'missing required field "data" (a personalens pipeline needs it, or a build section to make it)',
+      '',
+      'data: {from: sample}, or a folder in the upstream layout',
+    );
   return {
+    ...(build ? { build, ...(p.data ? {} : { data: { from: resolve(build.out, 'data'), schema: resolve(build.out, 'res', 'schema.json') } }) } : {}),
     ...(p.data
       ? {
           data: {
