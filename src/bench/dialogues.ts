@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Workspace } from '../core/workspace.js';
 import { runImport } from '../benchmarks/personalens/dataset/import.js';
@@ -11,6 +10,7 @@ import { runScenarios } from '../benchmarks/personalens/scenarios/stage.js';
 import { CpuSteal } from './cpu-steal.js';
 import { stormFigures, type StormResult } from './dialogues-storm.js';
 import type { BenchResult } from './report.js';
+import { startMockProcess, worker, type CeilingResult } from './workers.js';
 
 const LATENCY_MS = 50;
 const JITTER_MS = 25;
@@ -20,7 +20,7 @@ const STORM_S = 5;
 const STORM_DIALOGUES = 400;
 /** Calls for the bare-client ceiling: several seconds of steady state at each concurrency. */
 const CEILING_CALLS: Record<number, number> = { 64: 10_000, 256: 20_000 };
-const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+const _here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 
 /**
  * The dialogues stage against the local mock (a separate process, fixed 50 ms latency), with
@@ -31,18 +31,8 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
   if (!existsSync(join(dataDir, 'profile'))) throw new Error(`bench data not found at ${dataDir} (set PLENS_BENCH_DATA)`);
   const root = await mkdtemp(join(tmpdir(), 'plens-bench-dialogues-'));
   const mocks: ChildProcess[] = [];
-  // Each mock in its own process, as an endpoint would be; resolves to its URL once it listens.
-  const startMock = (...flags: string[]) =>
-    new Promise<string>((resolve, reject) => {
-      const mock = spawn(
-        process.execPath,
-        [here('../testkit/mock-server-main.js'), '--port', '0', '--latency', String(LATENCY_MS), '--unique-replies', ...flags],
-        { stdio: ['ignore', 'pipe', 'inherit'] },
-      );
-      mocks.push(mock);
-      mock.on('error', reject);
-      createInterface({ input: mock.stdout! }).once('line', (line) => resolve(line.replace(/^listening /, '').trim()));
-    });
+  // Each mock in its own process, as an endpoint would be.
+  const startMock = (...flags: string[]) => startMockProcess(mocks, LATENCY_MS, ...flags);
   try {
     const url = await startMock();
     const template = new Workspace(join(root, 'template'));
@@ -139,24 +129,4 @@ interface WorkerResult {
   peak_anon_mib: number | null;
   peak_file_mib: number | null;
   heap_after_mib: number;
-}
-
-interface CeilingResult {
-  calls: number;
-  wall_ms: number;
-  cpu_ms: number;
-}
-
-/** Runs a bench worker script in a fresh node process and parses the JSON line it prints. */
-function worker<T>(script: string, args: string[], capHeap: boolean): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const flags = capHeap ? ['--max-old-space-size=128', '--expose-gc'] : ['--expose-gc'];
-    const child = spawn(process.execPath, [...flags, here(script), ...args], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as T) : reject(new Error(`bench worker ${script} exited ${code}`))));
-  });
 }

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../core/paths.js';
+import { benchConstruction } from './construction.js';
 import { benchDataset } from './dataset.js';
 import { benchDialogues } from './dialogues.js';
 import { benchLexical } from './lexical.js';
@@ -19,6 +20,7 @@ const dataDir = process.env['PLENS_BENCH_DATA'] ?? resolve(packageRoot, '..', 's
 const BENCHES: Record<string, () => Promise<BenchResult>> = {
   dataset: () => benchDataset(dataDir),
   dialogues: () => benchDialogues(dataDir),
+  construction: () => benchConstruction(),
   results: () => benchResults(),
   lexical: () => benchLexical(),
   'persona-metrics': () => benchPersonaMetrics(),

@@ -1,3 +1,4 @@
+import type { StepContext } from './benchmark.js';
 import type { Argv } from 'yargs';
 import { PlensError, usageError, type InputLocation } from '../core/errors.js';
 import type { Workspace } from '../core/workspace.js';
@@ -234,6 +235,26 @@ export function llmStageOptionsOf(l: Omit<RunLimits, 'cells'>, ctx: StageRunCont
     timeouts: { connectMs: l.connectTimeoutS * 1000, headersMs: callMs, bodyMs: callMs, deadlineMs: callMs },
     ...(ctx.budget ? { budget: ctx.budget } : l.maxCost !== undefined ? { budget: new SpendBudget(l.maxCost) } : {}),
   };
+}
+
+/**
+ * The LLM-stage options of a make step: the pipeline's limits, the make's signal, progress and
+ * --retry-failed, the run's one spend budget and its id as the stage run's parent. A dry run calls
+ * nothing, so it neither opens the cache nor draws on the budget.
+ */
+export function stepStageOptions(ctx: StepContext, dryRun: boolean): LlmStageOptions {
+  return llmStageOptionsOf(
+    { ...ctx.p.limits, cache: dryRun ? 'off' : ctx.p.limits.cache },
+    {
+      workspace: ctx.ws,
+      signal: ctx.signal,
+      dryRun,
+      progress: ctx.progress && !dryRun,
+      retryFailed: ctx.retryFailed,
+      ...(ctx.budget && !dryRun ? { budget: ctx.budget } : {}),
+      parentRunId: ctx.runId,
+    },
+  );
 }
 
 /** Batch mode's settings as flags and pipeline fields give them (`plens judge --batch`, a pipeline's `judge: {batch: true}`). */

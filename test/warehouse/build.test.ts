@@ -20,6 +20,8 @@ describe('plens warehouse', () => {
       { file: '05_runs.sql', reason: 'needs runs/*.json in the workspace' },
       { file: '09_dialogues.sql', reason: 'needs dialogues/*/dialogues.parquet in the workspace' },
       { file: '20_scenarios.sql', reason: 'needs scenarios/scenarios.parquet in the workspace' },
+      { file: '46_build_validation.sql', reason: 'needs build/reference/dataset/manifest.json in the workspace' },
+      { file: '47_build_records.sql', reason: 'needs build/*/*/records.parquet in the workspace' },
       { file: '51_llm_calls.sql', reason: 'needs dialogues/*/calls.parquet in the workspace' },
       { file: '52_llm_calls_judge.sql', reason: 'needs judgments/*/calls.parquet in the workspace' },
       { file: '60_judgments.sql', reason: 'needs judgments/*/judgments.parquet in the workspace' },

@@ -2,6 +2,7 @@ import type { PaperTable } from '../../tables/catalog.js';
 import { LEXICAL_METRIC_COLUMNS } from '../../tables/catalog.js';
 import type { ColumnSpec } from '../../tables/render.js';
 import type { TableGroup } from '../../tables/tables.js';
+import { BUILD_TABLES } from './construction/catalog.js';
 import { PlensError } from '../../core/errors.js';
 import type { Database } from '../../db/database.js';
 
@@ -421,6 +422,6 @@ export async function excludeFlaggedDialogues(db: Database, relations: ReadonlyS
 /** PersonaLens's tables as the registry lists them: a warehouse holds its results when the dataset is there. */
 export const PERSONALENS_TABLE_GROUP: TableGroup = {
   holds: (relations) => relations.has('domains'),
-  tables: PERSONALENS_TABLES,
+  tables: [...PERSONALENS_TABLES, ...BUILD_TABLES],
   excludeFlagged: excludeFlaggedDialogues,
 };

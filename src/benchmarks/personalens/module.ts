@@ -13,7 +13,7 @@ import type { CellPlan } from './make-cells.js';
 import { importInputs, scenariosInputs } from './make-state.js';
 import { type PersonaLensPipeline, resolvePersonaLensSections } from './pipeline-section.js';
 import { BUILD_SECTION_SCHEMA } from './construction/section.js';
-import { buildExportInputs, buildMarker, buildUsersFile, buildUsersInputs } from './construction/make-state.js';
+import { buildExportInputs, buildMarker, buildReferenceDir, buildReferenceInputs, buildUsersFile, buildUsersInputs } from './construction/make-state.js';
 import { BUILD_LLM_STAGES } from './construction/types.js';
 import { fileStamp } from '../../core/file-stamps.js';
 import { annotateCommand } from './cli/annotate.js';
@@ -50,6 +50,14 @@ function planWorkspace(ctx: Ctx, o: { fresh?: boolean } = {}): Workspace {
 
 /** A build's plan: the benchmark it will import does not exist yet, so what comes after it cannot be counted. */
 const UNBUILT = 'personalens.unbuilt';
+
+/** A grid step's plan before the benchmark it runs on is built: its size is not known yet. */
+const unbuiltPlan = (step: string) => ({
+  step,
+  status: 'would-run' as const,
+  work: 0,
+  detail: 'runs on the built benchmark: its dialogues are counted and priced once it is built (plens make build-export, then --dry-run again)',
+});
 
 async function importStep(ctx: Ctx) {
   const { p, state } = ctx;
@@ -188,6 +196,17 @@ function buildSteps(): Benchmark<PersonaLensPipeline>['steps'] {
     },
     ...llm,
     {
+      name: 'build-reference',
+      needs: () => [],
+      available: (p) => Boolean(p.build?.compareWith),
+      fingerprint: {
+        inputs: buildReferenceInputs,
+        current: (p, state, o) => recordedBuild(state, 'build-reference', o.inputs, manifestStamp(join(buildReferenceDir(p.workspace), 'dataset'))),
+        exists: (p) => manifestStamp(join(buildReferenceDir(p.workspace), 'dataset')) !== null,
+      },
+      run: async (ctx) => (await steps()).referenceStep(ctx),
+    },
+    {
       name: 'build-export',
       needs: () => BUILD_LLM_STAGES.map((s) => `build-${s}`),
       available: has,
@@ -244,6 +263,7 @@ export const personaLens: Benchmark<PersonaLensPipeline> = {
       needs: () => ['scenarios'],
       available: (p) => Boolean(p.dialogues),
       run: async (ctx) => {
+        if (ctx.dryRun && ctx.shared.get(UNBUILT)) return unbuiltPlan(ctx.step);
         const cells = await cellsOf(ctx);
         const { planCellsStep, runDialogueCells } = await import('./make-steps.js');
         return ctx.dryRun ? planCellsStep('dialogues', cells, (c) => c.dialogues) : runDialogueCells(ctx, cells);
@@ -254,6 +274,7 @@ export const personaLens: Benchmark<PersonaLensPipeline> = {
       needs: () => ['dialogues'],
       available: (p) => Boolean(p.judge),
       run: async (ctx) => {
+        if (ctx.dryRun && ctx.shared.get(UNBUILT)) return unbuiltPlan(ctx.step);
         const cells = await cellsOf(ctx);
         const { planCellsStep, runJudgeStep } = await import('./make-steps.js');
         return ctx.dryRun ? planCellsStep('judge', cells, (c) => c.judge!) : runJudgeStep(ctx, cells);
@@ -261,7 +282,10 @@ export const personaLens: Benchmark<PersonaLensPipeline> = {
     },
   ],
   warehouse: {
-    needs: (p) => (p.judge ? ['scenarios', 'judge'] : p.dialogues ? ['scenarios', 'dialogues'] : ['scenarios']),
+    needs: (p) => [
+      ...(p.judge ? ['scenarios', 'judge'] : p.dialogues ? ['scenarios', 'dialogues'] : ['scenarios']),
+      ...(p.build?.compareWith ? ['build-reference'] : []),
+    ],
     after: () => 'scenarios',
     source: {
       // An import is checked whole: its format, and one import throughout.

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { zeroCost } from '../../engine/stage-runner.js';
 import { modelId, parseModelSpec, unpriced } from '../../llm/model-spec.js';
 import type { StepContext } from '../../platform/benchmark.js';
-import { llmStageOptionsOf } from '../../platform/run-settings.js';
+import { stepStageOptions } from '../../platform/run-settings.js';
 import { planCellStep, reasons, runModelsInTurn, sumWork, type CellWork, type StepResult } from '../../platform/step-kit.js';
 import { PLENS_PROMPTS, originalPrompts, type PrefEvalPrompts } from './prompts.js';
 import type { Retriever } from './rag.js';
@@ -20,21 +20,7 @@ export function wordingOf(p: PrefEvalPipeline): PrefEvalPrompts {
   return p.prefeval.prompts === 'original' ? originalPrompts(p.prefeval.data) : PLENS_PROMPTS;
 }
 
-function stageOptions(ctx: Ctx, dryRun: boolean) {
-  return llmStageOptionsOf(
-    // A dry run calls nothing, so it need not open the cache.
-    { ...ctx.p.limits, cache: dryRun ? 'off' : ctx.p.limits.cache },
-    {
-      workspace: ctx.ws,
-      signal: ctx.signal,
-      dryRun,
-      progress: ctx.progress && !dryRun,
-      retryFailed: ctx.retryFailed,
-      ...(ctx.budget && !dryRun ? { budget: ctx.budget } : {}),
-      parentRunId: ctx.runId,
-    },
-  );
-}
+const stageOptions = (ctx: Ctx, dryRun: boolean) => stepStageOptions(ctx, dryRun);
 
 function gridOf(ctx: Ctx) {
   const s = ctx.p.prefeval;

@@ -21,8 +21,20 @@ export function buildUsersInputs(p: PersonaLensPipeline): string {
   return hash(['build-users', plensVersion, b.demographics, source(b.demographics.from)]);
 }
 
+/** The compared benchmark's import (<workspace>/build/reference/dataset). */
+export const buildReferenceDir = (workspace: string) => join(workspace, 'build', 'reference');
+
+export function buildReferenceInputs(p: PersonaLensPipeline): string {
+  const from = p.build!.compareWith!;
+  return hash(['build-reference', plensVersion, from, fileStats(from)]);
+}
+
 export function buildExportInputs(p: PersonaLensPipeline): string {
   const b = p.build!;
-  const records = fileStats(join(p.workspace, 'build'), (n) => n.endsWith('.parquet') || n.endsWith('.jsonl'));
+  const records = fileStats(
+    join(p.workspace, 'build'),
+    (n) => n.endsWith('.parquet') || n.endsWith('.jsonl'),
+    (dir) => dir === 'reference',
+  );
   return hash(['build-export', plensVersion, b.out, b.schema, fileStamp(b.schema), records]);
 }

@@ -14,8 +14,8 @@ import { fileStamp } from '../../../core/file-stamps.js';
 import { zeroCost, type WorkCost } from '../../../engine/stage-runner.js';
 import { costOfTokens, parseModelSpec, unpriced } from '../../../llm/model-spec.js';
 import type { StepContext } from '../../../platform/benchmark.js';
-import { hash } from '../../../platform/make-state.js';
-import { llmStageOptionsOf } from '../../../platform/run-settings.js';
+import { hash, manifestStamp } from '../../../platform/make-state.js';
+import { stepStageOptions } from '../../../platform/run-settings.js';
 import { planCellStep, reasons, type CellWork, type StepResult } from '../../../platform/step-kit.js';
 import type { DomainSchema } from '../dataset/upstream/preference-schema.js';
 import { PreferenceSchema } from '../dataset/upstream/preference-schema.js';
@@ -37,7 +37,7 @@ import {
   simulateSdTasks,
   simulateSituation,
 } from './simulate.js';
-import { buildMarker, buildUsersFile } from './make-state.js';
+import { buildMarker, buildReferenceDir, buildUsersFile } from './make-state.js';
 import type { BuildSettings } from './section.js';
 import type { BuildLlmStage, BuiltUser, Demographics, DomainMask, DomainPreferences, GeneratedSituation, ParseResult, TaskDefinition } from './types.js';
 
@@ -456,18 +456,7 @@ function parserOf(w: BuildWorld, stage: BuildLlmStage): (text: string, u: BuildU
 
 function stageOptions(ctx: Ctx, w: BuildWorld, stage: BuildLlmStage, dryRun: boolean) {
   return {
-    ...llmStageOptionsOf(
-      { ...ctx.p.limits, cache: dryRun ? 'off' : ctx.p.limits.cache },
-      {
-        workspace: ctx.ws,
-        signal: ctx.signal,
-        dryRun,
-        progress: ctx.progress && !dryRun,
-        retryFailed: ctx.retryFailed,
-        ...(ctx.budget && !dryRun ? { budget: ctx.budget } : {}),
-        parentRunId: ctx.runId,
-      },
-    ),
+    ...stepStageOptions(ctx, dryRun),
     model: w.settings.models[stage],
     promptsHash: w.prompts.stageVersion(PROMPT_OF[stage]),
     ...STAGE_LIMITS[stage],
@@ -541,6 +530,23 @@ const tokens = (chars: number) => Math.ceil(chars / 4);
 function estimateOf(u: BuildUnit, model: string, outputTokens: number): WorkCost {
   const usage = { inputTokens: tokens((u.system?.length ?? 0) + u.user.length), outputTokens };
   return { calls: 1, cachedCalls: 0, ...usage, costUsd: costOfTokens(parseModelSpec(model), usage) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The benchmark compared with
+
+/** Imports the benchmark the built one is compared with (build.compare_with) into <workspace>/build/reference, as import does. */
+export async function referenceStep(ctx: Ctx): Promise<StepResult> {
+  const from = settingsOf(ctx).compareWith!;
+  const inputs = ctx.inputs();
+  if (ctx.isCurrent(inputs)) return { step: ctx.step, status: 'up-to-date', work: 0, detail: `up to date (${from})` };
+  if (ctx.dryRun) return { step: ctx.step, status: 'would-run', work: 1, detail: `would import ${from} to compare the built benchmark with` };
+  const { runImport } = await import('../dataset/import.js');
+  const { Workspace } = await import('../../../core/workspace.js');
+  const ws = new Workspace(buildReferenceDir(ctx.ws.root));
+  const r = await runImport({ from, workspace: ws, progress: ctx.progress });
+  await ctx.save(inputs, manifestStamp(ws.datasetDir) ?? undefined);
+  return { step: ctx.step, status: 'ran', work: 1, detail: `imported ${r.users} users of ${from} to compare with -> ${ws.datasetDir}` };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -36,6 +36,8 @@ export interface BuildSettings {
   examples: string | null;
   /** A folder of the user's templates that replace plens's (pipelines/prompts/personalens-build). */
   prompts: string | null;
+  /** A released-layout benchmark the built one is compared with in the validation tables (none: no comparison). */
+  compareWith: string | null;
   /** Where the built benchmark is written (its data/ and res/ folders; default <workspace>/built). */
   out: string;
 }
@@ -84,6 +86,10 @@ export const BUILD_SECTION_SCHEMA = {
       description: 'a folder in the released layout to draw the few-shot examples from (default: the source folder; null: none)',
     },
     prompts: { type: 'string', minLength: 1, description: "a folder of templates replacing plens's (see pipelines/prompts/personalens-build)" },
+    compare_with: {
+      type: ['string', 'null'],
+      description: 'a benchmark in the released layout to compare the built one with (default: the source folder; null: none)',
+    },
     out: { type: 'string', minLength: 1, description: 'where the built benchmark is written (default <workspace>/built)' },
   },
 } as const;
@@ -96,6 +102,7 @@ interface Written {
   md_tasks?: number;
   examples?: string | null;
   prompts?: string;
+  compare_with?: string | null;
   out?: string;
 }
 
@@ -137,6 +144,8 @@ export function resolveBuildSection(raw: unknown, workspace: string, ctx: Sectio
     mdTasks: b.md_tasks ?? BUILD_DEFAULTS.mdTasks,
     examples,
     prompts: b.prompts !== undefined ? ctx.userPath(b.prompts) : null,
+    compareWith:
+      b.compare_with === null ? null : b.compare_with !== undefined ? (b.compare_with === 'sample' ? sampleDataDir : ctx.userPath(b.compare_with)) : folder,
     out: b.out !== undefined ? ctx.userPath(b.out) : join(workspace, 'built'),
   };
 }

@@ -26,6 +26,7 @@ const BUILD_STEPS = [
   'build-md-tasks',
   'build-situations',
   'build-consistency',
+  'build-reference',
   'build-export',
 ];
 
@@ -98,6 +99,30 @@ describe('plens make on pipelines/build-demo.yaml', () => {
       expect(['not_json', 'missing_type', 'unknown_type', 'bad_value', 'off_set', 'empty', 'wrong_count', 'unknown_domain', 'not_xml']).toContain(r['state']);
     const statuses = await records(join(env.PLENS_BUILD_WORKSPACE, 'build', '*', '*', 'records.parquet'), `SELECT DISTINCT status FROM $FILES`);
     expect(statuses).toEqual([{ status: 'ok' }]);
+  });
+
+  it('prints the validation tables with both columns: the built benchmark beside the one it is compared with', async () => {
+    const db = env.PLENS_BUILD_WAREHOUSE;
+    const table = async (name: string) => {
+      const r = await runCliJson<{ tables: Array<{ rows: Array<Record<string, unknown>> }> }>(['tables', '--db', db, '--only', name]);
+      expect(r.code, r.stderr).toBe(0);
+      return r.json.tables[0]!.rows;
+    };
+    // The users are the sample's own: their demographics match row for row.
+    const demographics = await table('build_table6_7');
+    expect(demographics.length).toBeGreaterThan(20);
+    for (const row of demographics) expect(row['built_count']).toBe(row['released_count']);
+    // Two SD tasks per domain were asked for; the sample has its own.
+    const t1 = await table('build_table1');
+    expect(t1).toHaveLength(20);
+    for (const row of t1) {
+      expect(Number(row['built_sd_tasks'])).toBe(2);
+      expect(row['released_sd_tasks']).not.toBeNull();
+    }
+    for (const name of ['build_table8_9', 'build_situations', 'build_lexical', 'build_parse_states', 'build_consistency'])
+      expect((await table(name)).length, name).toBeGreaterThan(0);
+    const states = await table('build_parse_states');
+    expect(states.map((r) => r['stage'])).toEqual(['masks', 'preferences', 'interactions', 'sd-tasks', 'md-tasks', 'situations', 'consistency']);
   });
 
   it('a second make has nothing to do', async () => {

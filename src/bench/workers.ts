@@ -1,0 +1,42 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+/** What the bare-client ceiling worker (http-ceiling-worker.ts) prints. */
+export interface CeilingResult {
+  calls: number;
+  wall_ms: number;
+  cpu_ms: number;
+}
+
+const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+
+/** Runs a bench worker script (a path relative to dist/bench) in a fresh node process and parses the JSON line it prints. */
+export function worker<T>(script: string, args: string[], capHeap: boolean): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const flags = capHeap ? ['--max-old-space-size=128', '--expose-gc'] : ['--expose-gc'];
+    const child = spawn(process.execPath, [...flags, here(script), ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as T) : reject(new Error(`bench worker ${script} exited ${code}`))));
+  });
+}
+
+/** The local mock in its own process, as an endpoint would be; resolves to its URL once it listens. */
+export function startMockProcess(mocks: ChildProcess[], latencyMs: number, ...flags: string[]): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const mock = spawn(
+      process.execPath,
+      [here('../testkit/mock-server-main.js'), '--port', '0', '--latency', String(latencyMs), '--unique-replies', ...flags],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    mocks.push(mock);
+    mock.on('error', reject);
+    createInterface({ input: mock.stdout! }).once('line', (line) => resolve(line.replace(/^listening /, '').trim()));
+  });
+}
