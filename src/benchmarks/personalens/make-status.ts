@@ -2,6 +2,7 @@ import type { Workspace } from '../../core/workspace.js';
 import type { StatusPart } from '../../platform/benchmark.js';
 import { readManifest } from '../../platform/make-state.js';
 import { emptyWork, formatWork, readPartition, sumStatus, type LogRecord, type WorkStatus } from '../../platform/status-kit.js';
+import type { BuildStageStatus } from './construction/make-steps.js';
 import type { PersonaLensPipeline } from './pipeline-section.js';
 
 type Cell = { id: string; assistant: string; setting: string; dialogues: WorkStatus; judge: WorkStatus | null };
@@ -58,7 +59,9 @@ export const personaLensStatus: StatusPart<PersonaLensPipeline> = {
           cells.push({ id: '', assistant: a, setting: s, dialogues: emptyWork(), judge: p.judge ? emptyWork() : null });
         }
     }
+    const build = p.build ? await (await import('./construction/make-steps.js')).buildStatus({ p, ws, signal }) : null;
     return {
+      build,
       scenarios: done['scenarios'] ? scenarioCount(ws) : null,
       cells,
       totals: { dialogues: sumStatus(cells.map((c) => c.dialogues)), judge: p.judge ? sumStatus(cells.map((c) => c.judge ?? emptyWork())) : null },
@@ -72,6 +75,20 @@ export const personaLensStatus: StatusPart<PersonaLensPipeline> = {
     const batches = s['open_batches'] as { batches: number; requests: number; batch_ids: string[] };
     const scenarios = s['scenarios'] as number | null;
     const body: string[] = [];
+    const build = s['build'] as BuildStageStatus[] | null | undefined;
+    if (build) {
+      const n = (x: number) => x.toLocaleString('en-US');
+      const steps = [
+        ['build-users', 'users'],
+        ['build-reference', 'reference'],
+        ['build-export', 'export'],
+      ] as const;
+      body.push(`build      ${steps.flatMap(([step, label]) => (s.stages[step] ? [`${label} ${s.stages[step]}`] : [])).join(' | ')}`);
+      for (const b of build)
+        body.push(
+          `  ${b.stage.padEnd(13)}${n(b.done)} done, ${b.estimated ? '~' : ''}${n(b.pending)} pending, ${n(b.refused)} refused, ${n(b.failed)} failed (${b.model})`,
+        );
+    }
     if (s.stages['import']) body.push(`import     ${s.stages['import']}`);
     if (s.stages['scenarios']) body.push(`scenarios  ${s.stages['scenarios']}${scenarios !== null ? ` (${scenarios} selected)` : ''}`);
     if (cells.length) {

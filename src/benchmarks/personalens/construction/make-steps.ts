@@ -39,7 +39,17 @@ import {
 } from './simulate.js';
 import { buildMarker, buildReferenceDir, buildUsersFile } from './make-state.js';
 import type { BuildSettings } from './section.js';
-import type { BuildLlmStage, BuiltUser, Demographics, DomainMask, DomainPreferences, GeneratedSituation, ParseResult, TaskDefinition } from './types.js';
+import {
+  BUILD_LLM_STAGES,
+  type BuildLlmStage,
+  type BuiltUser,
+  type Demographics,
+  type DomainMask,
+  type DomainPreferences,
+  type GeneratedSituation,
+  type ParseResult,
+  type TaskDefinition,
+} from './types.js';
 
 type Ctx = StepContext<PersonaLensPipeline>;
 
@@ -641,4 +651,40 @@ export async function exportStep(ctx: Ctx): Promise<StepResult> {
     work: 1,
     detail: `${summary.users} users, ${summary.sd_scenarios} SD + ${summary.md_scenarios} MD scenarios -> ${w.settings.out}${left ? `; ${left} user(s) left out (build/export-report.json)` : ''}${report.flagged_inconsistent.length ? `; ${report.flagged_inconsistent.length} flagged by the consistency check` : ''}`,
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// plens status
+
+/** One build stage in `plens status`: its records kept, refused and failed, and what is left (estimated while earlier stages are not done). */
+export interface BuildStageStatus {
+  stage: BuildLlmStage;
+  model: string;
+  done: number;
+  refused: number;
+  failed: number;
+  pending: number;
+  estimated: boolean;
+}
+
+/** The build's part of `plens status`: per LLM stage, from the stage's own plan and records (nothing is called). */
+export async function buildStatus(o: { p: PersonaLensPipeline; ws: Ctx['ws']; signal: AbortSignal }): Promise<BuildStageStatus[]> {
+  const ctx = { p: o.p, ws: o.ws, signal: o.signal, dryRun: true, progress: false, retryFailed: false, shared: new Map(), runId: '' } as unknown as Ctx;
+  const w = await worldOf(ctx);
+  const out: BuildStageStatus[] = [];
+  for (const stage of BUILD_LLM_STAGES) {
+    const { units, coming } = await unitsOf(ctx, w, stage);
+    const plan = await runStage(ctx, w, stage, units, true);
+    const records = [...(await readBuildRecords(plan.dir)).values()];
+    out.push({
+      stage,
+      model: w.settings.models[stage],
+      done: records.filter((r) => r.status === 'ok').length,
+      refused: records.filter((r) => r.status === 'parse_error').length,
+      failed: records.filter((r) => r.status === 'failed').length,
+      pending: plan.planned + coming,
+      estimated: coming > 0,
+    });
+  }
+  return out;
 }

@@ -129,6 +129,10 @@ describe('plens make on pipelines/build-demo.yaml', () => {
     const again = await runCli(['make', 'all', '-p', demo, '--no-progress'], { env });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain('nothing to do: every target is up to date');
+    const status = await runCli(['status', '-p', demo], { env });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^build {6}users done \| reference done \| export done$/m);
+    expect(status.stdout).toMatch(/^ {2}situations {3}\d+ done, 0 pending, 0 refused, 0 failed \(sim:default\)$/m);
   });
 });
 
