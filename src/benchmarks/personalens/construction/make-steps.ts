@@ -467,6 +467,7 @@ function parserOf(w: BuildWorld, stage: BuildLlmStage): (text: string, u: BuildU
 function stageOptions(ctx: Ctx, w: BuildWorld, stage: BuildLlmStage, dryRun: boolean) {
   return {
     ...stepStageOptions(ctx, dryRun),
+    ...(w.settings.batch ? { batch: w.settings.batch } : {}),
     model: w.settings.models[stage],
     promptsHash: w.prompts.stageVersion(PROMPT_OF[stage]),
     ...STAGE_LIMITS[stage],

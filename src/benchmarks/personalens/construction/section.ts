@@ -7,7 +7,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { sampleDataDir } from '../../../core/paths.js';
+import type { BatchOptions } from '../../../engine/llm-stage.js';
 import type { SectionContext } from '../../../platform/pipeline.js';
+import { resolveBatch } from '../../../platform/run-settings.js';
 import { BUILD_LLM_STAGES, type BuildLlmStage } from './types.js';
 
 /** The stage names as a pipeline spells them under build.models. */
@@ -40,6 +42,8 @@ export interface BuildSettings {
   compareWith: string | null;
   /** Where the built benchmark is written (its data/ and res/ folders; default <workspace>/built). */
   out: string;
+  /** The LLM stages through the provider's batch API (build.batch: true). */
+  batch?: BatchOptions;
 }
 
 export const BUILD_DEFAULTS = { seed: 0, sdTasks: 4, mdTasks: 25 } as const;
@@ -86,6 +90,13 @@ export const BUILD_SECTION_SCHEMA = {
       description: 'a folder in the released layout to draw the few-shot examples from (default: the source folder; null: none)',
     },
     prompts: { type: 'string', minLength: 1, description: "a folder of templates replacing plens's (see pipelines/prompts/personalens-build)" },
+    batch: {
+      type: 'boolean',
+      description: "run the LLM stages through the provider's batch API (about half price, answers within 24 h); see README.md, Batch judging",
+    },
+    batch_fallback: { enum: ['online', 'none'], description: 'requests a batch did not answer: called online (default) or recorded as failures' },
+    poll_interval_s: { type: 'number', exclusiveMinimum: 0, description: 'seconds between batch status checks (default 60)' },
+    batch_size: { type: 'integer', minimum: 1, maximum: 50000, description: 'requests per batch (default 50000)' },
     compare_with: {
       type: ['string', 'null'],
       description: 'a benchmark in the released layout to compare the built one with (default: the source folder; null: none)',
@@ -104,6 +115,7 @@ interface Written {
   prompts?: string;
   compare_with?: string | null;
   out?: string;
+  batch?: boolean;
 }
 
 /** The released layout's schema next to a data folder: <from>/res/schema.json or <from>/../res/schema.json. */
@@ -132,6 +144,7 @@ export function resolveBuildSection(raw: unknown, workspace: string, ctx: Sectio
       '/build',
       "give build.schema: a domain schema in the format of the release's res/schema.json",
     );
+  const batch = resolveBatch({ pipeline: { build: raw as Record<string, unknown>, locate: ctx.locate } });
   const examples = b.examples === null ? null : b.examples !== undefined ? (b.examples === 'sample' ? sampleDataDir : ctx.userPath(b.examples)) : folder;
   return {
     demographics: { from, ...(b.demographics.users !== undefined ? { users: b.demographics.users } : {}), seed: b.demographics.seed ?? BUILD_DEFAULTS.seed },
@@ -147,5 +160,6 @@ export function resolveBuildSection(raw: unknown, workspace: string, ctx: Sectio
     compareWith:
       b.compare_with === null ? null : b.compare_with !== undefined ? (b.compare_with === 'sample' ? sampleDataDir : ctx.userPath(b.compare_with)) : folder,
     out: b.out !== undefined ? ctx.userPath(b.out) : join(workspace, 'built'),
+    ...(batch ? { batch } : {}),
   };
 }
