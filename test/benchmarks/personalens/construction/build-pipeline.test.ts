@@ -256,3 +256,44 @@ describe('a build killed mid-stage', () => {
     expect(rows).toEqual([{ n: total, units: total, ok: total }]);
   }, 180_000);
 });
+
+describe('a build through the batch API (build.batch)', () => {
+  let server: MockLlmServer;
+  afterAll(async () => server?.close());
+
+  it("sends a stage's requests as one batch, keeps every answer, and a rerun submits nothing", async () => {
+    const schema = JSON.parse(readFileSync(join(repoRoot, 'data', 'sample', 'res', 'schema.json'), 'utf8')) as Array<{ domain: string }>;
+    const mask = JSON.stringify(Object.fromEntries(schema.map((d, i) => [d.domain, i % 4 === 0 ? 0 : 1])));
+    server = await startMockLlm({ reply: () => mask, batch: {}, requireAuth: true });
+    const dir = tempDir('plens-build-batch-');
+    const pipeline = join(dir, 'p.yaml');
+    writeFileSync(
+      pipeline,
+      [
+        'name: batch-build',
+        `workspace: ${join(dir, 'out')}`,
+        'build:',
+        '  demographics: {from: sample}',
+        `  models: {default: "openai:builder?base_url=${server.url}/v1&price_in=2.5&price_out=10"}`,
+        '  batch: true',
+        '  poll_interval_s: 0.01',
+        'scenarios: {kind: all}',
+        '',
+      ].join('\n'),
+    );
+    const env = { OPENAI_API_KEY: 'sk-batch-test' };
+    const r = await runCli(['make', 'build-masks', '-p', pipeline, '--no-progress'], { env });
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    const batched = server.requests.filter((q) => q.batch !== undefined);
+    expect(batched).toHaveLength(8);
+    expect(server.requests.filter((q) => q.batch === undefined)).toHaveLength(0);
+    const rows = await records(
+      join(dir, 'out', 'build', 'masks', '*', 'records.parquet'),
+      `SELECT count(*)::INT AS n, count(*) FILTER (status = 'ok')::INT AS ok FROM $FILES`,
+    );
+    expect(rows).toEqual([{ n: 8, ok: 8 }]);
+    const again = await runCli(['make', 'build-masks', '-p', pipeline, '--no-progress'], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(server.requests.filter((q) => q.batch !== undefined)).toHaveLength(8);
+  }, 120_000);
+});
