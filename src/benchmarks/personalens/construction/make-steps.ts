@@ -109,9 +109,12 @@ const PROMPT_OF: Record<BuildLlmStage, BuildStage> = {
 export const RELEASED_RATES = { domainKept: 15.258 / 20, mdKept: 24018 / (1500 * 25) };
 
 /** Everything the stages read besides the records: the users, the schema, the prompts, the examples. */
+/** A user to build: the demographics, and the source's id for the user (never shown to the model). */
+type BuildUser = Demographics & { source?: string };
+
 interface BuildWorld {
   settings: BuildSettings;
-  users: Demographics[];
+  users: BuildUser[];
   schema: PreferenceSchema;
   prompts: BuildPrompts;
   /** Example users (a few, from the examples folder) and that folder's task definitions. */
@@ -135,7 +138,8 @@ async function worldOf(ctx: Ctx): Promise<BuildWorld> {
   const settings = settingsOf(ctx);
   const file = usersFile(ctx.ws.root);
   // A dry run before the users step ran reads them from the source.
-  const users = existsSync(file) && !ctx.dryRun ? readUsersFile(file) : buildUsers(settings.demographics).map(({ source: _, ...d }) => d as Demographics);
+  // The same users either way (a dry run before the users step reads them from the source): their examples, and so their keys, match.
+  const users: BuildUser[] = existsSync(file) && !ctx.dryRun ? readUsersFile(file) : buildUsers(settings.demographics);
   const schema = await PreferenceSchema.read(settings.schema);
   const prompts = loadBuildPrompts(settings.prompts ?? undefined);
   let examples: BuildWorld['examples'] = null;
@@ -150,11 +154,19 @@ async function worldOf(ctx: Ctx): Promise<BuildWorld> {
   return world;
 }
 
-function readUsersFile(file: string): Demographics[] {
+function readUsersFile(file: string): BuildUser[] {
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as Demographics);
+    .map((l) => JSON.parse(l) as BuildUser);
+}
+
+/**
+ * The example users a unit may be shown: never the person being built (a build from the released
+ * data must not show a user their own released record), by the source's id.
+ */
+function examplesFor(w: BuildWorld, u: BuildUser): BuiltUser[] {
+  return (w.examples?.users ?? []).filter((e) => e.demographics.user_id !== u.source);
 }
 
 /** A deterministic pick of `k` items for a unit (the same unit always gets the same examples, so its key is stable). */
@@ -271,7 +283,7 @@ async function unitsOf(ctx: Ctx, w: BuildWorld, stage: BuildLlmStage): Promise<U
           ...p.mask({
             demographics: u,
             domains: w.schema.domains,
-            examples: ex ? pick(ex.users, 2, `masks|${u.user_id}`).map((e) => ({ demographics: e.demographics, output: e.interests })) : [],
+            examples: ex ? pick(examplesFor(w, u), 2, `masks|${u.user_id}`).map((e) => ({ demographics: e.demographics, output: e.interests })) : [],
           }),
           simulated: simulateMask(`masks|${u.user_id}`, w.schema),
           simulatedReask: simulateMask(`masks|${u.user_id}`, w.schema, CLEAN),
@@ -289,7 +301,7 @@ async function unitsOf(ctx: Ctx, w: BuildWorld, stage: BuildLlmStage): Promise<U
           domain: d,
           examples: ex
             ? pick(
-                ex.users.filter((e) => e.affinities[d.domain] !== undefined),
+                examplesFor(w, u).filter((e) => e.affinities[d.domain] !== undefined),
                 2,
                 `preferences|${u.user_id}|${d.domain}`,
               ).map((e) => ({ demographics: e.demographics, output: e.affinities[d.domain]! }))
@@ -320,7 +332,7 @@ async function unitsOf(ctx: Ctx, w: BuildWorld, stage: BuildLlmStage): Promise<U
           preferences,
           examples: ex
             ? pick(
-                ex.users.filter((e) => e.interactions[d] !== undefined && e.affinities[d] !== undefined),
+                examplesFor(w, u).filter((e) => e.interactions[d] !== undefined && e.affinities[d] !== undefined),
                 2,
                 `interactions|${u.user_id}|${d}`,
               ).map((e) => ({ demographics: e.demographics, domain: d, preferences: e.affinities[d]!, output: e.interactions[d]! }))
