@@ -165,7 +165,7 @@ function readUsersFile(file: string): BuildUser[] {
  * The example users a unit may be shown: never the person being built (a build from the released
  * data must not show a user their own released record), by the source's id.
  */
-function examplesFor(w: BuildWorld, u: BuildUser): BuiltUser[] {
+export function examplesFor(w: Pick<BuildWorld, 'examples'>, u: BuildUser): BuiltUser[] {
   return (w.examples?.users ?? []).filter((e) => e.demographics.user_id !== u.source);
 }
 

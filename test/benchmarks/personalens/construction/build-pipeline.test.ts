@@ -297,3 +297,14 @@ describe('a build through the batch API (build.batch)', () => {
     expect(server.requests.filter((q) => q.batch !== undefined)).toHaveLength(8);
   }, 120_000);
 });
+
+describe('the few-shot examples of a unit', () => {
+  it('never include the person being built', async () => {
+    const { examplesFor } = await import('../../../../src/benchmarks/personalens/construction/make-steps.js');
+    const person = (id: string) => ({ demographics: { user_id: id } }) as never;
+    const w = { examples: { users: [person('user0'), person('user1'), person('user2')], released: {} as never } };
+    const ids = (u: { source?: string }) => examplesFor(w, { user_id: 'user0', ...u } as never).map((e) => e.demographics.user_id);
+    expect(ids({ source: 'user1' })).toEqual(['user0', 'user2']);
+    expect(ids({})).toEqual(['user0', 'user1', 'user2']);
+  });
+});
