@@ -16,7 +16,8 @@ import type { ChatMessage, ChatRequest } from '../../llm/types.js';
 import { mcqBlock, mcqQuestionText, simulatedChoice, type Baseline } from './assembly.js';
 import { interTurnMessages, readInterTurns, readMcqTopic, type McqTask } from './data.js';
 import { extractChoice } from './parse.js';
-import { shuffleOptions, PythonRandom } from './python-random.js';
+import { PythonRandom } from '../../stats/python-random.js';
+import { shuffleOptions } from './shuffle.js';
 import { RetrievalError, type Retriever } from './rag.js';
 import {
   GRID_COLUMNS,

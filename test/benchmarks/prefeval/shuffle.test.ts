@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PythonRandom, shuffleOptions } from '../../../src/benchmarks/prefeval/python-random.js';
+import { shuffleOptions } from '../../../src/benchmarks/prefeval/shuffle.js';
+import { PythonRandom } from '../../../src/stats/python-random.js';
 
 /**
  * The options of PrefEval's classification task are shuffled as the original shuffles them:
