@@ -73,6 +73,19 @@ const bad = (file: string, pointer: string, message: string) =>
     hint: 'the layout of benchmark_dataset/explicit_preference/<topic>.json in the PrefEval release',
   });
 
+/** A task's common fields from its checked record. */
+function taskOf(topic: string, form: Form, index: number, o: Record<string, unknown>, conversation: ConversationMessage[] | null): ExplicitTask {
+  return {
+    topic,
+    form,
+    index,
+    preference: o['preference'] as string,
+    question: o['question'] as string,
+    explanation: typeof o['explanation'] === 'string' ? o['explanation'] : null,
+    conversation,
+  };
+}
+
 /** A record of a topic file: an object whose preference and question are non-empty strings. */
 function recordOf(file: string, index: number, r: unknown, expected: string): Record<string, unknown> {
   if (typeof r !== 'object' || r === null || Array.isArray(r)) throw bad(file, `/${index}`, expected);
@@ -89,15 +102,7 @@ export function readExplicitTopic(root: string, topic: string): ExplicitTask[] {
   if (!Array.isArray(data)) throw bad(file, '', 'expected a list of preference records');
   return data.map((r, index): ExplicitTask => {
     const o = recordOf(file, index, r, 'expected an object with preference and question');
-    return {
-      topic,
-      form: 'explicit',
-      index,
-      preference: o['preference'] as string,
-      question: o['question'] as string,
-      explanation: typeof o['explanation'] === 'string' ? o['explanation'] : null,
-      conversation: null,
-    };
+    return taskOf(topic, 'explicit', index, o, null);
   });
 }
 
@@ -137,15 +142,7 @@ export function readImplicitTopic(root: string, topic: string, form: Exclude<For
       if (last === undefined || conversation.length !== (Number.parseInt(last, 10) + 1) * 2)
         throw bad(file, `/${index}/conversation`, 'expected turns numbered 0, 1, ... each with a user and an assistant message (the original asserts it)');
     }
-    return {
-      topic,
-      form,
-      index,
-      preference: o['preference'] as string,
-      question: o['question'] as string,
-      explanation: typeof o['explanation'] === 'string' ? o['explanation'] : null,
-      conversation,
-    };
+    return taskOf(topic, form, index, o, conversation);
   });
 }
 
@@ -232,13 +229,7 @@ export function readMcqTopic(root: string, topic: string, form: Form): McqTask[]
         'expected four option strings (the original letters them A-D; the first is the one that follows the preference)',
       );
     return {
-      topic,
-      form,
-      index,
-      preference: o['preference'] as string,
-      question: o['question'] as string,
-      explanation: typeof o['explanation'] === 'string' ? o['explanation'] : null,
-      conversation: implicit ? implicit[index]!.conversation : null,
+      ...taskOf(topic, form, index, o, implicit ? implicit[index]!.conversation : null),
       options: options as string[],
       implicitQuestion: implicit ? implicit[index]!.question : null,
     };
