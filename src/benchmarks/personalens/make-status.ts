@@ -59,9 +59,12 @@ export const personaLensStatus: StatusPart<PersonaLensPipeline> = {
           cells.push({ id: '', assistant: a, setting: s, dialogues: emptyWork(), judge: p.judge ? emptyWork() : null });
         }
     }
-    const build = p.build ? await (await import('./construction/make-steps.js')).buildStatus({ p, ws, signal }) : null;
+    const steps = p.build ? await import('./construction/make-steps.js') : null;
+    const build = steps ? await steps.buildStatus({ p, ws, signal }) : null;
+    const exported = steps?.lastExport(ws.root) ?? null;
     return {
       build,
+      build_export: exported ? { users: exported.users, left_out: exported.left_out.length, flagged_inconsistent: exported.flagged_inconsistent.length } : null,
       scenarios: done['scenarios'] ? scenarioCount(ws) : null,
       cells,
       totals: { dialogues: sumStatus(cells.map((c) => c.dialogues)), judge: p.judge ? sumStatus(cells.map((c) => c.judge ?? emptyWork())) : null },
@@ -83,7 +86,11 @@ export const personaLensStatus: StatusPart<PersonaLensPipeline> = {
         ['build-reference', 'reference'],
         ['build-export', 'export'],
       ] as const;
-      body.push(`build      ${steps.flatMap(([step, label]) => (s.stages[step] ? [`${label} ${s.stages[step]}`] : [])).join(' | ')}`);
+      const exported = s['build_export'] as { users: number; left_out: number; flagged_inconsistent: number } | null;
+      const wrote = exported
+        ? ` (${n(exported.users)} users, ${n(exported.left_out)} left out, ${n(exported.flagged_inconsistent)} flagged by the consistency check)`
+        : '';
+      body.push(`build      ${steps.flatMap(([step, label]) => (s.stages[step] ? [`${label} ${s.stages[step]}`] : [])).join(' | ')}${wrote}`);
       for (const b of build)
         body.push(
           `  ${b.stage.padEnd(13)}${n(b.done)} done, ${b.estimated ? '~' : ''}${n(b.pending)} pending, ${n(b.refused)} refused, ${n(b.failed)} failed (${b.model})`,

@@ -651,7 +651,16 @@ export async function exportStep(ctx: Ctx): Promise<StepResult> {
       md: md as NonNullable<(typeof md)[number]>[],
     });
   }
-  if (built.length === 0) return { step: ctx.step, status: 'failed', work: 0, detail: `no user is complete: ${report.left_out[0]?.reason ?? 'no users'}` };
+  if (built.length === 0) {
+    // Nothing to export; the report says why each user is out (plens status shows it too).
+    await writeFileAtomic(join(ctx.ws.root, 'build', 'export-report.json'), `${JSON.stringify(report, null, 2)}\n`);
+    return {
+      step: ctx.step,
+      status: 'failed',
+      work: 0,
+      detail: `no user is complete (${report.left_out[0]?.user_id ?? '-'}: ${report.left_out[0]?.reason ?? 'no users'}); build/export-report.json says why for each`,
+    };
+  }
   const schemaText = readFileSync(w.settings.schema, 'utf8');
   const summary = await exportBenchmark(w.settings.out, { schema: schemaText, sdTasks: tasks.sd, mdTasks: tasks.md, users: built });
   report.users = summary.users;
@@ -678,6 +687,15 @@ export interface BuildStageStatus {
   failed: number;
   pending: number;
   estimated: boolean;
+}
+
+/** What the last export wrote (build/export-report.json), or null before any. */
+export function lastExport(workspace: string): ExportReport | null {
+  try {
+    return JSON.parse(readFileSync(join(workspace, 'build', 'export-report.json'), 'utf8')) as ExportReport;
+  } catch {
+    return null;
+  }
 }
 
 /** The build's part of `plens status`: per LLM stage, from the stage's own plan and records (nothing is called). */

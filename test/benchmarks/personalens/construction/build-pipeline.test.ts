@@ -131,7 +131,7 @@ describe('plens make on pipelines/build-demo.yaml', () => {
     expect(again.stdout).toContain('nothing to do: every target is up to date');
     const status = await runCli(['status', '-p', demo], { env });
     expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toMatch(/^build {6}users done \| reference done \| export done$/m);
+    expect(status.stdout).toMatch(/^build {6}users done \| reference done \| export done \(8 users, 0 left out, \d+ flagged by the consistency check\)$/m);
     expect(status.stdout).toMatch(/^ {2}situations {3}\d+ done, 0 pending, 0 refused, 0 failed \(sim:default\)$/m);
   });
 });
@@ -307,4 +307,56 @@ describe('the few-shot examples of a unit', () => {
     expect(ids({ source: 'user1' })).toEqual(['user0', 'user2']);
     expect(ids({})).toEqual(['user0', 'user1', 'user2']);
   });
+});
+
+describe('a build whose replies are refused', () => {
+  let server: MockLlmServer;
+  afterAll(async () => server?.close());
+
+  it('records each refusal, asks once more, leaves the users out of the export and says why', async () => {
+    // Every past-interaction reply is a bare label: empty once stripped, refused twice.
+    server = await startMockLlm({ reply: () => 'Interaction Summary:' });
+    const dir = tempDir('plens-build-refused-');
+    const pipeline = join(dir, 'p.yaml');
+    writeFileSync(
+      pipeline,
+      [
+        'name: refused-build',
+        `workspace: ${join(dir, 'out')}`,
+        'build:',
+        '  demographics: {from: sample, users: 2}',
+        '  models:',
+        '    default: sim:default',
+        `    interactions: openai:terse?base_url=${server.url}/v1`,
+        '  sd_tasks: 1',
+        '  md_tasks: 2',
+        '  compare_with: null',
+        'scenarios: {kind: all}',
+        '',
+      ].join('\n'),
+    );
+    const env = { OPENAI_API_KEY: 'sk-refused' };
+    const r = await runCliJson<MakeJson>(['make', 'build-export', '-p', pipeline, '--no-progress'], { env });
+    expect(r.code).toBe(1);
+    const interactions = r.json.steps.find((s) => s.step === 'build-interactions')!;
+    // Refused replies are recorded parse states, not failed calls: the step itself ran.
+    expect(interactions.status).toBe('ran');
+    expect(interactions.detail).toMatch(/reply\(ies\) refused by the parser/);
+    const exported = r.json.steps.find((s) => s.step === 'build-export')!;
+    expect(exported.status).toBe('failed');
+    expect(exported.detail).toMatch(/no user is complete \(user0: no past interactions for /);
+    const report = JSON.parse(readFileSync(join(dir, 'out', 'build', 'export-report.json'), 'utf8'));
+    expect(report.left_out.map((u: { user_id: string }) => u.user_id)).toEqual(['user0', 'user1']);
+    const rows = await records(
+      join(dir, 'out', 'build', 'interactions', '*', 'records.parquet'),
+      `SELECT DISTINCT status, parse_state, reasked, first_parse_state FROM $FILES`,
+    );
+    expect(rows).toEqual([{ status: 'parse_error', parse_state: 'empty', reasked: true, first_parse_state: 'empty' }]);
+    // Each unit was asked twice: the reply, and once more with why.
+    const units = Number((await records(join(dir, 'out', 'build', 'interactions', '*', 'records.parquet'), 'SELECT count(*)::INT AS n FROM $FILES'))[0]!['n']);
+    expect(server.stats().requests).toBe(2 * units);
+    const status = await runCli(['status', '-p', pipeline], { env });
+    expect(status.stdout).toMatch(/export pending \(0 users, 2 left out, 0 flagged by the consistency check\)/);
+    expect(status.stdout).toMatch(/^ {2}interactions 0 done, 0 pending, \d+ refused, 0 failed/m);
+  }, 120_000);
 });
