@@ -6,7 +6,9 @@
  * refused it (kept with the reply, never a value), or the failed call. Keys, partitions, the call
  * cache, batching, spend caps, resumption and the run record come from the kit.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomic } from '../../../core/atomic.js';
 import { hashParts, LlmStageKit, llmStageFormat, partitionName, samplingIdentity, type LlmStageOptions } from '../../../engine/llm-stage.js';
 import { Partition, type ColumnsOf, type PartitionFormat } from '../../../engine/partition.js';
 import { runSingleCall, type Answer } from '../../../engine/single-call.js';
@@ -136,13 +138,14 @@ export async function runBuildStage<V>(
       partitionName([stage, client.id], [stage, client.id, options.promptsHash, ...samplingIdentity(params)]),
       BUILD_FORMAT,
     );
+    const keyOf = (u: BuildUnit) => buildKey(stage, u, partition.dir);
     const firstRefusal = new Map<BuildUnit, string>();
     const summary = await runSingleCall<BuildUnit, { value: V; notes: ParseNotes }>(kit, {
       stage: `build-${stage}`,
       items: async function* () {
         yield* units;
       },
-      keyOf: (u) => ({ key: hashParts(['plens-build-v1', stage, u.unit, u.system ?? null, u.user, partition.dir]), partition }),
+      keyOf: (u) => ({ key: keyOf(u), partition }),
       client: () => client,
       at: () => ({ turn: null, role: `build:${stage}` }),
       request: (u) => ({
@@ -233,11 +236,35 @@ function recordOf<V>(stage: string, u: BuildUnit, model: string, prompts: string
   };
 }
 
-/** The latest record of every unit in a stage's partition (its dir, as the stage's run or dry run names it), by unit. */
+/** A unit's key: its stage, unit, rendered prompt and partition (model, prompts, sampling). */
+export const buildKey = (stage: BuildLlmStage, u: BuildUnit, dir: string) => hashParts(['plens-build-v1', stage, u.unit, u.system ?? null, u.user, dir]);
+
+/** The file of a partition's current key per unit. */
+const CURRENT_KEYS = 'current-keys.json';
+
+/**
+ * Records the units' keys now, before any is asked (and when none is left to ask): a unit asked
+ * again with other inputs (an example, an upstream record changed) has a new key, and its earlier
+ * records stay in the partition; readers keep the current ones (as PERSONA-bench's predictions do).
+ */
+export async function writeCurrentKeys(stage: BuildLlmStage, units: readonly BuildUnit[], dir: string): Promise<void> {
+  const file = join(dir, CURRENT_KEYS);
+  const before = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>) : {};
+  const now = { ...before, ...Object.fromEntries(units.map((u) => [u.unit, buildKey(stage, u, dir)])) };
+  if (JSON.stringify(now) !== JSON.stringify(before)) await writeFileAtomic(file, `${JSON.stringify(now)}\n`);
+}
+
+/**
+ * Every unit's record in a stage's partition (its dir, as the stage's run or dry run names it), by
+ * unit: the latest try of the unit's current key. Records of a unit's earlier keys (asked before an
+ * input changed) are kept on disk but not read.
+ */
 export async function readBuildRecords(dir: string): Promise<Map<string, BuildRecord>> {
   const out = new Map<string, BuildRecord>();
   const partition = new Partition(dir, BUILD_FORMAT);
   if (!partition.exists()) return out;
-  for (const r of (await partition.latest<BuildRecord>()).values()) out.set(r.unit, r);
+  const file = join(dir, CURRENT_KEYS);
+  const current = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, string>) : null;
+  for (const r of (await partition.latest<BuildRecord>()).values()) if (!current || current[r.unit] === r.key) out.set(r.unit, r);
   return out;
 }

@@ -21,7 +21,7 @@ import type { DomainSchema } from '../dataset/upstream/preference-schema.js';
 import { PreferenceSchema } from '../dataset/upstream/preference-schema.js';
 import type { PersonaLensPipeline } from '../pipeline-section.js';
 import { assignTasks } from './assign.js';
-import { readBuildRecords, runBuildStage, type BuildRecord, type BuildStageSummary, type BuildUnit } from './build-stage.js';
+import { readBuildRecords, runBuildStage, writeCurrentKeys, type BuildRecord, type BuildStageSummary, type BuildUnit } from './build-stage.js';
 import { CONSISTENCY_EXAMPLES, SITUATION_EXAMPLES } from './default-examples.js';
 import { buildUsers } from './demographics.js';
 import { exportBenchmark } from './export.js';
@@ -409,11 +409,18 @@ async function unitsOf(ctx: Ctx, w: BuildWorld, stage: BuildLlmStage): Promise<U
       const tasksReady = tasks.md !== null && w.schema.domains.every((d) => tasks.sd.has(d.domain));
       const tasksAsked = (await recordsOf(ctx, w, 'md-tasks')).size > 0 && (await recordsOf(ctx, w, 'sd-tasks')).size === w.schema.domains.length;
       const maskRecords = await recordsOf(ctx, w, 'masks');
+      const prefRecords = await recordsOf(ctx, w, 'preferences');
+      const perUser = Math.round(allSd * RELEASED_RATES.domainKept + w.settings.mdTasks * RELEASED_RATES.mdKept);
       for (const u of w.users) {
         const mask = m.get(u.user_id);
-        if (!mask || !tasksReady) {
-          // Still to come when the mask or the tasks are not asked yet; a refused or failed one ends here.
-          if (!maskRecords.has(u.user_id) || !tasksAsked) coming += Math.round(allSd * RELEASED_RATES.domainKept + w.settings.mdTasks * RELEASED_RATES.mdKept);
+        const have = prefs.get(u.user_id) ?? {};
+        // A situation is asked with the user's whole profile: once every kept domain has its preferences.
+        const complete = mask !== undefined && kept(mask).every((d) => have[d] !== undefined);
+        if (!complete || !tasksReady) {
+          // Still to come while the mask, a preference or the tasks are not asked yet; a refused or failed one ends here.
+          const waiting = !maskRecords.has(u.user_id) || !tasksAsked || (mask !== undefined && kept(mask).some((d) => !prefRecords.has(`${u.user_id}/${d}`)));
+          if (waiting)
+            coming += mask && tasksReady ? assignTasks(mask, tasks.sd, tasks.md!).sd.length + assignTasks(mask, tasks.sd, tasks.md!).md.length : perUser;
           continue;
         }
         const a = assignTasks(mask, tasks.sd, tasks.md!);
@@ -520,6 +527,10 @@ export function llmStep(stage: BuildLlmStage) {
     }
     const cell = { id: model, assistant: model, setting: stage, work };
     if (ctx.dryRun) return planCellStep(step, [cell], { noun: 'model' });
+    if (units.length > 0) {
+      await writeCurrentKeys(stage, units, plan.dir);
+      ctx.shared.delete(`build.records.${stage}`);
+    }
     const counted = async () => {
       const records = [...(await readBuildRecords(plan.dir)).values()];
       return { refused: records.filter((r) => r.status === 'parse_error').length, failed: records.filter((r) => r.status === 'failed').length };

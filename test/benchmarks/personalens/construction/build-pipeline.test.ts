@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../../../src/db/database.js';
@@ -359,4 +359,50 @@ describe('a build whose replies are refused', () => {
     expect(status.stdout).toMatch(/export pending \(0 users, 2 left out, 0 flagged by the consistency check\)/);
     expect(status.stdout).toMatch(/^ {2}interactions 0 done, 0 pending, \d+ refused, 0 failed/m);
   }, 120_000);
+});
+
+describe('a build whose inputs change', () => {
+  it('asks the changed units again and reads only their new records', async () => {
+    const dir = tempDir('plens-build-change-');
+    const pipeline = join(dir, 'p.yaml');
+    const write = (examples: string) =>
+      writeFileSync(
+        pipeline,
+        [
+          'name: change-build',
+          `workspace: ${join(dir, 'out')}`,
+          'build:',
+          '  demographics: {from: sample, users: 3}',
+          '  models: {default: sim:default}',
+          `  examples: ${examples}`,
+          '  compare_with: null',
+          'scenarios: {kind: all}',
+          '',
+        ].join('\n'),
+      );
+    write('null');
+    const first = await runCliJson<MakeJson>(['make', 'build-masks', '-p', pipeline, '--no-progress']);
+    expect(first.code, first.stderr).toBe(0);
+    const masksDir = join(dir, 'out', 'build', 'masks');
+    const parquet = join(masksDir, '*', 'records.parquet');
+    const firstKeys = (await records(parquet, 'SELECT key FROM $FILES')).map((r) => r['key']);
+    expect(firstKeys).toHaveLength(3);
+    // The examples are part of every prompt: new keys for the same units, in the same partition.
+    write('sample');
+    const second = await runCliJson<MakeJson>(['make', 'build-masks', '-p', pipeline, '--no-progress']);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.json.steps.find((s) => s.step === 'build-masks')!.work).toBe(3);
+    expect(await records(parquet, 'SELECT count(*)::INT AS n FROM $FILES')).toEqual([{ n: 6 }]);
+    // What the later stages and status read: the three new records, none of the first run's.
+    const { readBuildRecords } = await import('../../../../src/benchmarks/personalens/construction/build-stage.js');
+    const readKeys = async () => [...(await readBuildRecords(join(masksDir, readdirSync(masksDir)[0]!))).values()].map((r) => r.key);
+    const secondKeys = await readKeys();
+    expect(secondKeys).toHaveLength(3);
+    for (const k of secondKeys) expect(firstKeys).not.toContain(k);
+    // Back to the first inputs: nothing to ask (their records exist), and those are the ones read again.
+    write('null');
+    const third = await runCliJson<MakeJson>(['make', 'build-masks', '-p', pipeline, '--no-progress']);
+    expect(third.json.steps.find((s) => s.step === 'build-masks')!.status).toBe('up-to-date');
+    expect((await readKeys()).sort()).toEqual([...firstKeys].sort());
+  }, 60_000);
 });
