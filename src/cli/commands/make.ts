@@ -3,6 +3,7 @@ import { ExitCode, usageError } from '../../core/errors.js';
 import { interruptSignal } from '../../platform/interrupt.js';
 import { printResult, showProgress, type GlobalArgs } from '../../platform/cli-options.js';
 import { LIMIT_KEYS, limitFlags, type LimitFlagValues } from '../../platform/run-settings.js';
+import { benchmarks } from '../../registry/registry.js';
 
 interface MakeArgs extends GlobalArgs, Partial<LimitFlagValues> {
   targets: string[];
@@ -22,8 +23,9 @@ export const makeCommand: CommandModule<GlobalArgs, MakeArgs> = {
           type: 'string',
           array: true,
           default: ['all'],
-          describe:
-            'PersonaLens: import, scenarios, dialogues, judge; PERSONA-bench: select, predictions, scores; both: warehouse, tables, a table (table3, persona_results, ...), report or all',
+          describe: `${benchmarks()
+            .map((b) => `${b.title}: ${b.steps.map((step) => step.name).join(', ')}`)
+            .join('; ')}; every pipeline: warehouse, tables, a table (by its name), report or all`,
         })
         .option('pipeline', {
           alias: 'p',
