@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../core/paths.js';
 import { benchConstruction } from './construction.js';
@@ -10,11 +10,13 @@ import { benchPersonaCorpus } from './persona-corpus.js';
 import { benchPersonaMetrics } from './persona-metrics.js';
 import { benchResults } from './results.js';
 import { benchWarehouse } from './warehouse.js';
+import { writeBenchSection } from './doc.js';
 import { formatBench, type BenchResult } from './report.js';
 
 /**
- * `npm run bench [-- name...]`: runs the benchmarks, prints each figure with its bound,
- * and exits non-zero when a bound is missed. Timings live here, never in unit tests.
+ * `npm run bench [-- name...]`: runs the benchmarks, prints each figure with its bound, writes
+ * each bench's section of docs/benchmarks.md (`--no-doc`: not), and exits non-zero when a bound is
+ * missed. Timings live here, never in unit tests.
  */
 const dataDir = process.env['PLENS_BENCH_DATA'] ?? resolve(packageRoot, '..', 'shared', 'personalens', 'data');
 const BENCHES: Record<string, () => Promise<BenchResult>> = {
@@ -42,15 +44,24 @@ if (unknown.length) {
   const names = wanted.length ? wanted : Object.keys(BENCHES);
   if (!process.argv.includes('--no-banner')) process.stdout.write(`plens bench on ${process.version}, ${(await import('node:os')).cpus().length} CPUs\n`);
   if (names.length === 1) {
-    const { text, passed } = formatBench(await BENCHES[names[0]!]!());
+    const result = await BENCHES[names[0]!]!();
+    const { text, passed } = formatBench(result);
     process.stdout.write(`${text}\n`);
+    // The current figures live in docs/benchmarks.md: this bench's section is rewritten, the others kept.
+    if (!process.argv.includes('--no-doc')) await writeBenchSection(join(packageRoot, 'docs', 'benchmarks.md'), names[0]!, result, Object.keys(BENCHES));
     process.exitCode = passed ? 0 : 1;
   } else {
     // One process per bench: a process's peak RSS is its whole life's, so benches sharing one
     // would each report the largest before them.
     let allPassed = true;
     for (const name of names) {
-      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), name, '--no-banner'], { stdio: 'inherit' });
+      const child = spawnSync(
+        process.execPath,
+        [fileURLToPath(import.meta.url), name, '--no-banner', ...(process.argv.includes('--no-doc') ? ['--no-doc'] : [])],
+        {
+          stdio: 'inherit',
+        },
+      );
       allPassed &&= child.status === 0;
     }
     process.exitCode = allPassed ? 0 : 1;
