@@ -49,6 +49,12 @@ export function resolvePersonaLensSections(raw: Record<string, unknown>, ctx: Se
   const judge = p.judge;
   // The workspace as the loader resolves it (a build's output defaults to a folder in it).
   const build = p.build !== undefined ? resolveBuildSection(p.build, resolve(ctx.userPath(p.workspace ?? `out/${p.name}`)), ctx) : undefined;
+  if (p.data && build)
+    throw ctx.error(
+      'a pipeline with a build section imports what the build writes: leave data out',
+      '/data',
+      'remove the data section (the build exports to build.out, default <workspace>/built), or the build section to import other data',
+    );
   if (!p.data && !build)
     throw ctx.error(
       'missing required field "data" (a personalens pipeline needs it, or a build section to make it)',

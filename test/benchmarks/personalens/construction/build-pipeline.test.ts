@@ -406,3 +406,19 @@ describe('a build whose inputs change', () => {
     expect((await readKeys()).sort()).toEqual([...firstKeys].sort());
   }, 60_000);
 });
+
+describe('a build section with a data section', () => {
+  it('is refused at the data line: import reads what the build writes', async () => {
+    const dir = tempDir('plens-build-data-');
+    const pipeline = join(dir, 'p.yaml');
+    writeFileSync(
+      pipeline,
+      ['name: both', 'build:', '  demographics: {from: sample}', '  models: {default: sim:default}', 'data: {from: sample}', 'scenarios: {kind: all}', ''].join(
+        '\n',
+      ),
+    );
+    const r = await runCli(['make', '-p', pipeline, '--dry-run']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/p\.yaml:5:\d+ \/data: a pipeline with a build section imports what the build writes: leave data out/);
+  });
+});
