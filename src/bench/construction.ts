@@ -3,12 +3,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CpuSteal } from './cpu-steal.js';
+import { cpuBreakdown } from './cpu-profile.js';
 import type { BenchResult } from './report.js';
 import { startMockProcess, worker, type CeilingResult } from './workers.js';
 
 const LATENCY_MS = 50;
 /** Units per run: several seconds of steady state at each concurrency. */
 const UNITS: Record<number, number> = { 64: 10_000, 256: 30_000 };
+/** Units of the profiled run (CPU per call by category). */
+const PROFILED_UNITS = 10_000;
 
 interface WorkerResult {
   ok: number;
@@ -49,6 +52,14 @@ export async function benchConstruction(): Promise<BenchResult> {
       figures.push({ name: `c=${concurrency}: peak RSS`, value: r.peak_rss_mib, unit: 'MiB' });
       if (steal) figures.push({ name: `c=${concurrency}: CPU stolen by other guests`, value: steal.percent(), unit: '%' });
     }
+    // Where the CPU goes, from a CPU profile of a run of its own (profiling slows it: its rate is not a figure).
+    const profileDir = join(root, 'profile');
+    const profiled = await worker<WorkerResult>('./construction-worker.js', [join(root, 'profiled'), '256', url, String(PROFILED_UNITS)], false, [
+      '--cpu-prof',
+      `--cpu-prof-dir=${profileDir}`,
+    ]);
+    for (const { category, ms } of cpuBreakdown(profileDir))
+      if (!category.startsWith('idle')) figures.push({ name: `c=256 profile: ${category}`, value: (1000 * ms) / profiled.http_calls, unit: 'µs per call' });
     return {
       name: 'construction: a build stage (past interactions) against the local mock (50 ms latency, cache on)',
       context:

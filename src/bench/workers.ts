@@ -11,10 +11,10 @@ export interface CeilingResult {
 
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
 
-/** Runs a bench worker script (a path relative to dist/bench) in a fresh node process and parses the JSON line it prints. */
-export function worker<T>(script: string, args: string[], capHeap: boolean): Promise<T> {
+/** Runs a bench worker script (a path relative to dist/bench) in a fresh node process (with `nodeFlags`, e.g. --cpu-prof) and parses the JSON line it prints. */
+export function worker<T>(script: string, args: string[], capHeap: boolean, nodeFlags: readonly string[] = []): Promise<T> {
   return new Promise((resolve, reject) => {
-    const flags = capHeap ? ['--max-old-space-size=128', '--expose-gc'] : ['--expose-gc'];
+    const flags = [...(capHeap ? ['--max-old-space-size=128', '--expose-gc'] : ['--expose-gc']), ...nodeFlags];
     const child = spawn(process.execPath, [...flags, here(script), ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
