@@ -3,14 +3,14 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Workspace } from '../core/workspace.js';
 import { runImport } from '../benchmarks/personalens/dataset/import.js';
 import { runScenarios } from '../benchmarks/personalens/scenarios/stage.js';
 import { CpuSteal } from './cpu-steal.js';
 import { stormFigures, type StormResult } from './dialogues-storm.js';
 import type { BenchResult } from './report.js';
-import { startMockProcess, worker, type CeilingResult } from './workers.js';
+import { cpuBreakdown } from './cpu-profile.js';
+import { startMockProcess, takeBodySample, worker, type CeilingResult } from './workers.js';
 
 const LATENCY_MS = 50;
 const JITTER_MS = 25;
@@ -20,7 +20,11 @@ const STORM_S = 5;
 const STORM_DIALOGUES = 400;
 /** Calls for the bare-client ceiling: several seconds of steady state at each concurrency. */
 const CEILING_CALLS: Record<number, number> = { 64: 10_000, 256: 20_000 };
-const _here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
+/** Issue 34's bounds: the stage's share of the same-body ceiling, and its CPU per call (ms). */
+const SHARE_OF_CEILING: Record<number, number> = { 64: 95, 256: 90 };
+const CPU_PER_CALL_MS: Record<number, number> = { 64: 0.55, 256: 0.35 };
+/** Dialogues of the profiled run (CPU per call by category). */
+const PROFILED_DIALOGUES = 3000;
 
 /**
  * The dialogues stage against the local mock (a separate process, fixed 50 ms latency), with
@@ -34,19 +38,22 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
   // Each mock in its own process, as an endpoint would be.
   const startMock = (...flags: string[]) => startMockProcess(mocks, LATENCY_MS, ...flags);
   try {
-    const url = await startMock();
+    // The mock samples the bodies the stage sends; the ceiling replays them (the same bytes, the same serialisation).
+    const bodies = join(root, 'bodies.jsonl');
+    const url = await startMock('--sample-bodies', bodies);
+    const sampler = mocks[0]!;
     const template = new Workspace(join(root, 'template'));
     await runImport({ from: dataDir, workspace: template, progress: false });
 
     const figures: BenchResult['figures'] = [];
     let runs = 0;
-    const run = async (scenarios: number, concurrency: number, capHeap: boolean, endpoint = url) => {
+    const run = async (scenarios: number, concurrency: number, capHeap: boolean, endpoint = url, nodeFlags: string[] = []) => {
       // A fresh workspace (and call cache) per run: nothing is ever served from an earlier one.
       const ws = new Workspace(join(root, `run-${++runs}-${scenarios}-${concurrency}`));
       const { cp } = await import('node:fs/promises');
       await cp(template.datasetDir, ws.datasetDir, { recursive: true });
       await runScenarios(ws, { kind: 'all', random: scenarios, seed: 'bench' });
-      const result = await worker<WorkerResult>('./dialogues-worker.js', [ws.root, String(concurrency), endpoint], capHeap);
+      const result = await worker<WorkerResult>('./dialogues-worker.js', [ws.root, String(concurrency), endpoint], capHeap, nodeFlags);
       if (result.failed) throw new Error(`${result.failed} dialogues failed in the benchmark`);
       return result;
     };
@@ -59,20 +66,41 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
       // do), over the time the dialogues ran; the whole command adds start-up and compaction.
       const rate = r.http_calls / (r.work_ms / 1000);
       const wholeRate = r.http_calls / (r.wall_ms / 1000);
-      const ceiling = await worker<CeilingResult>('./http-ceiling-worker.js', [url, String(concurrency), String(CEILING_CALLS[concurrency]!)], false);
+      const ceiling = await worker<CeilingResult>(
+        './http-ceiling-worker.js',
+        [url, String(concurrency), String(CEILING_CALLS[concurrency]!), await takeBodySample(sampler, bodies)],
+        false,
+      );
       const ceilingRate = ceiling.calls / (ceiling.wall_ms / 1000);
       figures.push({ name: `c=${concurrency}: calls/s (5k dialogues)`, value: rate, unit: 'calls/s' });
       figures.push({ name: `c=${concurrency}: share of bound ${bound}/s`, value: (100 * rate) / bound, unit: '%', min: 90 });
       figures.push({ name: `c=${concurrency}: share of bound, whole command`, value: (100 * wholeRate) / bound, unit: '%' });
       figures.push({ name: `c=${concurrency}: start-up + compaction`, value: (r.wall_ms - r.work_ms) / 1000, unit: 's' });
-      figures.push({ name: `c=${concurrency}: CPU per call`, value: r.cpu_ms / r.http_calls, unit: 'ms', bound: 1 });
+      figures.push({
+        name: `c=${concurrency}: CPU per call`,
+        value: r.cpu_ms / r.http_calls,
+        unit: 'ms',
+        bound: CPU_PER_CALL_MS[concurrency]!,
+        baseline: true,
+      });
       figures.push({ name: `c=${concurrency}: peak RSS`, value: r.peak_rss_mib, unit: 'MiB' });
-      figures.push({ name: `c=${concurrency}: harness ceiling (bare undici)`, value: ceilingRate, unit: 'calls/s' });
+      figures.push({ name: `c=${concurrency}: same-body ceiling (bare undici)`, value: ceilingRate, unit: 'calls/s' });
+      figures.push({ name: `c=${concurrency}: mean request body`, value: ceiling.mean_body_bytes / 1024, unit: 'KiB' });
       figures.push({ name: `c=${concurrency}: ceiling's share of bound`, value: (100 * ceilingRate) / bound, unit: '%' });
-      figures.push({ name: `c=${concurrency}: stage's share of ceiling`, value: (100 * rate) / ceilingRate, unit: '%' });
+      figures.push({
+        name: `c=${concurrency}: stage's share of same-body ceiling`,
+        value: (100 * rate) / ceilingRate,
+        unit: '%',
+        min: SHARE_OF_CEILING[concurrency]!,
+      });
       figures.push({ name: `c=${concurrency}: bare client CPU per call`, value: ceiling.cpu_ms / ceiling.calls, unit: 'ms' });
       if (steal) figures.push({ name: `c=${concurrency}: CPU stolen by other guests`, value: steal.percent(), unit: '%' });
     }
+    // Where the CPU goes, from a CPU profile of a run of its own (profiling slows it: its rate is not a figure).
+    const profileDir = join(root, 'profile');
+    const profiled = await run(PROFILED_DIALOGUES, 256, false, url, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
+    for (const { category, ms } of cpuBreakdown(profileDir))
+      if (!category.startsWith('idle')) figures.push({ name: `c=256 profile: ${category}`, value: (1000 * ms) / profiled.http_calls, unit: 'µs per call' });
     // Fixed latency answers in bursts (requests sent together come back together), so every
     // burst waits on the client's CPU; real endpoints vary. The same run with latency spread
     // evenly over 25-75 ms (same mean, same bound) shows how much of the gap is that convoy.

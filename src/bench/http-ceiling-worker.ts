@@ -1,15 +1,19 @@
+import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { DEFAULT_TIMEOUTS } from '../llm/http-transport.js';
 import { createDispatcher } from '../llm/inline-transport.js';
 
 /**
  * The harness's own ceiling: a plain undici loop against the same mock, with the same concurrency,
- * connection pool and request size as the stage, and nothing else (no prompts, cache, logs):
- *   node dist/bench/http-ceiling-worker.js <mock url> <concurrency> <calls>
+ * connection pool and request bodies as the stage, and nothing else (no prompts, cache, logs):
+ *   node dist/bench/http-ceiling-worker.js <mock url> <concurrency> <calls> [<bodies file>]
+ * The bodies file is the mock's sample of what the stage sent (mock-server-main --sample-bodies):
+ * each call serialises one of them again and sends it, in turn, so the ceiling does the same
+ * serialisation and moves the same bytes as the stage. Without it, a fixed ~5 KB body.
  * Prints one JSON line. What it reaches is the most any client can get from this mock on this
  * machine; the stage's rate is read against it as well as against concurrency / latency.
  */
-const [url, concurrencyArg, callsArg] = process.argv.slice(2);
+const [url, concurrencyArg, callsArg, bodiesFile] = process.argv.slice(2);
 const concurrency = Number(concurrencyArg);
 const calls = Number(callsArg);
 // The stage's own pool settings, sized to the concurrency as the stage sizes it.
@@ -17,6 +21,25 @@ const dispatcher = createDispatcher(DEFAULT_TIMEOUTS, concurrency);
 // About what a dialogue call sends: a ~4 KB system prompt and a ~1 KB turn.
 const system = 'You are a simulated user. '.repeat(160);
 const turn = 'Tell me more about the options you suggested. '.repeat(22);
+const bodies: unknown[] = bodiesFile
+  ? readFileSync(bodiesFile, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as unknown)
+  : [];
+if (bodiesFile && bodies.length === 0) throw new Error(`no request bodies in ${bodiesFile}`);
+const bodyOf = (i: number): string =>
+  bodies.length
+    ? JSON.stringify(bodies[i % bodies.length])
+    : JSON.stringify({
+        model: 'ceiling',
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: `${i} ${turn}` },
+        ],
+        temperature: 0.7,
+        max_tokens: 1024,
+      });
 
 let started = 0;
 const cpu0 = process.cpuUsage();
@@ -29,15 +52,7 @@ await Promise.all(
         method: 'POST',
         dispatcher,
         headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
-        body: JSON.stringify({
-          model: 'ceiling',
-          messages: [
-            { role: 'system', content: system },
-            { role: 'user', content: `${i} ${turn}` },
-          ],
-          temperature: 0.7,
-          max_tokens: 1024,
-        }),
+        body: bodyOf(i),
       });
       const json = JSON.parse(await response.body.text()) as { choices?: unknown[] };
       if (response.statusCode !== 200 || !json.choices) throw new Error(`mock answered ${response.statusCode}`);
@@ -47,4 +62,5 @@ await Promise.all(
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 await dispatcher.close();
-process.stdout.write(JSON.stringify({ calls, wall_ms: wallMs, cpu_ms: (cpu.user + cpu.system) / 1000 }) + '\n');
+const bytes = bodies.length ? bodies.reduce<number>((n, b) => n + Buffer.byteLength(JSON.stringify(b)), 0) / bodies.length : Buffer.byteLength(bodyOf(0));
+process.stdout.write(JSON.stringify({ calls, wall_ms: wallMs, cpu_ms: (cpu.user + cpu.system) / 1000, mean_body_bytes: bytes }) + '\n');

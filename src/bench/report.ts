@@ -1,8 +1,11 @@
-/** A benchmark's measured figures; a figure passes when value <= bound (an upper bound) or value >= min. */
+/**
+ * A benchmark's measured figures; a figure passes when value <= bound (an upper bound) or value >= min.
+ * `baseline`: compared with its recorded value in src/bench/baseline.json (baseline.ts).
+ */
 export interface BenchResult {
   name: string;
   context: string;
-  figures: Array<{ name: string; value: number; unit: string; bound?: number; min?: number }>;
+  figures: Array<{ name: string; value: number; unit: string; bound?: number; min?: number; baseline?: boolean }>;
 }
 
 export function formatBench(result: BenchResult): { text: string; passed: boolean } {

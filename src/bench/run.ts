@@ -10,13 +10,16 @@ import { benchPersonaCorpus } from './persona-corpus.js';
 import { benchPersonaMetrics } from './persona-metrics.js';
 import { benchResults } from './results.js';
 import { benchWarehouse } from './warehouse.js';
+import { compareWithBaseline, readBaseline, recordBaseline } from './baseline.js';
 import { writeBenchSection } from './doc.js';
 import { formatBench, type BenchResult } from './report.js';
 
 /**
  * `npm run bench [-- name...]`: runs the benchmarks, prints each figure with its bound, writes
  * each bench's section of docs/benchmarks.md (`--no-doc`: not), and exits non-zero when a bound is
- * missed. Timings live here, never in unit tests.
+ * missed or a CPU-per-call figure is more than 10% above its baseline (src/bench/baseline.json;
+ * `--record-baseline` records this run's as the new one: say why in the commit). Timings live
+ * here, never in unit tests.
  */
 const dataDir = process.env['PLENS_BENCH_DATA'] ?? resolve(packageRoot, '..', 'shared', 'personalens', 'data');
 const BENCHES: Record<string, () => Promise<BenchResult>> = {
@@ -44,7 +47,11 @@ if (unknown.length) {
   const names = wanted.length ? wanted : Object.keys(BENCHES);
   if (!process.argv.includes('--no-banner')) process.stdout.write(`plens bench on ${process.version}, ${(await import('node:os')).cpus().length} CPUs\n`);
   if (names.length === 1) {
-    const result = await BENCHES[names[0]!]!();
+    const measured = await BENCHES[names[0]!]!();
+    // CPU per call against the recorded baseline: more than 10% above it fails the bench.
+    const baselineFile = join(packageRoot, 'src', 'bench', 'baseline.json');
+    if (process.argv.includes('--record-baseline')) await recordBaseline(baselineFile, names[0]!, measured);
+    const result = compareWithBaseline(names[0]!, measured, readBaseline(baselineFile));
     const { text, passed } = formatBench(result);
     process.stdout.write(`${text}\n`);
     // The current figures live in docs/benchmarks.md: this bench's section is rewritten, the others kept.
@@ -57,7 +64,7 @@ if (unknown.length) {
     for (const name of names) {
       const child = spawnSync(
         process.execPath,
-        [fileURLToPath(import.meta.url), name, '--no-banner', ...(process.argv.includes('--no-doc') ? ['--no-doc'] : [])],
+        [fileURLToPath(import.meta.url), name, '--no-banner', ...process.argv.slice(2).filter((a) => a === '--no-doc' || a === '--record-baseline')],
         {
           stdio: 'inherit',
         },

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -7,6 +8,8 @@ export interface CeilingResult {
   calls: number;
   wall_ms: number;
   cpu_ms: number;
+  /** The mean size of the bodies it sent. */
+  mean_body_bytes: number;
 }
 
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
@@ -39,4 +42,18 @@ export function startMockProcess(mocks: ChildProcess[], latencyMs: number, ...fl
     mock.on('error', reject);
     createInterface({ input: mock.stdout! }).once('line', (line) => resolve(line.replace(/^listening /, '').trim()));
   });
+}
+
+/**
+ * The bodies a mock started with `--sample-bodies file` has sampled so far, written to that file
+ * now (it writes on SIGUSR2): what the ceiling worker replays.
+ */
+export async function takeBodySample(mock: ChildProcess, file: string): Promise<string> {
+  rmSync(file, { force: true });
+  mock.kill('SIGUSR2');
+  for (let waited = 0; !existsSync(file); waited += 20) {
+    if (waited > 10_000) throw new Error(`the mock wrote no body sample to ${file}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return file;
 }

@@ -5,18 +5,30 @@ import { PlensError, storageError } from '../core/errors.js';
 import { redact } from '../core/redact.js';
 
 /**
- * An append-only JSON Lines file. Each record is one write(2) of one whole line, so a killed
- * process leaves at most one torn last line, which `open` cuts off before appending again.
+ * An append-only JSON Lines file. Lines are written whole, so a killed process leaves at most one
+ * torn last line, which `open` cuts off before appending again.
+ *
+ * By default each record is its own write(2). A `deferred` log (a stage's records and call events)
+ * gathers the lines appended in one turn of the event loop and writes them together right after it
+ * (or at 1 MiB, or at close): the same bytes in the same order with one system call instead of
+ * dozens, at the price of losing that one turn's lines to a kill, as a kill a moment earlier
+ * would. A write that fails there (a full disk) is thrown by the next append or by close.
  */
 export class JsonlLog {
+  private pending: string[] = [];
+  private pendingBytes = 0;
+  private scheduled = false;
+  private failure: unknown;
+
   private constructor(
     readonly path: string,
     private fd: number,
     /** Bytes cut from a torn tail when the log was opened. */
     readonly repairedBytes: number,
+    private readonly deferred: boolean,
   ) {}
 
-  static open(path: string): JsonlLog {
+  static open(path: string, options: { deferred?: boolean } = {}): JsonlLog {
     let fd: number;
     try {
       mkdirSync(dirname(path), { recursive: true });
@@ -25,14 +37,46 @@ export class JsonlLog {
       throw storageError(error) ?? error;
     }
     const repaired = repairTornTail(fd);
-    return new JsonlLog(path, fd, repaired);
+    return new JsonlLog(path, fd, repaired, options.deferred ?? false);
   }
 
   append(record: unknown): void {
+    if (this.failure !== undefined) throw this.failure;
     // Every stage record and call event passes the shared redactor: no key reaches a log, hence
     // no Parquet, warehouse or report.
+    const line = `${redact(JSON.stringify(record))}\n`;
+    if (!this.deferred) {
+      this.write(line);
+      return;
+    }
+    this.pending.push(line);
+    this.pendingBytes += line.length;
+    if (this.pendingBytes >= 1 << 20) this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        try {
+          this.flush();
+        } catch (error) {
+          this.failure = error;
+        }
+      });
+    }
+  }
+
+  /** Writes what a deferred log has gathered. */
+  flush(): void {
+    if (this.pending.length === 0 || this.fd < 0) return;
+    const text = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.write(text);
+  }
+
+  private write(text: string): void {
     try {
-      writeSync(this.fd, redact(JSON.stringify(record)) + '\n');
+      writeSync(this.fd, text);
     } catch (error) {
       // A full disk may leave part of the line: the next open cuts it, as after a kill.
       throw storageError(error, this.path) ?? error;
@@ -40,8 +84,14 @@ export class JsonlLog {
   }
 
   close(): void {
-    if (this.fd >= 0) closeSync(this.fd);
-    this.fd = -1;
+    if (this.fd < 0) return;
+    try {
+      this.flush();
+    } finally {
+      closeSync(this.fd);
+      this.fd = -1;
+    }
+    if (this.failure !== undefined) throw this.failure;
   }
 }
 

@@ -127,9 +127,12 @@ export class Partition {
     return WriterLock.acquireLayout(this.dir, suffix, `${this.dir}${suffix ? ` (shard ${suffix.slice(7)})` : ''}`);
   }
 
-  /** Opens (repairing a torn tail) both logs of one writer. */
+  /** Opens (repairing a torn tail) both logs of one writer; each writes a turn's lines together (JsonlLog's `deferred`). */
   openLogs(shard: Shard | undefined): { records: JsonlLog; events: JsonlLog } {
-    return { records: JsonlLog.open(this.logPath('records', shard)), events: JsonlLog.open(this.logPath('events', shard)) };
+    return {
+      records: JsonlLog.open(this.logPath('records', shard), { deferred: true }),
+      events: JsonlLog.open(this.logPath('events', shard), { deferred: true }),
+    };
   }
 
   /** Every complete line of every log of a kind, logs in name order, lines in file order. */

@@ -10,10 +10,25 @@ import type { RetryPolicy } from './retry-policy.js';
  */
 export async function withRetry<T>(call: (attempt: number) => Promise<T>, policy: RetryPolicy, signal: AbortSignal): Promise<{ value: T; attempts: number }> {
   let attempts = 0;
+  const started = performance.now();
+  // The first attempt is made here, and nearly every call ends with it: p-retry (its option
+  // checks, its bookkeeping) is entered only after a failure, and then behaves as if it had made
+  // the first attempt itself (the same failure handling, delays and overall time limit).
+  let first: unknown;
+  try {
+    signal.throwIfAborted();
+    attempts = 1;
+    const value = await call(1);
+    signal.throwIfAborted();
+    return { value, attempts };
+  } catch (error) {
+    first = error;
+  }
   const value = await pRetry(
     async (attempt) => {
       attempts = attempt;
       try {
+        if (attempt === 1) throw first;
         return await call(attempt);
       } catch (error) {
         if (error instanceof LlmCallError && !error.retryable) throw new AbortError(error);
@@ -26,7 +41,8 @@ export async function withRetry<T>(call: (attempt: number) => Promise<T>, policy
       maxTimeout: policy.maxDelayMs,
       factor: policy.factor,
       randomize: true,
-      maxRetryTime: policy.maxTotalMs,
+      // Counted from the first attempt, as when p-retry makes it.
+      maxRetryTime: Math.max(0, policy.maxTotalMs - (performance.now() - started)),
       signal,
       shouldRetry: ({ error }) => !(error instanceof LlmCallError) || error.retryable,
       onFailedAttempt: async ({ error, retriesLeft }) => {

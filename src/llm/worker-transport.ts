@@ -14,23 +14,24 @@ export class WorkerTransport implements HttpTransport {
 
   post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<HttpReply> {
     if (signal.aborted) return Promise.reject(aborted());
+    const waiting = waitingOn(signal);
     return new Promise<HttpReply>((resolve, reject) => {
       const onAbort = () => {
         this.host.cancel(id);
         reject(aborted());
       };
-      // Sends at once (or throws, which rejects this promise before a listener is added).
+      // Sends at once (or throws, which rejects this promise before it is listed as waiting).
       const id = this.host.post(this.pool, url, headers, body, {
         resolve: (reply) => {
-          signal.removeEventListener('abort', onAbort);
+          waiting.delete(onAbort);
           resolve(reply);
         },
         reject: (error) => {
-          signal.removeEventListener('abort', onAbort);
+          waiting.delete(onAbort);
           reject(error);
         },
       });
-      signal.addEventListener('abort', onAbort, { once: true });
+      waiting.add(onAbort);
     });
   }
 
@@ -41,4 +42,27 @@ export class WorkerTransport implements HttpTransport {
 
 function aborted(): LlmCallError {
   return new LlmCallError('aborted', 'call aborted', { retryable: false });
+}
+
+/**
+ * The calls waiting on each signal: one abort listener per signal (a run's), not one added and
+ * removed per call, which costs more than the rest of posting a request.
+ */
+const waitingBySignal = new WeakMap<AbortSignal, Set<() => void>>();
+function waitingOn(signal: AbortSignal): Set<() => void> {
+  let waiting = waitingBySignal.get(signal);
+  if (!waiting) {
+    const calls = new Set<() => void>();
+    waiting = calls;
+    waitingBySignal.set(signal, calls);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const onAbort of [...calls]) onAbort();
+        calls.clear();
+      },
+      { once: true },
+    );
+  }
+  return waiting;
 }

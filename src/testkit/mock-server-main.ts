@@ -1,18 +1,24 @@
 /**
  * The mock LLM server as a process, for benchmarks:
  *
- *   node dist/testkit/mock-server-main.js --port 0 --latency 50 [--jitter 25] [--terminate-after 2] [--no-keep] [--require-auth] [--unique-replies]
+ *   node dist/testkit/mock-server-main.js --port 0 --latency 50 [--jitter 25] [--terminate-after 2] [--no-keep] [--require-auth] [--unique-replies] [--sample-bodies FILE]
+ *
+ * --sample-bodies FILE keeps a uniform sample of the request bodies it received (at most 2,000) and
+ * writes them to FILE, one per line, on SIGUSR2 (to a temporary name, then renamed), so a bench can
+ * replay the bodies a stage really sent.
  *
  * Prints exactly one line, `listening <url>`, on stdout once ready; exits cleanly on SIGTERM/SIGINT.
  * Requests are never kept in memory (keepRequests is always off here; --no-keep is accepted for clarity).
  */
 import { createHash } from 'node:crypto';
+import { renameSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { PythonRandom } from '../stats/python-random.js';
 import { defaultReply, startMockLlm, type MockRequest } from './mock-server.js';
 
 function usage(message: string): never {
   process.stderr.write(
-    `mock-server: ${message}\nusage: mock-server-main --port <n> --latency <ms> [--jitter <ms>] [--terminate-after <n>] [--no-keep] [--require-auth] [--unique-replies]\n`,
+    `mock-server: ${message}\nusage: mock-server-main --port <n> --latency <ms> [--jitter <ms>] [--terminate-after <n>] [--no-keep] [--require-auth] [--unique-replies] [--sample-bodies FILE]\n`,
   );
   process.exit(2);
 }
@@ -32,6 +38,7 @@ let values: {
   'no-keep'?: boolean;
   'require-auth'?: boolean;
   'unique-replies'?: boolean;
+  'sample-bodies'?: string;
 };
 try {
   ({ values } = parseArgs({
@@ -44,6 +51,7 @@ try {
       'no-keep': { type: 'boolean' },
       'require-auth': { type: 'boolean' },
       'unique-replies': { type: 'boolean' },
+      'sample-bodies': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -61,7 +69,28 @@ const terminateAfter = integer('terminate-after', values['terminate-after'], 2);
 const uniqueReply = (r: MockRequest): string =>
   `(${createHash('sha1').update(r.system).update(JSON.stringify(r.messages)).digest('hex').slice(0, 8)}) ${defaultReply(r, terminateAfter)}`;
 
+// A reservoir sample (Algorithm R, a fixed-seed generator) of the bodies received, written on SIGUSR2.
+const SAMPLE_SIZE = 2000;
+const sample: string[] = [];
+let seen = 0;
+const sampleRng = new PythonRandom(7);
+const sampleFile = values['sample-bodies'];
+const observeBody = (raw: Buffer): void => {
+  seen++;
+  if (sample.length < SAMPLE_SIZE) sample.push(raw.toString('utf8'));
+  else {
+    const j = Math.floor(sampleRng.random() * seen);
+    if (j < SAMPLE_SIZE) sample[j] = raw.toString('utf8');
+  }
+};
+if (sampleFile)
+  process.on('SIGUSR2', () => {
+    writeFileSync(`${sampleFile}.tmp`, sample.map((b) => `${b.replace(/\n/g, ' ')}\n`).join(''));
+    renameSync(`${sampleFile}.tmp`, sampleFile);
+  });
+
 const server = await startMockLlm({
+  ...(sampleFile ? { observeBody } : {}),
   ...(values['unique-replies'] ? { reply: uniqueReply } : {}),
   port,
   latencyMs: integer('latency', values.latency, 0),

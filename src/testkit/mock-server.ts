@@ -58,6 +58,8 @@ export interface MockLlmOptions {
   keepRequests?: boolean;
   /** The OpenAI Batch API's lifecycle (mock-batch.ts). */
   batch?: MockBatchOptions;
+  /** Sees every online request body as it arrived (the bench samples them to replay the same bodies). */
+  observeBody?: (raw: Buffer) => void;
 }
 
 export interface MockLlmServer {
@@ -388,6 +390,7 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
   };
 
   const onBody = (api: Api, req: IncomingMessage, res: ServerResponse, raw: Buffer, arrived: number): void => {
+    options.observeBody?.(raw);
     let json: unknown;
     try {
       json = JSON.parse(raw.toString('utf8'));

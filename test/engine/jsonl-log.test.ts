@@ -23,6 +23,30 @@ describe('JsonlLog', () => {
     expect(readFileSync(file, 'utf8')).toBe('{"a":1}\n{"a":2}\n');
   });
 
+  it('a deferred log writes the lines of one event-loop turn together, in order, and the rest at close', async () => {
+    const file = join(tempDir(), 'r.jsonl');
+    const log = JsonlLog.open(file, { deferred: true });
+    log.append({ a: 1 });
+    log.append({ a: 2, key: 'sk-abcdefghijkl' });
+    log.append({ a: 3 });
+    // Nothing written within the turn...
+    expect(readFileSync(file, 'utf8')).toBe('');
+    await new Promise((r) => setImmediate(r));
+    // ...all of it right after, redacted as ever.
+    expect(readFileSync(file, 'utf8')).toBe('{"a":1}\n{"a":2,"key":"[REDACTED]"}\n{"a":3}\n');
+    log.append({ a: 4 });
+    log.close();
+    expect(readFileSync(file, 'utf8').split('\n').filter(Boolean)).toHaveLength(4);
+  });
+
+  it('a deferred write that fails (a full disk) is thrown by the next append and by close, as a storage error', async () => {
+    const log = JsonlLog.open('/dev/full', { deferred: true });
+    log.append({ a: 1 });
+    await new Promise((r) => setImmediate(r));
+    expect(() => log.append({ a: 2 })).toThrow(expect.objectContaining({ code: 'E_STORAGE' }));
+    expect(() => log.close()).toThrow(expect.objectContaining({ code: 'E_STORAGE' }));
+  });
+
   it('cuts a torn last line on open, then appends cleanly', async () => {
     const file = join(tempDir(), 'r.jsonl');
     writeFileSync(file, '{"a":1}\n{"a":2}\n{"a":3, "b": "half');

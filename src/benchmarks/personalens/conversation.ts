@@ -131,8 +131,14 @@ export async function converse(
       finish_reason: r.finishReason,
     };
   };
-  const assistantPrompt = () => prompts.render(assistantTurn, assistantTurnView(setting, context, messages));
-  const userPrompt = () => prompts.render(prompts.userTemplate('user-turn', scenario.kind), userView(renderConversation(messages)));
+  // Each turn's prompts differ only in the conversation: the rest is rendered once per dialogue
+  // (at its first use, so a template that cannot render fails where it always did).
+  let assistantTurnPrompt: ((conversation: string) => string) | undefined;
+  let userTurnPrompt: ((conversation: string) => string) | undefined;
+  const assistantPrompt = () =>
+    (assistantTurnPrompt ??= prompts.renderer(assistantTurn, assistantTurnView(setting, context, []), 'conversation'))(renderAssistantHistory(messages));
+  const userPrompt = () =>
+    (userTurnPrompt ??= prompts.renderer(prompts.userTemplate('user-turn', scenario.kind), userView(''), 'conversation'))(renderConversation(messages));
 
   try {
     // The opening message is stored as written: the original never checks it for the marker.

@@ -159,10 +159,40 @@ export class PromptSet {
    * are filled exactly as `str.format` does, with nothing trimmed.
    */
   render(name: string | readonly string[], view: View): string {
-    const chosen = typeof name === 'string' ? this.resolve([name]) : this.resolve(name);
-    const t = this.layers.find((l) => l.has(chosen))!.get(chosen)!;
+    const t = this.template(name);
     if (t.kind === 'pyformat') return renderPythonFormat(t.pyformat!, view, t.file);
     return this.writer.renderTokens(t.mustache!, new Mustache.Context(view), this.partials, t.text, PLAIN_TEXT).trim();
+  }
+
+  /**
+   * `render(name, {...view, [slot]: value})` for many values of one variable (a dialogue's growing
+   * conversation), with the rest of the template rendered once: the template is rendered with a
+   * marker in the slot and cut there, and each value is put between the pieces. Only where that is
+   * exactly the same text: the slot is used only as a plain variable (no section, no dotted name,
+   * no partial naming it); otherwise every value is rendered in full.
+   */
+  renderer(name: string | readonly string[], view: View, slot: string): (value: string) => string {
+    const t = this.template(name);
+    const full = (value: string) => this.render(name, { ...view, [slot]: value });
+    const marker = `\u0000${slot}\u0000`;
+    // The marker must come only from the slot: a view or template holding it is rendered in full.
+    if (t.text.includes(marker) || Object.values(view).some((v) => typeof v === 'string' && v.includes(marker))) return full;
+    let pieces: string[];
+    if (t.kind === 'pyformat') pieces = renderPythonFormat(t.pyformat!, { ...view, [slot]: marker }, t.file).split(marker);
+    else {
+      if (!plainSlot(t.mustache!, slot, this.partials)) return full;
+      pieces = this.writer.renderTokens(t.mustache!, new Mustache.Context({ ...view, [slot]: marker }), this.partials, t.text, PLAIN_TEXT).split(marker);
+    }
+    const trim = t.kind !== 'pyformat';
+    return (value) => {
+      const text = pieces.join(value);
+      return trim ? text.trim() : text;
+    };
+  }
+
+  private template(name: string | readonly string[]): Template {
+    const chosen = typeof name === 'string' ? this.resolve([name]) : this.resolve(name);
+    return this.layers.find((l) => l.has(chosen))!.get(chosen)!;
   }
 
   /** The user agent's template of a role for a scenario kind. */
@@ -228,4 +258,20 @@ function readLayer(dir: string, partials: Record<string, string>): Map<string, T
     }
   }
   return out;
+}
+
+/**
+ * Whether a Mustache template uses `slot` only as a plain variable ({{slot}}, {{{slot}}}, {{&slot}}):
+ * no section or inverted section on it, no dotted name under it, no partial that names it. Then its
+ * value only ever appears verbatim where those tags are.
+ */
+function plainSlot(tokens: unknown[][], slot: string, partials: Record<string, string>): boolean {
+  for (const token of tokens) {
+    const [type, value, , , children] = token as [string, string, number, number, unknown[][] | undefined];
+    if (type === '>' && (partials[value] ?? '').includes(slot)) return false;
+    if (value === slot && type !== 'name' && type !== '&') return false;
+    if (typeof value === 'string' && value.startsWith(`${slot}.`)) return false;
+    if (Array.isArray(children) && !plainSlot(children, slot, partials)) return false;
+  }
+  return true;
 }
