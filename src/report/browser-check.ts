@@ -1,23 +1,58 @@
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PNG } from 'pngjs';
+import { CdpBrowser } from './cdp.js';
 
 /**
- * Opens a report in headless Chromium, as a reader would, and checks what it shows: the DOM after
- * parsing holds every chart's SVG, the browser refused no resource (the page's CSP forbids any
- * fetch), every P, Nat/Coh and TCR axis is on its fixed scale, long tables are collapsed, and a
- * screenshot has the charts' colour in it. `npm run report:check -- FILE` runs it.
+ * Opens a report in headless Chromium, as a reader would, and checks what it shows: the DOM holds
+ * every chart's SVG, the browser refused no resource (the page's CSP forbids any fetch), every P,
+ * Nat/Coh and TCR axis is on its fixed scale, long tables are collapsed, a screenshot has the
+ * charts' colour in it, and the layout reads: no chart is scaled below its natural size or wider
+ * than the page, no table runs past the page's right edge, and no text shows below MIN_TEXT_PX
+ * after scaling. Chromium is driven over the DevTools protocol on a pipe (see cdp.ts), so the
+ * sizes are the ones it laid out. `npm run report:check -- FILE` runs it.
  */
 
 export const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
+
+/** The smallest text, in CSS px as displayed (after any scaling), that the check accepts. */
+export const MIN_TEXT_PX = 9;
 
 export function findChromium(): string | undefined {
   const fromEnv = process.env['PLENS_CHROMIUM'];
   if (fromEnv) return fromEnv;
   return CHROMIUM_CANDIDATES.find((p) => existsSync(p));
+}
+
+/** One chart as Chromium laid it out. */
+export interface ChartLayout {
+  /** The figure's id without `chart-`. */
+  id: string;
+  /** The SVG's own width (its width attribute), and the width it is shown at. */
+  naturalWidth: number;
+  renderedWidth: number;
+  /** Pixels of the chart past its box's right edge (0 when it fits). */
+  overflow: number;
+  /** The width its box has on the page. */
+  boxWidth: number;
+  /** The smallest text in the chart as displayed (font size times the SVG's scale), and that text. */
+  smallestTextPx: number | null;
+  smallestText: string;
+}
+
+/** The page's layout as Chromium has it at the check's window width. */
+export interface PageLayout {
+  /** The window's width, and the width of the page's content (what scrolls sideways when larger). */
+  viewportWidth: number;
+  pageWidth: number;
+  charts: ChartLayout[];
+  /** Tables (their scroll boxes) wider than the box that shows them. */
+  tables: Array<{ id: string; width: number; shown: number }>;
+  /** The smallest HTML text shown (charts apart), in px, and that text. */
+  smallestTextPx: number | null;
+  smallestText: string;
 }
 
 export interface BrowserCheck {
@@ -27,12 +62,13 @@ export interface BrowserCheck {
   svgInDom: number;
   /** Drawn marks (bars, lines, points, rules) in the DOM. */
   marksInDom: number;
-  /** Console lines where Chromium refused to load something. */
+  /** Log lines where Chromium refused to load something. */
   refused: string[];
   /** Every chart's value axes as the browser has them (Vega's aria labels): title and range. */
   axes: Array<{ title: string; from: number; to: number }>;
   /** Long tables collapsed into <details> (closed when the page opens), and the most rows any table shows open. */
   collapsed: { details: number; open: number; mostVisibleRows: number };
+  layout: PageLayout;
   screenshot: { file: string; bytes: number; width: number; height: number; distinctColors: number; chartPixels: number };
   ok: boolean;
   problems: string[];
@@ -41,18 +77,113 @@ export interface BrowserCheck {
 /** Vega's first category colour (#4c78a8): the page uses it nowhere else, so seeing it means a chart was drawn. */
 const CHART_COLOR = [0x4c, 0x78, 0xa8] as const;
 
-function run(cmd: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
-  return new Promise((resolvePromise, reject) => {
-    execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 256 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${cmd} failed: ${error.message}\n${stderr}`));
-      else resolvePromise({ stdout, stderr });
-    });
+/**
+ * Runs in the page: measures every chart (natural vs shown width, overflow, the smallest text as
+ * displayed: its font size times the scale of its SVG coordinates on screen), the tables' scroll
+ * boxes and the smallest HTML text. Hidden elements (a closed <details>) have no boxes and count not.
+ */
+const MEASURE = `(() => {
+  const shown = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden' && !el.closest('details:not([open]) > :not(summary)');
+  const fontPx = (el) => parseFloat(getComputedStyle(el).fontSize);
+  const charts = [...document.querySelectorAll('figure.chart')].map((figure) => {
+    const svg = figure.querySelector('svg');
+    const box = svg ? svg.parentElement : figure;
+    const rect = svg ? svg.getBoundingClientRect() : { width: 0 };
+    let smallest = null, text = '';
+    for (const t of svg ? svg.querySelectorAll('text') : []) {
+      const content = (t.textContent || '').trim();
+      if (!content || !shown(t)) continue;
+      const m = t.getScreenCTM();
+      const size = fontPx(t) * (m ? Math.sqrt(Math.abs(m.a * m.d - m.b * m.c)) : 1);
+      if (smallest === null || size < smallest) { smallest = size; text = content.slice(0, 60); }
+    }
+    return { id: figure.id.replace(/^chart-/, ''), naturalWidth: svg ? parseFloat(svg.getAttribute('width')) || rect.width : 0,
+      renderedWidth: rect.width, overflow: Math.max(0, box.scrollWidth - box.clientWidth), boxWidth: box.clientWidth,
+      smallestTextPx: smallest, smallestText: text };
   });
+  const tables = [...document.querySelectorAll('.scroll')].filter(shown)
+    .filter((s) => s.scrollWidth > s.clientWidth + 1)
+    .map((s) => ({ id: (s.closest('[id]') || {}).id || '', width: s.scrollWidth, shown: s.clientWidth }));
+  let smallest = null, text = '';
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const el = n.parentElement;
+    const content = (n.textContent || '').trim();
+    if (!content || !el || el.closest('svg') || !shown(el)) continue;
+    const size = fontPx(el);
+    if (smallest === null || size < smallest) { smallest = size; text = content.slice(0, 60); }
+  }
+  return { viewportWidth: document.documentElement.clientWidth, pageWidth: document.documentElement.scrollWidth, charts, tables,
+    smallestTextPx: smallest, smallestText: text };
+})()`;
+
+/** What Chromium gave: the DOM, its log, the layout and a screenshot. */
+interface Rendered {
+  dom: string;
+  log: string[];
+  layout: PageLayout;
+  png: Buffer;
+}
+
+async function renderInChromium(
+  chromium: string,
+  url: string,
+  o: { width: number; height: number; fullPage: boolean; timeoutMs: number; profile: string },
+): Promise<Rendered> {
+  // --no-sandbox: containers and CI run as root, where the sandbox cannot start; the page is ours and has no script.
+  const browser = CdpBrowser.launch(chromium, [
+    '--headless=new',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--hide-scrollbars',
+    '--no-first-run',
+    '--force-device-scale-factor=1',
+    `--user-data-dir=${o.profile}`,
+    `--window-size=${o.width},${o.height}`,
+  ]);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      browser.kill();
+      reject(new Error(`Chromium did not render the page within ${o.timeoutMs / 1000} s`));
+    }, o.timeoutMs);
+  });
+  const work = async (): Promise<Rendered> => {
+    const session = await browser.openPage();
+    await browser.send('Page.enable', {}, session);
+    await browser.send('Log.enable', {}, session);
+    await browser.send('Emulation.setDeviceMetricsOverride', { width: o.width, height: o.height, deviceScaleFactor: 1, mobile: false }, session);
+    const loaded = browser.waitFor((e) => e.method === 'Page.loadEventFired' && e.sessionId === session);
+    await browser.send('Page.navigate', { url }, session);
+    await loaded;
+    // Layout is done when the load event has fired; one frame more lets it paint.
+    await browser.evaluate(session, 'new Promise((r) => requestAnimationFrame(() => r(true)))');
+    const layout = await browser.evaluate<PageLayout>(session, MEASURE);
+    const dom = await browser.evaluate<string>(session, 'document.documentElement.outerHTML');
+    const height = o.fullPage ? Math.max(o.height, await browser.evaluate<number>(session, 'document.documentElement.scrollHeight')) : o.height;
+    const shot = await browser.send(
+      'Page.captureScreenshot',
+      { format: 'png', captureBeyondViewport: o.fullPage, clip: { x: 0, y: 0, width: o.width, height, scale: 1 } },
+      session,
+    );
+    const log = browser.events
+      .filter((e) => e.method === 'Log.entryAdded' && e.sessionId === session)
+      .map((e) => (e.params['entry'] as { text?: string; source?: string } | undefined) ?? {})
+      .map((entry) => `${entry.source ?? 'log'}: ${entry.text ?? ''}`);
+    return { dom, log, layout, png: Buffer.from(String(shot['data']), 'base64') };
+  };
+  try {
+    return await Promise.race([work(), timeout]);
+  } finally {
+    clearTimeout(timer);
+    await browser.close();
+  }
 }
 
 export async function checkReportInBrowser(
   file: string,
-  options: { chromium?: string; width?: number; height?: number; screenshot?: string; timeoutMs?: number } = {},
+  options: { chromium?: string; width?: number; height?: number; screenshot?: string; fullPage?: boolean; timeoutMs?: number } = {},
 ): Promise<BrowserCheck> {
   const chromium = options.chromium ?? findChromium();
   if (!chromium) throw new Error(`no Chromium found (tried ${CHROMIUM_CANDIDATES.join(', ')}; set PLENS_CHROMIUM)`);
@@ -60,36 +191,31 @@ export async function checkReportInBrowser(
   const url = pathToFileURL(path).href;
   const width = options.width ?? 1200;
   const height = options.height ?? 3000;
-  const timeout = options.timeoutMs ?? 90_000;
   const profile = mkdtempSync(join(tmpdir(), 'plens-chromium-'));
   const shot = options.screenshot ? resolve(options.screenshot) : join(profile, 'screenshot.png');
-  // --no-sandbox: containers and CI run as root, where the sandbox cannot start; the page is ours and has no script.
-  const common = [
-    '--headless=new',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-dev-shm-usage',
-    '--hide-scrollbars',
-    '--no-first-run',
-    `--user-data-dir=${profile}`,
-    `--window-size=${width},${height}`,
-  ];
   try {
-    const dom = await run(chromium, [...common, '--enable-logging=stderr', '--log-level=0', '--dump-dom', url], timeout);
-    await run(chromium, [...common, `--screenshot=${shot}`, url], timeout);
+    const rendered = await renderInChromium(chromium, url, {
+      width,
+      height,
+      fullPage: options.fullPage ?? false,
+      timeoutMs: options.timeoutMs ?? 90_000,
+      profile,
+    });
+    writeFileSync(shot, rendered.png);
     const html = readFileSync(path, 'utf8');
-    const png = decodePng(readFileSync(shot));
+    const png = decodePng(rendered.png);
     const pixels = pixelStats(png);
     const result: BrowserCheck = {
       file: path,
       svgInFile: count(html, /<svg[\s>]/g),
-      svgInDom: count(dom.stdout, /<svg[\s>]/g),
-      marksInDom: count(dom.stdout, /<g class="mark-(?:rect|line|symbol|rule|area|arc)[^"]*role-mark/g),
-      // Console messages reach stderr at log level 0; a blocked fetch reads "... violates the following Content Security Policy ...".
-      refused: dom.stderr.split('\n').filter((l) => /Content Security Policy|Refused to (load|apply|execute)/.test(l)),
-      axes: valueAxes(dom.stdout),
-      collapsed: collapsedTables(dom.stdout),
-      screenshot: { file: shot, bytes: statSync(shot).size, width: png.width, height: png.height, ...pixels },
+      svgInDom: count(rendered.dom, /<svg[\s>]/g),
+      marksInDom: count(rendered.dom, /<g class="mark-(?:rect|line|symbol|rule|area|arc)[^"]*role-mark/g),
+      // A blocked fetch is logged as "... violates the following Content Security Policy directive ...".
+      refused: rendered.log.filter((l) => /Content Security Policy|Refused to (load|apply|execute)/.test(l)),
+      axes: valueAxes(rendered.dom),
+      collapsed: collapsedTables(rendered.dom),
+      layout: rendered.layout,
+      screenshot: { file: shot, bytes: rendered.png.length, width: png.width, height: png.height, ...pixels },
       ok: true,
       problems: [],
     };
@@ -108,11 +234,35 @@ export async function checkReportInBrowser(
     if (result.refused.length) p.push(`the browser refused ${result.refused.length} resource(s): ${result.refused[0]}`);
     if (pixels.distinctColors < 16) p.push(`the screenshot is nearly uniform (${pixels.distinctColors} colours)`);
     if (result.svgInFile > 0 && pixels.chartPixels < 200) p.push(`the screenshot shows no chart (${pixels.chartPixels} pixels of the chart colour)`);
+    p.push(...layoutProblems(result.layout));
     result.ok = p.length === 0;
     return result;
   } finally {
     rmSync(profile, { recursive: true, force: true, maxRetries: 3 });
   }
+}
+
+const px = (v: number) => `${Math.round(v * 10) / 10} px`;
+
+/** What a reader would struggle with: squeezed or cut-off charts, tables past the page's edge, text too small to read. */
+export function layoutProblems(layout: PageLayout, minTextPx = MIN_TEXT_PX): string[] {
+  const p: string[] = [];
+  for (const c of layout.charts) {
+    if (c.naturalWidth > 0 && c.renderedWidth < c.naturalWidth * 0.99)
+      p.push(
+        `chart ${c.id} is scaled down to ${Math.round((100 * c.renderedWidth) / c.naturalWidth)}% (${px(c.naturalWidth)} wide, shown at ${px(c.renderedWidth)}): draw it smaller or as small multiples`,
+      );
+    if (c.overflow > 1)
+      p.push(`chart ${c.id} is ${px(c.naturalWidth)} wide, wider than the page (${px(c.boxWidth)}): the reader must scroll to see ${px(c.overflow)} of it`);
+    if (c.smallestTextPx !== null && c.smallestTextPx < minTextPx)
+      p.push(`chart ${c.id}: text shows at ${px(c.smallestTextPx)} (below ${minTextPx} px), e.g. "${c.smallestText}"`);
+  }
+  for (const t of layout.tables) p.push(`table ${t.id || '(no id)'} is ${px(t.width)} wide in a ${px(t.shown)} box: its right part is cut off`);
+  if (layout.smallestTextPx !== null && layout.smallestTextPx < minTextPx)
+    p.push(`page text shows at ${px(layout.smallestTextPx)} (below ${minTextPx} px), e.g. "${layout.smallestText}"`);
+  if (layout.pageWidth > layout.viewportWidth + 1)
+    p.push(`the page is ${px(layout.pageWidth)} wide in a ${px(layout.viewportWidth)} window: it scrolls sideways`);
+  return p;
 }
 
 /** The fixed scale of a measure by its axis title: P 1-4, Naturalness/Coherence 1-5, TCR 0-100. */
@@ -174,16 +324,56 @@ export function decodePng(buf: Buffer): DecodedPng {
   return { width: png.width, height: png.height, channels: 4, data: png.data };
 }
 
-/** `node dist/report/browser-check.js REPORT.html [--screenshot FILE]`: exit 0 when the report renders with its charts. */
+const USAGE = 'usage: npm run report:check -- REPORT.html [--screenshot FILE] [--full-page] [--width PX] [--height PX]';
+
+/**
+ * `node dist/report/browser-check.js REPORT.html [--screenshot FILE] [--full-page] [--width PX]`:
+ * exit 0 when the report renders with its charts and reads at that window width (default 1200).
+ */
 async function cli(argv: string[]): Promise<number> {
-  const file = argv.find((a) => !a.startsWith('--'));
-  const shotAt = argv.indexOf('--screenshot');
-  if (!file) {
-    process.stderr.write('usage: npm run report:check -- REPORT.html [--screenshot FILE]\n');
+  const valued = new Set(['--screenshot', '--width', '--height']);
+  const given: Record<string, string> = {};
+  const files: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (valued.has(a)) {
+      const v = argv[++i];
+      if (v === undefined) {
+        process.stderr.write(`report:check: ${a} needs a value\n${USAGE}\n`);
+        return 2;
+      }
+      given[a] = v;
+    } else if (a === '--full-page') given[a] = 'true';
+    else if (a.startsWith('--')) {
+      process.stderr.write(`report:check: unknown option ${a}\n${USAGE}\n`);
+      return 2;
+    } else files.push(a);
+  }
+  const size = (flag: string): number | undefined => {
+    if (given[flag] === undefined) return undefined;
+    const n = Number(given[flag]);
+    if (!Number.isInteger(n) || n < 200) throw new Error(`${flag} ${given[flag]}: give a width or height in px, at least 200`);
+    return n;
+  };
+  if (files.length !== 1) {
+    process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const result = await checkReportInBrowser(file, shotAt >= 0 && argv[shotAt + 1] ? { screenshot: argv[shotAt + 1]! } : {});
+  const width = size('--width');
+  const height = size('--height');
+  const result = await checkReportInBrowser(files[0]!, {
+    ...(given['--screenshot'] ? { screenshot: given['--screenshot'] } : {}),
+    ...(given['--full-page'] ? { fullPage: true } : {}),
+    ...(width ? { width } : {}),
+    ...(height ? { height } : {}),
+  });
   const s = result.screenshot;
+  const l = result.layout;
+  const widest = l.charts.reduce((m, c) => Math.max(m, c.naturalWidth), 0);
+  const smallestChartText = l.charts.reduce<number | null>(
+    (m, c) => (c.smallestTextPx !== null && (m === null || c.smallestTextPx < m) ? c.smallestTextPx : m),
+    null,
+  );
   process.stdout.write(
     [
       `${result.file}`,
@@ -191,8 +381,9 @@ async function cli(argv: string[]): Promise<number> {
       `  refused resources: ${result.refused.length}`,
       `  value axes: ${[...new Set(result.axes.map((a) => `${a.title} ${a.from}-${a.to}`))].join('; ') || 'none'}`,
       `  long tables collapsed: ${result.collapsed.details} (${result.collapsed.open} open); at most ${result.collapsed.mostVisibleRows} rows shown per table`,
-      `  screenshot ${s.width}x${s.height}: ${s.bytes} bytes, ${s.distinctColors} colours, ${s.chartPixels} chart-colour pixels${argv.includes('--screenshot') ? ` (${s.file})` : ''}`,
-      result.ok ? 'OK: the report renders with its charts' : `FAILED:\n${result.problems.map((p) => `  - ${p}`).join('\n')}`,
+      `  layout at ${l.viewportWidth} px: widest chart ${Math.round(widest)} px; smallest chart text ${smallestChartText === null ? '-' : px(smallestChartText)}, page text ${l.smallestTextPx === null ? '-' : px(l.smallestTextPx)} (at least ${MIN_TEXT_PX} px); ${l.tables.length} table(s) wider than the page`,
+      `  screenshot ${s.width}x${s.height}: ${s.bytes} bytes, ${s.distinctColors} colours, ${s.chartPixels} chart-colour pixels${given['--screenshot'] ? ` (${s.file})` : ''}`,
+      result.ok ? 'OK: the report renders with its charts, every one legible' : `FAILED:\n${result.problems.map((p) => `  - ${p}`).join('\n')}`,
     ].join('\n') + '\n',
   );
   return result.ok ? 0 : 1;

@@ -1,5 +1,6 @@
 import type { Database } from '../db/database.js';
 import type { ColumnSpec, RenderableTable } from '../tables/render.js';
+import type { ComparisonSource } from './comparison.js';
 
 /**
  * The run's metadata for the report: what was run (models, parameters, prompt versions), how much
@@ -55,10 +56,16 @@ export interface MetadataCount {
   sql: string;
 }
 
-/** A benchmark's part of the metadata: its sections and its summary figures (before the shared ones). */
+/**
+ * A benchmark's part of the report beside its tables and charts: its metadata sections and summary
+ * figures (before the shared ones), the comparison tables the page opens with, and which of its
+ * tables describe the data rather than results (shown after the results).
+ */
 export interface MetadataPart {
   sections?: readonly MetadataSection[];
   counts?: readonly MetadataCount[];
+  comparison?: readonly ComparisonSource[];
+  datasetTables?: readonly string[];
 }
 
 /** The counts every warehouse has: when it was built, and from what. */

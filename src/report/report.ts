@@ -5,6 +5,7 @@ import { Database } from '../db/database.js';
 import { collectTables, type TableGroup } from '../tables/tables.js';
 import type { ViewRows } from '../tables/view-rows.js';
 import { renderChart, type ChartSpec, type RenderedChart } from './charts.js';
+import type { ComparisonTable } from './comparison.js';
 import { renderPage } from './html.js';
 import { collectMetadata, type MetadataPart } from './metadata.js';
 
@@ -41,9 +42,10 @@ export interface ReportPart {
 type Row = Record<string, unknown>;
 
 /**
- * Writes one self-contained HTML report of a warehouse: every paper table it has, the charts of
- * Figures 4 and 5, Table 4 and the score distributions (SVG rendered here), and the run's metadata.
- * Whatever the warehouse lacks is listed as skipped, never an error.
+ * Writes one self-contained HTML report of a warehouse: the benchmarks' comparison tables first
+ * (a row per model), their charts (SVG rendered here), their result tables, then the tables that
+ * describe the data, and the run's metadata. Whatever the warehouse lacks is listed as skipped,
+ * never an error.
  */
 export async function writeReport(options: ReportOptions): Promise<{ file: string; charts: number; tables: number }> {
   const file = resolve(options.out);
@@ -59,8 +61,21 @@ export async function writeReport(options: ReportOptions): Promise<{ file: strin
   const db = await Database.open(options.dbPath, { readOnly: true });
   let charts: RenderedChart[];
   let metadata: Awaited<ReturnType<typeof collectMetadata>>;
+  const comparisons: ComparisonTable[] = [];
   try {
     const relations = new Set((await db.all<{ name: string }>('SELECT table_name AS name FROM information_schema.tables')).map((r) => r.name));
+    // The comparison tables read the rows the report already has (the result views are slow to query twice).
+    for (const source of options.parts.flatMap((p) => (p.metadata && p.tables.holds(relations) ? (p.metadata.comparison ?? []) : []))) {
+      const rows = collected.tables.find((t) => t.name === source.view)?.rows;
+      if (!rows) continue;
+      const query = (source.requires ?? []).every((r) => relations.has(r)) ? (sql: string) => db.all(sql) : null;
+      try {
+        const table = await source.build(rows, query);
+        if (table) comparisons.push(table);
+      } catch (error) {
+        skipped.push(`the comparison of ${source.view}: skipped (${(error as Error).message.split('\n')[0]})`);
+      }
+    }
     const specs: ChartSpec[] = [];
     // A benchmark whose results the warehouse does not hold has its charts passed over without a
     // note (one whose empty views mean no results: when none of its tables has rows).
@@ -98,14 +113,18 @@ export async function writeReport(options: ReportOptions): Promise<{ file: strin
     db.close();
   }
 
+  // Tables that describe the data come after the results.
+  const dataset = new Set(options.parts.flatMap((p) => p.metadata?.datasetTables ?? []));
   const html = renderPage({
     title: options.title ?? 'plens report',
     generatedAt: new Date().toISOString(),
     plensVersion,
     warehouse: resolve(options.dbPath),
     summary: metadata.summary,
+    comparisons,
     charts,
-    tables,
+    tables: tables.filter((t) => !dataset.has(t.name)),
+    datasetTables: tables.filter((t) => dataset.has(t.name)),
     metadata: metadata.tables,
     skipped,
     warnings: [...new Set(warnings)],

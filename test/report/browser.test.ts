@@ -32,9 +32,12 @@ describe(`the report in headless Chromium${skipNote}`, () => {
     const axes = new Set(check.axes.map((a) => `${a.title} ${a.from}-${a.to}`));
     expect(axes).toContain('P 1-4');
     expect(axes).toContain('TCR (%) 0-100');
-    expect(axes).toContain('SD P 1-4');
-    expect(axes).toContain('SD TCR (%) 0-100');
+    // Figure 4 and Table 4: a TCR and a P axis for each assistant's panel (A and B).
+    expect(check.axes.filter((a) => a.title === 'TCR (%)').length).toBeGreaterThanOrEqual(4);
     for (const a of check.axes.filter((x) => /P$|TCR/.test(x.title))) expect([a.from, a.to]).toEqual(/TCR/.test(a.title) ? [0, 100] : [1, 4]);
+    // Every chart at its natural size, its text legible.
+    expect(check.layout.charts).toHaveLength(written.charts);
+    for (const c of check.layout.charts) expect(c.renderedWidth, c.id).toBeCloseTo(c.naturalWidth, 0);
     // 1200x3000 of a blank page compresses to a few KB; charts and tables make it far larger.
     expect(check.screenshot).toMatchObject({ width: 1200, height: 3000 });
     expect(check.screenshot.bytes).toBeGreaterThan(30_000);
@@ -48,7 +51,19 @@ describe(`the report in headless Chromium${skipNote}`, () => {
       env: { ...process.env, PLENS_CHROMIUM: CHROMIUM },
     });
     expect(script.status, script.stderr + script.stdout).toBe(0);
-    expect(script.stdout).toContain('OK: the report renders with its charts');
+    expect(script.stdout).toContain('OK: the report renders with its charts, every one legible');
+    expect(script.stdout).toMatch(/layout at 1200 px: widest chart \d+ px; smallest chart text (9|1\d)(\.\d)? px/);
+    // In a 600 px window the charts are wider than the page: the check says so and exits 1.
+    const narrow = spawnSync(process.execPath, [join(repoRoot, 'dist', 'report', 'browser-check.js'), '--width', '600', file], {
+      encoding: 'utf8',
+      env: { ...process.env, PLENS_CHROMIUM: CHROMIUM },
+    });
+    expect(narrow.status, narrow.stderr).toBe(1);
+    expect(narrow.stdout).toMatch(/FAILED:\n {2}- chart figure4 is \d+ px wide, wider than the page \(\d+ px\)/);
+    // A mistyped option is refused with the usage line (exit 2).
+    const typo = spawnSync(process.execPath, [join(repoRoot, 'dist', 'report', 'browser-check.js'), '--widht', '600', file], { encoding: 'utf8' });
+    expect(typo.status).toBe(2);
+    expect(typo.stderr).toContain('report:check: unknown option --widht');
   });
 
   it.skipIf(!hasChromium)('long tables show their first 10 rows, the rest collapsed in a closed <details>', async () => {

@@ -76,19 +76,58 @@ describe('plens report on a hand-made experiment', () => {
     expect(countMarks(fig5, 'point')).toBe(2);
     expect(countMarks(fig5, 'line mark')).toBe(1);
     // The lift: A base -> base+all on one scenario, TC and P: one point per panel.
-    expect(countMarks(chartSvg(html, 'lift-chart'), 'point')).toBe(2);
+    const lift = chartSvg(html, 'lift-chart');
+    expect(countMarks(lift, 'point')).toBe(2);
+    // Each panel's name stands above it, level: not rotated at its left, over the y axis title.
+    for (const panel of ['TC lift (points)', 'P lift'])
+      expect(lift).toMatch(new RegExp(`<text text-anchor="start" transform="translate\\([\\d.,-]+\\)"[^>]*>${panel.replace(/[()]/g, '\\$&')}</text>`));
+    expect(lift).not.toMatch(/rotate\(-90\)[^>]*>(TC lift \(points\)|P lift)</);
     // Distinct (assistant, dimension, score): A tc 2, p 4, nat_a 3, coh_a 2, nat_u 2, coh_u 1; B tc 1, p 1.
     expect(countMarks(chartSvg(html, 'score-distributions'), 'bar')).toBe(16);
   });
 
   it('draws the values of the views', () => {
     const fig4 = chartSvg(html, 'figure4');
-    // Vega labels each bar with its data: A's Books TCR is 0, B's Alarm P is 4.
-    expect(fig4).toMatch(/aria-label="Domain: Books; TCR \(%\): 0; assistant: openai:a;/);
-    expect(fig4).toMatch(
-      /aria-label="Domain: Alarm; P: 4; assistant: openai:b&lt;i&gt;&amp;&quot;&#39;;|aria-label="Domain: Alarm; P: 4; assistant: openai:b&lt;i&gt;&amp;&quot;'/,
-    );
+    // Each bar is labelled with its panel (the assistant) and data: A's Books TCR is 0, B's Alarm P is 4.
+    expect(fig4).toContain('aria-label="openai:a; Domain: Books; Tasks: SD; TCR (%): 0; n: 1"');
+    expect(fig4).toMatch(/aria-label="openai:b&lt;i&gt;&amp;&quot;(&#39;|')?; Domain: Alarm; Tasks: SD; P: 4; n: 1"/);
+    // A's SD TCR in Table 4 (n = 2) has its interval in the label.
+    expect(chartSvg(html, 'table4-chart')).toMatch(/aria-label="openai:a; Setting: base; Tasks: SD; TCR \(%\): 50 \[[\d.]+, [\d.]+\]; n: 2"/);
     expect(chartSvg(html, 'figure4')).toContain('(base setting)');
+  });
+
+  it('opens with the models compared, then the charts and result tables; the dataset tables come after them', () => {
+    const at = (id: string) => html.indexOf(`<section id="${id}">`);
+    expect(at('comparison')).toBeGreaterThan(0);
+    expect(at('comparison')).toBeLessThan(at('summary'));
+    expect(at('summary')).toBeLessThan(at('charts'));
+    expect(at('charts')).toBeLessThan(at('tables'));
+    expect(at('tables')).toBeLessThan(at('data-tables'));
+    expect(at('data-tables')).toBeLessThan(at('metadata'));
+    // Table 1 (the data) is in the dataset section; Table 3 (results) in the results one.
+    expect(html.indexOf('id="table-table1"')).toBeGreaterThan(at('data-tables'));
+    expect(html.indexOf('id="table-table3"')).toBeGreaterThan(at('tables'));
+    expect(html.indexOf('id="table-table3"')).toBeLessThan(at('data-tables'));
+    expect(html).toContain('<nav><a href="#comparison">Models compared</a> <a href="#summary">Summary</a>');
+  });
+
+  it("lays the comparison out as the paper's Table 3: a row per assistant, SD and MD blocks, intervals under the values", () => {
+    const table = html.match(/<div class="table comparison" id="comparison-table3">[\s\S]*?<\/div>\n<\/section>/)![0];
+    expect(table).toContain(
+      '<th>Model</th><th class="num">n</th><th class="num">TCR (%)</th><th class="num">P</th><th class="num">Nat (A)</th><th class="num">Coh (A)</th>',
+    );
+    const sd = table.indexOf('Single-domain tasks (SD)');
+    const md = table.indexOf('Multi-domain tasks (MD)');
+    expect(sd).toBeGreaterThan(0);
+    expect(md).toBeGreaterThan(sd);
+    // A on SD: n 2, TCR 50 and P 2 with their intervals; B on SD: one dialogue, no interval.
+    expect(table).toMatch(
+      /<th scope="row">openai:a<\/th><td class="num">2<\/td><td class="num">50\.00<span class="ci">\[[\d.]+, [\d.]+\]<\/span><\/td><td class="num">2\.00<span class="ci">/,
+    );
+    expect(table).toContain('<th scope="row">openai:b&lt;i&gt;&amp;&quot;&#39;</th><td class="num">1</td><td class="num">100.00</td><td class="num">4.00</td>');
+    // Neither is a model of the paper: no Paper column, and a note that says why.
+    expect(table).not.toContain('class="num pub"');
+    expect(table).toContain('None of these assistants is one the paper evaluated, so no published values are shown.');
   });
 
   it('contains every paper table the warehouse has, with its title and values', () => {
@@ -98,8 +137,8 @@ describe('plens report on a hand-made experiment', () => {
       expect(html).toContain(`id="table-${name}"`);
     }
     expect(result.tables).toBeGreaterThanOrEqual(8);
-    // Table 3, A on SD: TCR 50 with its interval, then P 2.
-    expect(html).toMatch(/<td class="num">50\.00 \[[0-9.]+, [0-9.]+\]<\/td><td class="num">2\.00 \[/);
+    // Table 3, A on SD: TCR 50 with its interval (on a line under it), then P 2.
+    expect(html).toMatch(/<td class="num">50\.00<span class="ci">\[[0-9.]+, [0-9.]+\]<\/span><\/td><td class="num">2\.00<span class="ci">\[/);
     // Table 5 needs annotations: listed as skipped, not an error.
     expect(html).toMatch(/<li>table5: skipped, not in the warehouse: it needs human labels/);
     // The fix it names is the annotation round, not a rebuild alone.

@@ -7,8 +7,10 @@ export const PERSONABENCH_METADATA: MetadataPart = {
     {
       label: 'PERSONA-bench models',
       requires: 'persona_predictions',
-      sql: `SELECT string_agg(m, ', ' ORDER BY m) AS v FROM (SELECT DISTINCT model || CASE WHEN model LIKE 'sim:%'
-      THEN ' (offline simulator, not a model: its numbers show the pipeline working, not any model''s quality)' ELSE '' END AS m FROM persona_predictions)`,
+      // The simulator's caveat once, after the list (not after each of its names).
+      sql: `SELECT string_agg(model, ', ' ORDER BY model) || CASE WHEN bool_or(model LIKE 'sim:%')
+      THEN ' (sim:* is the offline simulator, not a model: its numbers show the pipeline working, not any model''s quality)' ELSE '' END AS v
+      FROM (SELECT DISTINCT model FROM persona_predictions)`,
     },
     {
       label: 'PERSONA-bench predictions (scored / unparsed / failed)',

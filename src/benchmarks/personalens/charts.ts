@@ -1,5 +1,5 @@
 import type { TopLevelSpec } from 'vega-lite';
-import type { ChartSpec } from '../../report/charts.js';
+import { type ChartSpec, type FacetBar, facetedBars, panelsPerRow, type Scale, scaleTicks } from '../../report/charts.js';
 
 /**
  * PersonaLens's report charts: Figures 4 and 5, Table 4 and the score distributions, as Vega-Lite
@@ -40,173 +40,117 @@ function runLabel(r: Row): string {
 }
 
 /**
- * A measure's fixed scale: P is given on 1-4, Nat/Coh on 1-5, TCR is a percentage. Fixed scales keep
- * panels, runs and reports comparable, and bars start at the scale's floor (a P of 1 is no bar at all).
+ * The measures' fixed scales: P is given on 1-4, Nat/Coh on 1-5, TCR is a percentage. Fixed scales
+ * keep panels, runs and reports comparable, and bars start at the scale's floor (a P of 1 is no bar at all).
  */
-export interface Scale {
-  domain: [number, number];
-  /** Axis tick step. */
-  step: number;
-}
-
 export const SCALES = {
   tcr: { domain: [0, 100], step: 20 },
   p: { domain: [1, 4], step: 0.5 },
   likert5: { domain: [1, 5], step: 1 },
 } as const satisfies Record<string, Scale>;
 
-/** One panel of grouped bars: the measure's label (the `panel` value of its rows) and its scale. */
-export interface BarPanel {
-  label: string;
-  scale: Scale;
+const scale = (s: (typeof SCALES)[keyof typeof SCALES]): Scale => ({ domain: [s.domain[0], s.domain[1]], step: s.step });
+
+/** The panel of a row: its assistant, with the run when the warehouse holds several. */
+function panelOf(rows: Row[]): (r: Row) => string {
+  const several = new Set(rows.map(runLabel)).size > 1;
+  return (r) => (several ? `${str(r['assistant_model'])} \u00b7 ${runLabel(r)}` : str(r['assistant_model']));
 }
 
-/** A bar's row: the panel it belongs to, the bar's value, its 95% interval (NULL: none) and its n. */
-interface BarValue {
-  run: string;
-  assistant: string;
-  panel: string;
-  value: number | null;
-  lo: number | null;
-  hi: number | null;
-  n: number | null;
-  [key: string]: unknown;
+/** The TCR and P bars of rows holding `<prefix>tcr`, `<prefix>p`, their intervals and n. */
+function tcrAndP(rows: Row[], category: (r: Row) => string, kinds: (r: Row) => Array<{ kind: string; prefix: string; n: string; nP: string }>): FacetBar[] {
+  const facet = panelOf(rows);
+  const measures = [
+    { label: 'TCR (%)', key: 'tcr' },
+    { label: 'P', key: 'p' },
+  ];
+  return rows.flatMap((r) =>
+    kinds(r).flatMap((k) =>
+      measures
+        .filter((m) => num(r[`${k.prefix}${m.key}`]) !== null)
+        .map((m) => ({
+          facet: facet(r),
+          category: category(r),
+          group: k.kind,
+          measure: m.label,
+          value: num(r[`${k.prefix}${m.key}`]),
+          lo: num(r[`${k.prefix}${m.key}_lo`]),
+          hi: num(r[`${k.prefix}${m.key}_hi`]),
+          n: num(r[m.key === 'tcr' ? k.n : k.nP]),
+        })),
+    ),
+  );
 }
 
-function ticks(scale: Scale): number[] {
-  const out: number[] = [];
-  for (let v = scale.domain[0]; v <= scale.domain[1] + 1e-9; v += scale.step) out.push(Math.round(v * 1000) / 1000);
-  return out;
-}
+const KINDS = ['SD', 'MD'];
+const TCR_AND_P = [
+  { label: 'TCR (%)', scale: scale(SCALES.tcr) },
+  { label: 'P', scale: scale(SCALES.p) },
+];
+const byName = (a: string, b: string) => a.localeCompare(b);
 
 /**
- * Bars side by side per assistant, with 95% intervals as rules, one panel per measure (and a row per
- * run when there are several). Each panel has its measure's fixed scale, and every bar shows its n
- * (white at the foot of a tall bar, dark grey above a short one).
+ * Figure 4: TCR and P per domain (one setting), from the `figure4` view: a block per measure, a
+ * panel per assistant, a row per domain with its SD and MD bars.
  */
-function groupedBars(values: BarValue[], x: { field: string; title: string; sort: string[] }, panels: BarPanel[], assistants: string[]): TopLevelSpec {
-  const step = Math.max(16, 10 * assistants.length + 6);
-  const rows = values.map((v) => {
-    const scale = panels.find((p) => p.label === v.panel)!.scale;
-    const tall = v.value !== null && (v.value - scale.domain[0]) / (scale.domain[1] - scale.domain[0]) > 0.3;
-    // Inside a tall bar at its foot in white; above a short bar's top in dark grey.
-    return { ...v, n_text: v.n === null ? '' : String(v.n), n_color: tall ? '#fff' : '#333', n_y: tall || v.value === null ? scale.domain[0] : v.value };
-  });
-  return {
-    data: { values: rows },
-    hconcat: panels.map((panel) => {
-      const y = {
-        type: 'quantitative',
-        title: panel.label,
-        scale: { domain: panel.scale.domain, zero: false, clamp: true, nice: false },
-        axis: { values: ticks(panel.scale) },
-      };
-      const layer = {
-        width: { step },
-        height: 220,
-        encoding: {
-          x: { field: x.field, type: 'nominal', title: x.title, sort: x.sort, axis: { labelAngle: -40, labelLimit: 140 } },
-          xOffset: { field: 'assistant', type: 'nominal', sort: assistants },
-          color: { field: 'assistant', type: 'nominal', sort: assistants, title: 'Assistant', legend: { orient: 'top', labelLimit: 400 } },
-        },
-        layer: [
-          { mark: { type: 'bar' }, encoding: { y: { field: 'value', ...y }, y2: { datum: panel.scale.domain[0] } } },
-          // Intervals are NULL for a single observation: no error bar then, and no layer at all when none has one.
-          ...(rows.some((v) => v.panel === panel.label && v.lo !== null && v.hi !== null)
-            ? [{ mark: { type: 'rule' }, encoding: { y: { field: 'lo', ...y }, y2: { field: 'hi' }, color: { value: '#333' } } }]
-            : []),
-          {
-            mark: { type: 'text', angle: 270, align: 'left', baseline: 'middle', dx: 3, fontSize: 9 },
-            encoding: { y: { field: 'n_y', ...y }, text: { field: 'n_text' }, color: { field: 'n_color', type: 'nominal', scale: null } },
-          },
-        ],
-      };
-      return {
-        transform: [{ filter: { field: 'panel', equal: panel.label } }],
-        ...(new Set(values.map((v) => v.run)).size > 1
-          ? { facet: { row: { field: 'run', type: 'nominal', title: null, header: { labelAngle: 0, labelAlign: 'left', labelOrient: 'top' } } }, spec: layer }
-          : layer),
-      };
-    }),
-  } as TopLevelSpec;
-}
-
-/** Figure 4: TCR and P per domain and assistant (one setting), from the `figure4` view. */
 export function figure4Chart(rows: Row[]): ChartSpec | null {
   const picked = pickSetting(rows);
-  const measures = [
-    { panel: 'TCR (%)', key: 'tcr', n: 'n_tc', scale: SCALES.tcr },
-    { panel: 'P', key: 'p', n: 'n_p', scale: SCALES.p },
-  ];
-  const values = picked.rows.flatMap((r) =>
-    measures
-      .filter((m) => num(r[m.key]) !== null)
-      // SD and MD rows of a domain are apart in the view (as the original reports them): MD ones are labelled.
-      .map((m) => ({
-        run: runLabel(r),
-        assistant: str(r['assistant_model']),
-        domain: r['kind'] === 'MD' ? `${str(r['domain'])} (MD)` : str(r['domain']),
-        panel: m.panel,
-        value: num(r[m.key]),
-        lo: num(r[`${m.key}_lo`]),
-        hi: num(r[`${m.key}_hi`]),
-        n: num(r[m.n]),
-      })),
+  const values = tcrAndP(
+    picked.rows,
+    (r) => str(r['domain']),
+    (r) => [{ kind: str(r['kind']), prefix: '', n: 'n_tc', nP: 'n_p' }],
   );
   if (values.length === 0) return null;
-  const assistants = [...new Set(values.map((v) => v.assistant))].sort();
-  const domains = [...new Set(values.map((v) => v.domain))].sort();
   return {
     id: 'figure4',
     title: `Figure 4: TCR and P per domain (${picked.setting} setting)`,
     caption:
-      'Task completion rate (%, 0-100) and personalization (P, 1-4) per domain and assistant, with 95% bootstrap intervals; the number at the foot of each bar is n, the dialogues it averages. Multi-domain dialogues count towards each of their domains.',
-    spec: groupedBars(
+      'Task completion rate (%, 0-100) and personalization (P, 1-4) per domain, one panel per assistant, single-domain (SD) and multi-domain (MD) tasks apart, with 95% bootstrap intervals; the number on each bar is n, the dialogues it averages. Multi-domain dialogues count towards each of their domains.',
+    spec: facetedBars({
       values,
-      { field: 'domain', title: 'Domain', sort: domains },
-      measures.filter((m) => values.some((v) => v.panel === m.panel)).map((m) => ({ label: m.panel, scale: m.scale })),
-      assistants,
-    ),
+      facets: [...new Set(values.map((v) => v.facet))].sort(byName),
+      categories: [...new Set(values.map((v) => v.category))].sort(byName),
+      groups: KINDS.filter((k) => values.some((v) => v.group === k)),
+      measures: TCR_AND_P,
+      categoryTitle: 'Domain',
+      groupTitle: 'Tasks',
+    }),
   };
 }
 
-/** Table 4 as a chart: TCR and P per setting and assistant, for SD and MD tasks. */
+/** Table 4 as a chart: TCR and P per setting, a panel per assistant, SD and MD bars in each row. */
 export function table4Chart(rows: Row[]): ChartSpec | null {
-  const measures = [
-    { panel: 'SD TCR (%)', key: 'sd_tcr', n: 'sd_n', scale: SCALES.tcr },
-    { panel: 'SD P', key: 'sd_p', n: 'sd_n', scale: SCALES.p },
-    { panel: 'MD TCR (%)', key: 'md_tcr', n: 'md_n', scale: SCALES.tcr },
-    { panel: 'MD P', key: 'md_p', n: 'md_n', scale: SCALES.p },
-  ];
-  const values = rows.flatMap((r) =>
-    measures
-      .filter((m) => num(r[m.key]) !== null)
-      .map((m) => ({
-        run: runLabel(r),
-        assistant: str(r['assistant_model']),
-        setting: str(r['setting']),
-        panel: m.panel,
-        value: num(r[m.key]),
-        lo: num(r[`${m.key}_lo`]),
-        hi: num(r[`${m.key}_hi`]),
-        n: num(r[m.n]),
-      })),
+  const values = tcrAndP(
+    rows,
+    (r) => str(r['setting']),
+    () => [
+      { kind: 'SD', prefix: 'sd_', n: 'sd_n', nP: 'sd_n' },
+      { kind: 'MD', prefix: 'md_', n: 'md_n', nP: 'md_n' },
+    ],
   );
   if (values.length === 0) return null;
-  const assistants = [...new Set(values.map((v) => v.assistant))].sort();
   return {
     id: 'table4-chart',
     title: 'Table 4 as a chart: settings ablation',
     caption:
-      'TCR (%, 0-100) and P (1-4) per setting and assistant, single-domain (SD) and multi-domain (MD) tasks, with 95% bootstrap intervals; the number at the foot of each bar is n, the dialogues judged.',
-    spec: groupedBars(
+      'TCR (%, 0-100) and P (1-4) per setting, one panel per assistant, single-domain (SD) and multi-domain (MD) tasks apart, with 95% bootstrap intervals; the number on each bar is n, the dialogues judged.',
+    spec: facetedBars({
       values,
-      { field: 'setting', title: 'Setting', sort: orderedSettings(values) },
-      measures.filter((m) => values.some((v) => v.panel === m.panel)).map((m) => ({ label: m.panel, scale: m.scale })),
-      assistants,
-    ),
+      facets: [...new Set(values.map((v) => v.facet))].sort(byName),
+      categories: orderedSettings(values.map((v) => ({ setting: v.category }))),
+      groups: KINDS.filter((k) => values.some((v) => v.group === k)),
+      measures: TCR_AND_P,
+      categoryTitle: 'Setting',
+      groupTitle: 'Tasks',
+    }),
   };
 }
+
+/** A legend above the chart, in rows of at most three entries so that long model names keep it within the page. */
+const LEGEND = { orient: 'top', columns: 3, labelLimit: 260 } as const;
+
+/** The width of one of Figure 5's panels, in px. */
+const FIGURE5_PANEL = 150;
 
 /**
  * Figure 5: mean P after each assistant turn, as small multiples: one panel per domain (its n in the
@@ -247,9 +191,9 @@ export function figure5Chart(rows: Row[]): ChartSpec | null {
     spec: {
       data: { values },
       facet: { field: 'panel', type: 'nominal', title: null, sort: panels, header: { labelFontSize: 11, labelFontWeight: 'bold' } },
-      columns: 5,
+      columns: panelsPerRow(FIGURE5_PANEL + 44, { gap: 16 }),
       spec: {
-        width: 170,
+        width: FIGURE5_PANEL,
         height: 110,
         encoding: {
           x: { field: 'turn', type: 'quantitative', title: 'Assistant turn', axis: { tickMinStep: 1, format: 'd' } },
@@ -259,17 +203,17 @@ export function figure5Chart(rows: Row[]): ChartSpec | null {
             type: 'quantitative',
             title: 'P',
             scale: { domain: [...SCALES.p.domain], nice: false },
-            axis: { values: ticks(SCALES.p).filter((t) => Number.isInteger(t)) },
+            axis: { values: scaleTicks(scale(SCALES.p)).filter((t) => Number.isInteger(t)) },
           },
           color: {
             field: 'series',
             type: 'nominal',
             sort: series,
             title: severalRuns ? 'Assistant, run' : 'Assistant',
-            legend: { orient: 'top', labelLimit: 400 },
+            legend: LEGEND,
           },
           // Per-prefix and chain-of-turn judgments of the same dialogues: solid and dashed lines.
-          strokeDash: { field: 'method', type: 'nominal', title: 'Method', sort: ['per_prefix', 'chain_of_turn'] },
+          strokeDash: { field: 'method', type: 'nominal', title: 'Method', sort: ['per_prefix', 'chain_of_turn'], legend: { orient: 'top' } },
         },
         layer: [{ mark: { type: 'line' } }, { mark: { type: 'point', filled: true, size: 24 } }],
       },
@@ -300,6 +244,8 @@ export function scoreDistributionChart(rows: Row[]): ChartSpec | null {
   const assistants = [...new Set(values.map((v) => v.assistant))].sort();
   const severalRuns = new Set(values.map((v) => v.run)).size > 1;
   const dims = SCORE_DIMENSIONS.filter((d) => values.some((v) => v.dimension === d.key));
+  // Five scores of a bar per assistant each, at least 6 px a bar.
+  const width = Math.max(160, Math.min(320, 5 * (6 * assistants.length + 10)));
   return {
     id: 'score-distributions',
     title: 'Score distributions',
@@ -307,17 +253,21 @@ export function scoreDistributionChart(rows: Row[]): ChartSpec | null {
       'Dialogues per score the judge gave, for each dimension and assistant, all settings pooled: TC task completion (0/1), P personalization (1-4), Nat and Coh naturalness and coherence (1-5) of the assistant (A) and the user agent (U); n in each title is the dialogues scored. Failed and unparsed judgments are not scores and are left out.',
     spec: {
       data: { values },
-      hconcat: dims.map((d) => {
+      // Fixed-width panels wrapping into rows: as many as fit on the page.
+      columns: panelsPerRow(width + 56, { gap: 24 }),
+      // Each panel has its own bands: a shared offset scale would size every panel's bars by the widest band.
+      resolve: { scale: { x: 'independent', xOffset: 'independent', y: 'independent' } },
+      concat: dims.map((d) => {
         const n = values.filter((v) => v.dimension === d.key).reduce((s, v) => s + v.n, 0);
         const panel = {
-          width: { step: Math.max(22, 8 * assistants.length + 8) },
-          height: 180,
+          width,
+          height: 160,
           mark: { type: 'bar' },
           encoding: {
             x: { field: 'score', type: 'ordinal', title: 'Score', scale: { domain: [...d.scores] }, axis: { labelAngle: 0 } },
             xOffset: { field: 'assistant', type: 'nominal', sort: assistants },
             y: { field: 'n', type: 'quantitative', title: 'Dialogues' },
-            color: { field: 'assistant', type: 'nominal', sort: assistants, title: 'Assistant', legend: { orient: 'top', labelLimit: 400 } },
+            color: { field: 'assistant', type: 'nominal', sort: assistants, title: 'Assistant', legend: LEGEND },
           },
         };
         return {

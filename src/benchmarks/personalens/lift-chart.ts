@@ -50,7 +50,11 @@ export function liftChart(rows: Row[]): ChartSpec | null {
   };
   const spec = {
     data: { values },
-    facet: { row: { field: 'panel', title: null }, ...(new Set(values.map((v) => v.run)).size > 1 ? { column: { field: 'run', title: null } } : {}) },
+    // The panel's name above it (not rotated at its left, where the y axis title is).
+    facet: {
+      row: { field: 'panel', title: null, header: { labelAngle: 0, labelOrient: 'top', labelAnchor: 'start', labelFontWeight: 'bold' } },
+      ...(new Set(values.map((v) => v.run)).size > 1 ? { column: { field: 'run', title: null } } : {}),
+    },
     spec: { width: 60 * BLOCKS.length + 40, height: 160, ...layer },
     resolve: { scale: { y: 'independent' } },
   } as unknown as TopLevelSpec;

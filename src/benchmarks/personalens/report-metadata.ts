@@ -1,4 +1,112 @@
+import type { ComparisonRow, ComparisonTable } from '../../report/comparison.js';
 import type { MetadataPart } from '../../report/metadata.js';
+import { isVersion, PAPER_CITATION, PAPER_PROTOCOL, paperRowFor } from './paper-values.js';
+import { PromptSet } from './prompt-set.js';
+
+type Row = Record<string, unknown>;
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'bigint' ? Number(v) : null);
+const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
+
+/** What a run of an assistant was made with: the models, temperatures and prompt versions the protocol names. */
+export interface RunConfig {
+  run: string;
+  assistant_model: string;
+  assistant_temperature: number | null;
+  user_model: string;
+  user_temperature: number | null;
+  judge_model: string;
+  judge_temperature: number | null;
+  prompt_version: string;
+  judge_prompt_version: string;
+}
+
+/** The configurations of the base-setting runs, one row per run and assistant. */
+export const RUN_CONFIG_SQL = `SELECT DISTINCT c.run, c.assistant_model, d.assistant_temperature, d.user_model, d.user_temperature,
+    c.judge_model, c.judge_temperature, d.prompt_version, c.judge_prompt_version
+  FROM judgment_configs c JOIN dialogues d USING (dialogue_id) WHERE c.setting = 'base'`;
+
+/**
+ * What differs from the paper's protocol in a run's configuration (empty: it follows it). The rule:
+ * the user agent and judge of Table 11 (any provider's id for them), the temperatures of Appendix B
+ * (user 0.5, assistant and judge 0), and plens's bundled prompts for the dialogues and the judge.
+ * The assistant itself must be one the paper evaluated (paperRowFor); the setting is base, as in Table 3.
+ */
+export function protocolDifferences(c: RunConfig, prompts: { dialogue: string; judge: string }): string[] {
+  const p = PAPER_PROTOCOL;
+  const out: string[] = [];
+  if (!isVersion(c.user_model, p.user.version)) out.push(`user agent ${c.user_model}, not ${p.user.version}`);
+  if (c.user_temperature !== p.user.temperature) out.push(`user temperature ${c.user_temperature ?? 'unset'}, not ${p.user.temperature}`);
+  if (!isVersion(c.judge_model, p.judge.version)) out.push(`judge ${c.judge_model}, not ${p.judge.version}`);
+  if (c.judge_temperature !== p.judge.temperature) out.push(`judge temperature ${c.judge_temperature ?? 'unset'}, not ${p.judge.temperature}`);
+  if (c.assistant_temperature !== p.assistantTemperature)
+    out.push(`assistant temperature ${c.assistant_temperature ?? 'unset'}, not ${p.assistantTemperature}`);
+  if (c.prompt_version !== prompts.dialogue) out.push(`dialogue prompts ${c.prompt_version}, not the bundled ${prompts.dialogue}`);
+  if (c.judge_prompt_version !== prompts.judge) out.push(`judge prompts ${c.judge_prompt_version}, not the bundled ${prompts.judge}`);
+  return out;
+}
+
+const MEASURES = [
+  { key: 'tcr', label: 'TCR (%)', digits: 2 },
+  { key: 'p', label: 'P', digits: 2 },
+  { key: 'nat', label: 'Nat (A)', digits: 2 },
+  { key: 'coh', label: 'Coh (A)', digits: 2 },
+] as const;
+
+/**
+ * The report's opening table: Table 3's layout (a row per assistant, TCR, P, Nat and Coh for SD and
+ * MD tasks, base setting) from the `table3` rows, with the paper's values beside a run that follows
+ * its protocol.
+ */
+export async function table3Comparison(rows: Row[], query: ((sql: string) => Promise<Row[]>) | null): Promise<ComparisonTable | null> {
+  if (rows.length === 0) return null;
+  const runs = new Set(rows.map((r) => `${str(r['judge_model'])}\u0000${str(r['run'])}`));
+  const configs = query ? ((await query(RUN_CONFIG_SQL)) as unknown as RunConfig[]) : null;
+  const bundled = PromptSet.load();
+  const prompts = { dialogue: bundled.dialogueVersion, judge: bundled.judgeVersion };
+  const notes: string[] = [];
+  let paperModels = 0;
+  const rowOf = (r: Row): ComparisonRow => {
+    const assistant = str(r['assistant_model']);
+    const kind = str(r['kind']) === 'MD' ? 'md' : 'sd';
+    const out: ComparisonRow = {
+      label: runs.size > 1 ? `${assistant} (run ${str(r['run'])}, judge ${str(r['judge_model'])})` : assistant,
+      n: num(r['n_dialogues']),
+      cells: Object.fromEntries(
+        MEASURES.map((m) => {
+          const prefix = m.key === 'tcr' ? 'tcr' : m.key;
+          return [m.key, { value: num(r[prefix]), lo: num(r[`${prefix}_lo`]), hi: num(r[`${prefix}_hi`]) }];
+        }),
+      ),
+    };
+    const paper = paperRowFor(assistant);
+    if (!paper) return out;
+    paperModels++;
+    const config = configs?.find((c) => c.run === r['run'] && c.assistant_model === assistant);
+    const differs = config ? protocolDifferences(config, prompts) : ['its configuration is not in the warehouse (no dialogues)'];
+    if (differs.length === 0) out.published = { ...paper[kind] };
+    else out.differs = differs.join('; ');
+    return out;
+  };
+  const blocks = [
+    { label: 'Single-domain tasks (SD)', rows: rows.filter((r) => r['kind'] !== 'MD').map(rowOf) },
+    { label: 'Multi-domain tasks (MD)', rows: rows.filter((r) => r['kind'] === 'MD').map(rowOf) },
+  ];
+  if (paperModels === 0) notes.push('None of these assistants is one the paper evaluated, so no published values are shown.');
+  return {
+    id: 'table3',
+    title: 'Assistants compared (Table 3 layout, base setting)',
+    caption:
+      "A row per assistant, as in the paper's Table 3: task completion rate (TCR, %, over parsed verdicts), personalization (P, 1-4) and the assistant's naturalness and coherence (1-5), each with its seeded 95% bootstrap interval under it; n: dialogues. Table 3 under Result tables has all of its columns.",
+    measures: MEASURES.map((m) => ({ ...m })),
+    blocks,
+    source: {
+      label: 'Paper',
+      citation: PAPER_CITATION,
+      rule: `The paper's values stand beside a run that follows its protocol: an assistant the paper evaluated (Table 11's version, any provider's id for it), the user agent ${PAPER_PROTOCOL.user.version} at temperature ${PAPER_PROTOCOL.user.temperature}, the judge ${PAPER_PROTOCOL.judge.version} at temperature ${PAPER_PROTOCOL.judge.temperature}, the assistant at temperature ${PAPER_PROTOCOL.assistantTemperature}, and plens's bundled dialogue and judge prompts. The paper ran 50 users (3,283 SD and 813 MD dialogues) and counted TCR as its gather script does (see TCR (orig.) in Table 3 below).`,
+    },
+    notes,
+  };
+}
 
 /**
  * PersonaLens's part of the report's metadata: the result runs, the dialogues' and judgments'
@@ -110,6 +218,20 @@ export const PERSONALENS_METADATA: MetadataPart = {
         { key: 'cost_usd', label: 'Cost (USD)', format: 'float4', nullText: '-' },
       ],
     },
+  ],
+  comparison: [{ view: 'table3', requires: ['judgment_configs', 'dialogues'], build: table3Comparison }],
+  // Tables of the data (the dataset and its construction): shown after the results.
+  datasetTables: [
+    'table1',
+    'table6_7',
+    'table8_9',
+    'build_table1',
+    'build_table6_7',
+    'build_table8_9',
+    'build_situations',
+    'build_lexical',
+    'build_parse_states',
+    'build_consistency',
   ],
   counts: [
     { label: 'Users', requires: 'users', sql: 'SELECT count(*) AS v FROM users' },

@@ -1,4 +1,4 @@
-import type { ChartSpec } from '../../report/charts.js';
+import { CHART_MAX_WIDTH, type ChartSpec } from '../../report/charts.js';
 
 type Row = Record<string, unknown>;
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'bigint' ? Number(v) : null);
@@ -22,6 +22,9 @@ export function prefevalAccuracyChart(rows: Row[]): ChartSpec | null {
     }));
   if (values.length === 0) return null;
   const y = { field: 'accuracy', type: 'quantitative', title: 'accuracy', scale: { domain: [0, 1] } } as const;
+  // A column per baseline, as wide as the page allows (the row labels and axis take about 110 px).
+  const baselines = new Set(values.map((v) => v.baseline)).size;
+  const width = Math.max(120, Math.min(220, Math.floor((CHART_MAX_WIDTH - 110) / baselines) - 20));
   return {
     id: 'prefeval-accuracy',
     title: 'PrefEval: accuracy by filler turns',
@@ -34,7 +37,7 @@ export function prefevalAccuracyChart(rows: Row[]): ChartSpec | null {
         row: { field: 'form', type: 'nominal', title: null, sort: ['explicit', 'choice', 'persona'] },
       },
       spec: {
-        width: 220,
+        width,
         height: 180,
         layer: [
           {
@@ -48,7 +51,11 @@ export function prefevalAccuracyChart(rows: Row[]): ChartSpec | null {
           },
           {
             mark: { type: 'line', point: true },
-            encoding: { x: { field: 'turns', type: 'ordinal', title: 'filler turns' }, y, color: { field: 'model', type: 'nominal', title: 'model' } },
+            encoding: {
+              x: { field: 'turns', type: 'ordinal', title: 'filler turns' },
+              y,
+              color: { field: 'model', type: 'nominal', title: 'model', legend: { orient: 'top', columns: 3, labelLimit: 260 } },
+            },
           },
         ],
       },
