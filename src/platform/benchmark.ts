@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import type { Workspace } from '../core/workspace.js';
 import type { SpendBreakdown, SpendBudget } from '../engine/spend-budget.js';
+import type { ExportPart } from '../export/cells.js';
 import type { MetadataPart } from '../report/metadata.js';
 import type { ChartEntry } from '../report/report.js';
 import type { TableGroup } from '../tables/tables.js';
@@ -52,6 +53,11 @@ export interface Benchmark<P extends Pipeline = Pipeline> {
   reportMetadata(p: P): Record<string, unknown>;
   /** Its tables and figures in the report's metadata (read from its views). */
   metadata?: MetadataPart;
+  /**
+   * What a sample is, for `plens export`: the run's cells (a task and a model under test) in the
+   * warehouse, each with its samples (what was said, and its scores) and the metrics of its views.
+   */
+  export?: ExportPart;
   /** Every model spec of the pipeline (a spend cap needs a price for each). */
   models(p: P): string[];
   /** Its part of `plens status`: fields of the status JSON, and the lines that show them. */

@@ -2,6 +2,7 @@ import { usageError } from '../core/errors.js';
 import { personaBench } from '../benchmarks/personabench/module.js';
 import { personaLens } from '../benchmarks/personalens/module.js';
 import { prefEval } from '../benchmarks/prefeval/module.js';
+import type { ExportPartEntry } from '../export/export.js';
 import type { Benchmark } from '../platform/benchmark.js';
 import type { Pipeline } from '../platform/pipeline.js';
 import type { ReportPart } from '../report/report.js';
@@ -77,6 +78,11 @@ export function tableCatalog(): TableGroup[] {
 /** Every registered benchmark's tables and charts: what a report shows. */
 export function reportParts(): ReportPart[] {
   return BENCHMARKS.map((b) => ({ tables: b.tables, charts: b.charts, ...(b.metadata ? { metadata: b.metadata } : {}) }));
+}
+
+/** Every registered benchmark's part of `plens export` (what its cells and samples are), with its id and title. */
+export function exportParts(): ExportPartEntry[] {
+  return BENCHMARKS.flatMap((b) => (b.export ? [{ id: b.id, title: b.title, part: b.export }] : []));
 }
 
 /** What each registered benchmark's outputs give a warehouse build (it needs one of them). */

@@ -4,7 +4,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The layer rule (README, "Architecture"): a folder of src/ may import its own files and those of
+ * The layer rule (docs/architecture.md): a folder of src/ may import its own files and those of
  * lower layers only; folders of one layer do not import each other; each benchmark is a layer of
  * its own folder; src/testkit (test servers) is imported by src/bench and the tests, never by a
  * production layer. Every import counts: static, type-only, re-exports and dynamic import().
@@ -19,7 +19,8 @@ const LAYERS: string[][] = [
   ['engine', 'metrics'],
   ['warehouse'],
   ['tables'],
-  ['report', 'notebook', 'compare'],
+  // export: a run's cells as eval logs (each benchmark says what its samples are, through platform).
+  ['report', 'notebook', 'compare', 'export'],
   // What a benchmark module implements and uses: the Benchmark interface, the pipeline's shared
   // fields, run limits, the make state and the step kit.
   ['platform'],
@@ -29,7 +30,8 @@ const LAYERS: string[][] = [
   ['registry'],
   ['make'],
   ['testkit'],
-  ['cli', 'bench'],
+  // src/index.ts: the package's programmatic API (`import { ... } from 'plens'`), beside the CLI.
+  ['cli', 'bench', 'index.ts'],
 ];
 /** Layers whose imports of src/testkit are allowed: the benchmarks harness only. */
 const TESTKIT_USERS = new Set(['bench']);

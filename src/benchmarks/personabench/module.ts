@@ -10,6 +10,7 @@ import { workspaceHas } from '../../warehouse/workspace-files.js';
 import { PERSONABENCH_TABLE_GROUP } from './catalog.js';
 import { personaCommand } from './cli.js';
 import { PERSONABENCH_METADATA } from './report-metadata.js';
+import { PERSONABENCH_EXPORT } from './export-cells.js';
 import { personaResultsChart, personaSettingChart } from './charts.js';
 import { personaMetricsFile, personaScoresInputs, personaSelectInputs, personaSelectionDir, personaSelectionStamp } from './make-state.js';
 import { type PersonaBenchPipeline, resolvePersonaBenchSections } from './pipeline-settings.js';
@@ -93,7 +94,7 @@ async function scoresStep(ctx: Ctx): Promise<StepResult> {
 }
 
 const charts: ChartEntry[] = [
-  { label: 'PERSONA-bench results', view: 'persona_results', build: personaResultsChart },
+  { label: 'PERSONA-bench results', view: 'persona_result_intervals', build: personaResultsChart },
   { label: 'PERSONA-bench settings', view: 'persona_setting_comparison', build: personaSettingChart },
 ];
 
@@ -170,6 +171,7 @@ export const personaBench: Benchmark<PersonaBenchPipeline> = {
   models: (p) => p.persona.models,
   cli: { command: personaCommand },
   metadata: PERSONABENCH_METADATA,
+  export: PERSONABENCH_EXPORT,
   status: {
     async collect({ p, ws, done, signal, spend }) {
       const predictions: ModelStatus[] = [];

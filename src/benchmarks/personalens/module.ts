@@ -26,6 +26,7 @@ import { promptsCommand } from './cli/prompts.js';
 import { scenariosCommand } from './cli/scenarios.js';
 import { personaLensStatus } from './make-status.js';
 import { PERSONALENS_METADATA } from './report-metadata.js';
+import { PERSONALENS_EXPORT } from './export-cells.js';
 
 type Ctx = StepContext<PersonaLensPipeline>;
 
@@ -316,6 +317,7 @@ export const personaLens: Benchmark<PersonaLensPipeline> = {
   models: (p) => [p.dialogues?.user, ...(p.dialogues?.assistants ?? []), p.judge?.model].filter((s): s is string => s !== undefined),
   status: personaLensStatus,
   metadata: PERSONALENS_METADATA,
+  export: PERSONALENS_EXPORT,
   cli: {
     command: personalensCommand,
     topLevel: [importCommand, importLegacyCommand, scenariosCommand, dialoguesCommand, judgeCommand, promptsCommand, annotateCommand],

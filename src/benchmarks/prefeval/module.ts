@@ -5,6 +5,7 @@ import { workspaceHas } from '../../warehouse/workspace-files.js';
 import { PREFEVAL_TABLE_GROUP } from './catalog.js';
 import { prefevalAccuracyChart } from './charts.js';
 import { prefevalCommand } from './cli.js';
+import { PREFEVAL_EXPORT } from './export-cells.js';
 import { PREFEVAL_SECTION_SCHEMA, type PrefEvalPipeline, resolvePrefEvalSection } from './section.js';
 
 type Ctx = StepContext<PrefEvalPipeline>;
@@ -115,5 +116,6 @@ export const prefEval: Benchmark<PrefEvalPipeline> = {
       };
     },
   },
+  export: PREFEVAL_EXPORT,
   cli: { command: prefevalCommand },
 };
