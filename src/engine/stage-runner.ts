@@ -222,7 +222,7 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
     }
     return l;
   };
-  const progress = createStageProgress(def.stage, summary.planned, options.progress ?? false);
+  const progress = createStageProgress(def.stage, summary.planned, options.progress ?? false, summary.partitions);
   const stop = new AbortController();
   const signal = AbortSignal.any([options.signal, stop.signal]);
   // Every unit in flight listens to the run's signal (HTTP call, rate-limit wait, retry sleep):
@@ -298,10 +298,15 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
     });
     summary.work_ms = Math.round(performance.now() - workStarted);
     progress.stop();
-    for (const l of logs.values()) {
-      l.records.close();
-      l.events.close();
-    }
+    // Every log is closed (writing what it gathered) and every lock released, even when one write fails.
+    for (const l of logs.values())
+      for (const log of [l.records, l.events]) {
+        try {
+          log.close();
+        } catch (error) {
+          fatal ??= error;
+        }
+      }
     for (const lock of locks.values()) lock.release();
   }
   if (fatal) throw fatal;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlensError, usageError } from '../core/errors.js';
 import { Workspace } from '../core/workspace.js';
+import { withProgressSink } from '../engine/stage-progress.js';
 import { formatEstimatedCost } from '../engine/stage-summary.js';
 import { addSpend, emptySpend, formatSpend, SpendBudget, type SpendBreakdown } from '../engine/spend-budget.js';
 import { modelSpecString, newRunId, RunRecorder } from '../engine/run-record.js';
@@ -14,6 +15,7 @@ import type { Pipeline } from '../platform/pipeline.js';
 import { fmtWork, type StepResult, type StepStatus } from '../platform/step-kit.js';
 import { benchmarkFor } from '../registry/registry.js';
 import { buildGraph, type Step } from './graph.js';
+import type { MakeProgress } from './progress-view.js';
 import { isCurrent, reportFileOf, STEP_TABLE, stepInputs } from './steps.js';
 
 export type { StepResult, StepStatus };
@@ -27,6 +29,11 @@ export interface MakeOptions {
   signal: AbortSignal;
   /** One line per step as it finishes (the CLI prints them; --json collects them). */
   log: (line: string) => void;
+  /**
+   * One progress view over every stage the run starts (progress-view.ts): a live block on a
+   * terminal, progress lines in a log. A dry run runs nothing and shows none.
+   */
+  view?: MakeProgress;
 }
 
 export interface MakeResult {
@@ -70,19 +77,24 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
   const budget = maxCost !== undefined && !o.dryRun ? new SpendBudget(maxCost) : undefined;
 
   const recorder = o.dryRun ? undefined : await startRecord(p, runId);
+  const view = o.dryRun ? undefined : o.view;
   let stepStarted = performance.now();
+  let viewStep: Step | undefined;
   const finish = (r: StepResult) => {
     // Floored, so the steps' times never add up to more than the run's.
     r.elapsed_ms = Math.floor(performance.now() - stepStarted);
     steps.push(r);
     outcome.set(r.step, r.status);
     if (r.status === 'failed') failed.push(r.step);
+    if (viewStep === r.step) view?.stepEnded(r.step, o.signal.aborted && r.status === 'ran' ? 'stopped' : LABEL[r.status]);
+    viewStep = undefined;
     o.log(formatStep(r));
   };
   // A step runs when what it depends on did not fail; --keep-going runs it on whatever is there.
   const blocked = (s: Step) => !o.keepGoing && !o.dryRun && graph.dependsOn[s]!.some((d) => outcome.get(d) === 'failed' || outcome.get(d) === 'not-run');
   const upstreamChanged = (s: Step) => graph.dependsOn[s]!.some((d) => outcome.get(d) === 'ran' || outcome.get(d) === 'would-run');
 
+  view?.start();
   try {
     for (const step of graph.steps) {
       if (o.signal.aborted) break;
@@ -127,7 +139,9 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
         runId,
       };
       try {
-        finish(await def.run(ctx));
+        view?.stepStarted(step);
+        viewStep = step;
+        finish(await (view ? withProgressSink(view, () => def.run(ctx)) : def.run(ctx)));
       } catch (error) {
         // Without --keep-going a thrown error stops make with its own code (usage, prerequisite, ...).
         if (!o.keepGoing) throw error;
@@ -147,6 +161,8 @@ export async function make(p: Pipeline, o: MakeOptions): Promise<MakeResult> {
     });
     throw error;
   } finally {
+    if (viewStep) view?.stepEnded(viewStep, o.signal.aborted ? 'stopped' : 'FAILED');
+    view?.stop();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   }
   const work = steps.reduce((n, s) => n + s.work, 0);
