@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { createRequire } from 'node:module';
-import type { Argv } from 'yargs';
+import type { Argv, MiddlewareFunction } from 'yargs';
 import type yargsEsm from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { asPlensError, ExitCode, usageError } from '../core/errors.js';
@@ -8,6 +8,7 @@ import { redact, registerSecretsFromEnv } from '../core/redact.js';
 import { plensVersion } from '../core/version.js';
 import { batchesCommand } from './commands/batches.js';
 import { compareCommand } from './commands/compare.js';
+import { exportCommand } from './commands/export.js';
 import { demoCommand } from './commands/demo.js';
 import { notebookCommand } from './commands/notebook.js';
 import { makeCommand } from './commands/make.js';
@@ -17,7 +18,8 @@ import { statusCommand } from './commands/status.js';
 import { statsCommand } from './commands/stats.js';
 import { tablesCommand } from './commands/tables.js';
 import { warehouseCommand } from './commands/warehouse.js';
-import { globalOptions } from '../platform/cli-options.js';
+import { globalOptions, paint } from '../platform/cli-options.js';
+import { listParsing, projectMiddleware } from './conventions.js';
 import { benchmarks } from '../registry/registry.js';
 
 /**
@@ -39,7 +41,7 @@ export function buildCli(argv: string[]): Argv {
   let cli = globalOptions(yargs(argv))
     .scriptName('plens')
     .usage(
-      `$0 <command> [options]\n\nRuns and builds personalization benchmarks for conversational assistants as pipelines of resumable stages (plens make runs a whole pipeline).\nBenchmarks: ${listed(registered.map((b) => `${b.id} (${b.summary})`))}.\nShared by every benchmark: make, status, warehouse, sql, tables, report, notebook, compare, stats, batches.`,
+      `$0 <command> [options]\n\nRuns and builds personalization benchmarks for conversational assistants as pipelines of resumable stages (plens make runs a whole pipeline).\nBenchmarks: ${listed(registered.map((b) => `${b.id} (${b.summary})`))}.\nShared by every benchmark: make, status, warehouse, sql, tables, report, export, notebook, compare, stats, batches.`,
     );
   // Each benchmark's stage commands kept at the top level, then the shared commands, then each
   // benchmark's own command (`plens personalens <stage>`, `plens persona-bench <stage>`).
@@ -51,6 +53,7 @@ export function buildCli(argv: string[]): Argv {
     .command(tablesCommand)
     .command(compareCommand)
     .command(reportCommand)
+    .command(exportCommand)
     .command(statsCommand)
     .command(demoCommand)
     .command(makeCommand)
@@ -69,13 +72,25 @@ export function buildCli(argv: string[]): Argv {
       .exitProcess(false)
       .wrap(helpWidth())
       .epilog(
-        'Exit codes: 0 ok, 1 failure, 2 usage, 3 invalid input data, 4 missing prerequisite, 5 SQL error, 6 stopped at the spend cap (rerun with a higher cap), 130 stopped by Ctrl-C (rerun to resume).\nDocs: README.md, docs/',
+        'Exit codes: 0 ok, 1 failure, 2 usage, 3 invalid input data, 4 missing prerequisite, 5 SQL error, 6 stopped at the spend cap (rerun with a higher cap), 130 stopped by Ctrl-C (rerun to resume). plens notebook exits 5 when some cells failed; it writes its output all the same.\n' +
+          'The current project: without -p, -w or --db, a command uses the workspace and warehouse of the last `plens make` in this folder, else of plens.yaml here, else out/ and warehouse/plens.duckdb (docs/project.md).\n' +
+          'Lists take commas or spaces: --setting base,base+all is --setting base base+all. NO_COLOR turns colour off.\nDocs: README.md, docs/',
       )
+      .updateStrings(helpHeadings())
+      // Lists split at commas before validation (choices see the items); the project after it.
+      .middleware(listParsing as unknown as MiddlewareFunction, true)
+      .middleware(projectMiddleware as unknown as MiddlewareFunction)
       .fail((message, error) => {
         // yargs reports usage problems as a message, handler failures as an error: keep the two apart.
         throw error ?? usageError(message);
       })
   );
+}
+
+/** Help's section headings, bold on a terminal that takes colour. */
+function helpHeadings(): Record<string, string> {
+  const headings = ['Commands:', 'Options:', 'Positionals:', 'Examples:'];
+  return Object.fromEntries(headings.map((h) => [h, paint(process.stdout, 'bold', h)]));
 }
 
 /** Runs the CLI; returns the exit code instead of exiting so tests can call it in-process. */
@@ -100,8 +115,8 @@ function reportError(error: unknown, json: boolean, debug: boolean): number {
     process.stdout.write(JSON.stringify({ ok: false, error: plensError.toJSON() }, null, 2) + '\n');
   } else {
     const where = plensError.where ? `${plensError.where}: ` : '';
-    process.stderr.write(`plens: error ${plensError.code}: ${where}${plensError.message}\n`);
-    if (plensError.hint) process.stderr.write(`  hint: ${plensError.hint}\n`);
+    process.stderr.write(`plens: ${paint(process.stderr, 'red', `error ${plensError.code}`)}: ${where}${plensError.message}\n`);
+    if (plensError.hint) process.stderr.write(`  ${paint(process.stderr, 'cyan', 'hint')}: ${plensError.hint}\n`);
     if (plensError.code === 'E_USAGE') process.stderr.write('  see `plens <command> --help`\n');
   }
   if (debug) {

@@ -95,8 +95,12 @@ function failureError(run: NotebookRun, where: string): PlensError {
   const first = run.failures[0]!.error!;
   const total = run.results.length;
   const lines = run.failures.map((f) => `  ${f.error!.where}: ${f.error!.message.split('\n')[0]}`);
+  // Every failure a missing view: the notebook is for another kind of run than this warehouse holds.
+  const missingViews = run.failures.every((f) => /Catalog Error: Table with name \S+ does not exist/.test(f.error!.message));
   return new PlensError('E_SQL', `${run.failures.length} of ${total} cells failed; each error is shown under its cell in ${where}\n${lines.join('\n')}`, {
     location: first.location,
-    hint: 'fix the cells and run the notebook again',
+    hint: missingViews
+      ? 'the warehouse lacks the views these cells read (a warehouse of another benchmark, or one built before those stages ran); `plens sql "show tables"` lists what it has'
+      : 'fix the cells and run the notebook again',
   });
 }

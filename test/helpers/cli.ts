@@ -55,7 +55,8 @@ export function runCliProcess(args: string[], options: { cwd?: string; env?: Rec
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [cliPath, ...args], {
       cwd: options.cwd ?? repoRoot,
-      env: { ...process.env, PLENS_WORKSPACE: '', PLENS_WAREHOUSE: '', ...options.env },
+      // PLENS_STATE_DIR=off: one test's make never becomes another's current project (docs/project.md).
+      env: { ...process.env, PLENS_WORKSPACE: '', PLENS_WAREHOUSE: '', PLENS_STATE_DIR: 'off', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -90,7 +91,7 @@ export function tempDir(prefix = 'plens-test-'): string {
  */
 export async function runCliInProcess(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliResult> {
   const { main } = await import('../../src/cli/main.js');
-  const env: Record<string, string> = { PLENS_WORKSPACE: '', PLENS_WAREHOUSE: '', ...options.env };
+  const env: Record<string, string> = { PLENS_WORKSPACE: '', PLENS_WAREHOUSE: '', PLENS_STATE_DIR: 'off', ...options.env };
   const savedEnv = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   const savedCwd = process.cwd();
   const savedExitCode = process.exitCode;

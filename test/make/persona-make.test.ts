@@ -171,11 +171,11 @@ describe('plens make on PERSONA-bench: the persona demo pipeline', () => {
     const w = await runCli(['warehouse', '-w', env.PLENS_PERSONA_WORKSPACE, '--db', db]);
     expect(w.code, w.stderr).toBe(0);
     expect(w.stdout).toContain('persona_results');
-    const t = await runCli(['tables', '--db', db, '--format', 'csv']);
+    const t = await runCliJson<{ tables: Array<{ name: string }>; missing: Array<{ name: string }> }>(['tables', '--db', db]);
     expect(t.code, t.stderr).toBe(0);
-    expect(t.stdout).toContain('# persona_results');
+    expect(t.json.tables.map((x) => x.name)).toContain('persona_results');
     // The PersonaLens tables are not listed as missing from a PERSONA-bench warehouse.
-    expect(t.stdout).not.toContain('table3');
+    expect(JSON.stringify(t.json)).not.toContain('table3');
   });
 
   it('a new model adds only its own predictions (a price alone is no new model)', async () => {

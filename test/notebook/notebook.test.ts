@@ -233,14 +233,14 @@ describe('plens notebook on a small warehouse', () => {
       ].join('\n'),
     );
     const evil = "x' or 1=1; --";
-    let r = await runCli(['notebook', file, '--db', db, '-o', '-', '-p', 'who=sim:default', '-p', 'n=5']);
+    let r = await runCli(['notebook', file, '--db', db, '-o', '-', '-P', 'who=sim:default', '-P', 'n=5']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/\| sim:default \| +6 \| +49 \|/);
     expect(r.stdout).toMatch(/\| who +\| sim:default \| --param \|/);
-    r = await runCli(['notebook', file, '--db', db, '-o', '-', '-p', `who=${evil}`]);
+    r = await runCli(['notebook', file, '--db', db, '-o', '-', '-P', `who=${evil}`]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/\| +3 \| +0 \|/);
-    r = await runCli(['notebook', file, '--db', db, '-o', '-', '-p', 'whom=x']);
+    r = await runCli(['notebook', file, '--db', db, '-o', '-', '-P', 'whom=x']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('declares no parameter "whom"');
     expect(r.stderr).toContain('its parameters: who, n');
@@ -276,9 +276,9 @@ describe('plens notebook on a small warehouse', () => {
       db,
       '-o',
       join(dir, 'checked.md.out'),
-      '-p',
+      '-P',
       'who=openai:gpt-4o',
-      '-p',
+      '-P',
       'setting=base+al',
     ]);
     expect(r.code).toBe(0);
@@ -287,7 +287,7 @@ describe('plens notebook on a small warehouse', () => {
       'parameter setting = "base+al" matches nothing in the warehouse, so the cells that use it show no rows; it has: "base"',
     ]);
     expect(readFileSync(join(dir, 'checked.md.out'), 'utf8')).toContain('> **Warning:** parameter who = "openai:gpt-4o" matches nothing');
-    const text = await runCli(['notebook', file, '--db', db, '-o', '-', '-p', 'who=openai:gpt-4o']);
+    const text = await runCli(['notebook', file, '--db', db, '-o', '-', '-P', 'who=openai:gpt-4o']);
     expect(text.stderr).toContain(`plens: warning: ${nobody}`);
     // A check naming an undeclared parameter is an error in the notebook.
     const bad = write('bad-check.md', ['---', 'params:', '  who: x', 'param_values:', '  whom: select 1', '---', ''].join('\n'));
@@ -387,5 +387,43 @@ describe('plens notebook on a small warehouse', () => {
       expect(r.json.failed).toBe(0);
       expect(existsSync(out)).toBe(true);
     }
+  });
+});
+
+describe('plens notebook runs cell by cell on a warehouse without dialogues', () => {
+  it.each(['paper-tables.md', 'cost.md'])('notebooks/%s: every cell runs, the failing ones show their error, the output is written, exit 5', async (name) => {
+    // The sample imported and its scenarios selected: dataset tables, no dialogue views.
+    const ws = await sampleWorkspace(['--users', '0-1']);
+    const db = join(ws, '..', 'no-dialogues.duckdb');
+    const built = await runCli(['warehouse', '-w', ws, '--db', db, '-q']);
+    expect(built.code, built.stderr).toBe(0);
+    const out = join(ws, '..', `${name}.out.md`);
+    const r = await runCliJson<{ ok: boolean; failed: number; cells: Array<{ status: string }>; warnings: string[]; error: { code: string } }>([
+      'notebook',
+      join('notebooks', name),
+      '--db',
+      db,
+      '-o',
+      out,
+    ]);
+    expect(r.code, r.stderr).toBe(5);
+    expect(r.json.ok).toBe(false);
+    expect(r.json.error.code).toBe('E_SQL');
+    // Every cell ran: none was left out because an earlier one (or a parameter check) failed.
+    expect(r.json.cells.every((c) => c.status === 'ok' || c.status === 'error')).toBe(true);
+    expect(r.json.failed).toBeGreaterThan(0);
+    const md = readFileSync(out, 'utf8');
+    expect(md.match(/> \*\*Error\*\* at/g)?.length).toBe(r.json.failed);
+    if (name === 'paper-tables.md') {
+      // Table 1 is a dataset table: it runs; a parameter check that cannot run is a warning.
+      expect(r.json.cells.filter((c) => c.status === 'ok').length).toBeGreaterThan(1);
+      expect(md).toContain('Alarm');
+      expect(r.json.warnings.join('\n')).toMatch(/parameter setting = "base" could not be checked \(param_values in notebooks\/paper-tables.md: Catalog Error/);
+    }
+    // The text form names the failing cells and says why they failed.
+    const text = await runCli(['notebook', join('notebooks', name), '--db', db, '-o', out]);
+    expect(text.code).toBe(5);
+    expect(text.stderr).toMatch(/cells failed; each error is shown under its cell in /);
+    expect(text.stderr).toContain('the warehouse lacks the views these cells read');
   });
 });

@@ -4,7 +4,7 @@ import { userPath } from '../../core/paths.js';
 import { usageError } from '../../core/errors.js';
 import { interruptSignal } from '../../platform/interrupt.js';
 import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../../platform/cli-stage-args.js';
-import { printResult, workspaceOf, type GlobalArgs } from '../../platform/cli-options.js';
+import { printResult, refuseWorkspace, workspaceOf, type GlobalArgs } from '../../platform/cli-options.js';
 import { batchFlags, resolveBatch } from '../../platform/run-settings.js';
 
 interface PersonaImportArgs extends GlobalArgs {
@@ -125,7 +125,7 @@ const selectCommand: CommandModule<GlobalArgs, PersonaSelectArgs> = {
       .option('fidelity', {
         choices: ['original', 'fixed'] as const,
         default: 'original' as const,
-        describe: 'original: reproduce the makers, bugs included; fixed: apply the corrections listed in the README',
+        describe: 'original: reproduce the makers, bugs included; fixed: apply the corrections listed in docs/personabench.md',
       })
       .option('seed', {
         type: 'number',
@@ -210,6 +210,7 @@ const exportCommand: CommandModule<GlobalArgs, PersonaExportArgs> = {
       .option('dry-run', { type: 'boolean', default: false, describe: 'Count the lines, write nothing' })
       .example('$0 persona export --from data/personabench-sample/raw.json --out export/', "plens's prompts in the original's files"),
   handler: async (args) => {
+    refuseWorkspace(args, 'plens persona export', 'it reads --from and writes --out');
     const { runPersonaExport } = await import('./export-stage.js');
     const summary = await runPersonaExport({
       from: userPath(args.from),

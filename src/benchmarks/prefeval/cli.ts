@@ -1,10 +1,10 @@
 import type { Argv, CommandModule } from 'yargs';
 import { userPath } from '../../core/paths.js';
-import { printResult, type GlobalArgs } from '../../platform/cli-options.js';
+import { printResult, refuseWorkspace, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface ImportArgs extends GlobalArgs {
   from: string;
-  topics?: string;
+  topics?: string[];
 }
 
 /** `plens prefeval import`: reads and checks a PrefEval release (every topic file and the filler), and says what it holds. */
@@ -18,19 +18,15 @@ const importCommand: CommandModule<GlobalArgs, ImportArgs> = {
         demandOption: true,
         describe: 'A PrefEval checkout (github.com/amazon-science/PrefEval) or its benchmark_dataset folder',
       })
-      .option('topics', { type: 'string', describe: 'Comma-separated topics (default: all 20)' })
+      .option('topics', { type: 'string', array: true, describe: 'Topics, e.g. travel_hotel lifestyle_fit (or travel_hotel,lifestyle_fit; default: all 20)' })
       .example('$0 prefeval import --from ../PrefEval', 'every topic: preferences and filler turns') as Argv<ImportArgs>,
   handler: async (args) => {
+    refuseWorkspace(args, 'plens prefeval import', 'it checks the release in --from and writes nothing');
     const { datasetDir, readExplicitTopic, readInterTurns, readMcqTopic, TOPICS } = await import('./data.js');
     const { existsSync } = await import('node:fs');
     const { join } = await import('node:path');
     const from = userPath(args.from);
-    const topics = args.topics
-      ? args.topics
-          .split(',')
-          .map((t) => t.trim())
-          .filter(Boolean)
-      : [...TOPICS];
+    const topics = args.topics?.length ? [...new Set(args.topics.map((t) => String(t).trim()).filter(Boolean))] : [...TOPICS];
     // The classification task's options are checked where the release has them.
     const mcq = existsSync(join(datasetDir(from), 'mcq_options'));
     const counts = topics.map((topic) => ({

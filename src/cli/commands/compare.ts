@@ -1,6 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { userPath } from '../../core/paths.js';
-import { printResult, warehouseOption, type GlobalArgs } from '../../platform/cli-options.js';
+import { printResult, requireProjectWarehouse, warehouseOption, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface CompareArgs extends GlobalArgs {
   db: string;
@@ -34,7 +33,7 @@ export const compareCommand: CommandModule<GlobalArgs, CompareArgs> = {
   handler: async (args) => {
     const { compareCells, formatCompare, parseCell } = await import('../../compare/compare.js');
     const result = await compareCells({
-      dbPath: userPath(args.db),
+      dbPath: requireProjectWarehouse(args),
       a: parseCell(args.a, 'A'),
       b: parseCell(args.b, 'B'),
       ...(args.where ? { where: parseCell(args.where, '--where') } : {}),

@@ -1,6 +1,6 @@
 import { relative } from 'node:path';
 import type { CommandModule } from 'yargs';
-import { warehouseOption, type GlobalArgs } from '../../platform/cli-options.js';
+import { requireProjectWarehouse, warehouseOption, warn, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface NotebookArgs extends GlobalArgs {
   file: string;
@@ -25,11 +25,11 @@ export const notebookCommand: CommandModule<GlobalArgs, NotebookArgs> = {
       .option('format', { choices: ['md', 'html'] as const, describe: 'Output format (default: from --out, else md)' })
       .option('out', { alias: 'o', type: 'string', describe: 'Output file, or - for stdout (default: <workspace>/notebooks/<name>.<format>)' })
       .option('param', {
-        alias: 'p',
+        alias: 'P',
         type: 'string',
         array: true,
         default: [] as string[],
-        describe: "name=value for a parameter the notebook declares; read in SQL as getvariable('name')",
+        describe: "name=value for a parameter the notebook declares; read in SQL as getvariable('name'). Several: -P a=1 -P b=2, -P a=1 b=2 or -P a=1,b=2",
       })
       .option('max-rows', { type: 'number', describe: 'Rows shown per cell unless the cell says otherwise (default 50)' })
       .option('allow-files', {
@@ -44,15 +44,22 @@ export const notebookCommand: CommandModule<GlobalArgs, NotebookArgs> = {
         return true;
       })
       .example('$0 notebook notebooks/paper-tables.md', 'writes out/notebooks/paper-tables.md')
-      .example('$0 notebook notebooks/compare-assistants.md --format html -p assistant_a=openai:gpt-4o -p assistant_b=openai:gpt-4o-mini', '')
-      .example('$0 notebook notebooks/cost.md -o - | less', 'print instead of writing a file'),
+      .example('$0 notebook notebooks/compare-assistants.md --format html -P assistant_a=openai:gpt-4o -P assistant_b=openai:gpt-4o-mini', '')
+      .example('$0 notebook notebooks/cost.md -o - | less', 'print instead of writing a file')
+      .epilogue(
+        'Each cell runs on its own: a failing cell shows its error under itself and the cells after it still run. ' +
+          'Exit 0 when every cell ran; 5 when one or more failed (the output is written all the same, and --json lists each cell with its status); ' +
+          '4 when there is no warehouse, 3 when the notebook cannot be read.',
+      ),
   handler: async (args) => {
     const { notebookCommand: run } = await import('../../notebook/notebook.js');
+    requireProjectWarehouse(args);
     const { summary, error } = await run({
       file: args.file,
-      db: args.db,
+      // As the user would type them: the output names the warehouse.
+      db: shown(args.db),
       cwd: process.cwd(),
-      workspace: args.workspace,
+      workspace: shown(args.workspace),
       ...(args.format ? { format: args.format } : {}),
       ...(args.out !== undefined ? { out: args.out } : {}),
       params: args.param.map(String),
@@ -65,7 +72,7 @@ export const notebookCommand: CommandModule<GlobalArgs, NotebookArgs> = {
       if (error) process.exitCode = error.exitCode;
       return;
     }
-    for (const w of summary.warnings) process.stderr.write(`plens: warning: ${w}\n`);
+    for (const w of summary.warnings) warn(args, w);
     if (summary.document !== undefined) process.stdout.write(summary.document);
     else if (!args.quiet) process.stdout.write(`${shown(summary.output)}\n`);
     if (error) throw error;

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { CommandModule } from 'yargs';
 import { userPath } from '../../core/paths.js';
-import { printResult, warehouseOption, workspaceOf, type GlobalArgs } from '../../platform/cli-options.js';
+import { printResult, requireProjectWarehouse, warehouseOption, workspaceOf, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface ReportArgs extends GlobalArgs {
   db: string;
@@ -19,14 +19,14 @@ export const reportCommand: CommandModule<GlobalArgs, ReportArgs> = {
     warehouseOption(y)
       .option('out', { alias: 'o', type: 'string', describe: 'HTML file to write (default: <workspace>/report.html, where a pipeline writes it too)' })
       .option('title', { type: 'string', describe: 'Page title (default: plens report)' })
-      .example('$0 report', 'write out/report.html from warehouse/plens.duckdb')
+      .example('$0 report', "the current project's report: after plens make, that run's <workspace>/report.html")
       .example('$0 report --db run.duckdb --out run.html --title "Run 1"', 'another warehouse, file and title'),
   handler: async (args) => {
     const { writeReport } = await import('../../report/report.js');
     const { reportParts } = await import('../../registry/registry.js');
     const result = await writeReport({
       parts: reportParts(),
-      dbPath: userPath(args.db),
+      dbPath: requireProjectWarehouse(args),
       out: args.out ? userPath(args.out) : join(workspaceOf(args).root, REPORT_FILE),
       ...(args.title !== undefined ? { title: args.title } : {}),
     });

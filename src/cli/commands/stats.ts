@@ -2,7 +2,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { usageError } from '../../core/errors.js';
 import { userPath } from '../../core/paths.js';
 import { SPEAKER_GROUPS, type SpeakerGroup } from '../../stats/speaker-groups.js';
-import { showProgress, type GlobalArgs } from '../../platform/cli-options.js';
+import { refuseWorkspace, showProgress, type GlobalArgs } from '../../platform/cli-options.js';
 
 interface LexicalArgs extends GlobalArgs {
   input: string;
@@ -14,8 +14,8 @@ interface LexicalArgs extends GlobalArgs {
   'speaker-field': string;
   'dialogue-field': string;
   'turn-field': string;
-  'user-speakers': string;
-  'assistant-speakers': string;
+  'user-speakers': string[];
+  'assistant-speakers': string[];
   order: 'file' | 'dialogue';
   iterations: number;
   'token-budget': number;
@@ -23,11 +23,7 @@ interface LexicalArgs extends GlobalArgs {
   'memory-limit'?: string;
 }
 
-const list = (s: string) =>
-  s
-    .split(',')
-    .map((x) => x.trim())
-    .filter(Boolean);
+const list = (values: string[]) => [...new Set(values.map((x) => String(x).trim()).filter(Boolean))];
 
 const lexicalCommand: CommandModule<GlobalArgs, LexicalArgs> = {
   command: 'lexical',
@@ -58,8 +54,8 @@ const lexicalCommand: CommandModule<GlobalArgs, LexicalArgs> = {
       .option('speaker-field', { type: 'string', default: 'speaker', describe: 'Field holding the speaker' })
       .option('dialogue-field', { type: 'string', default: 'dialogue_id', describe: 'Field holding the dialogue id (used by --order dialogue)' })
       .option('turn-field', { type: 'string', default: 'turn', describe: 'Field holding the turn index (used by --order dialogue)' })
-      .option('user-speakers', { type: 'string', default: 'user', describe: 'Comma-separated speaker values that mean the user' })
-      .option('assistant-speakers', { type: 'string', default: 'assistant,system', describe: 'Comma-separated speaker values that mean the assistant' })
+      .option('user-speakers', { type: 'string', array: true, default: ['user'], describe: 'Speaker values that mean the user' })
+      .option('assistant-speakers', { type: 'string', array: true, default: ['assistant', 'system'], describe: 'Speaker values that mean the assistant' })
       .option('order', {
         choices: ['file', 'dialogue'] as const,
         default: 'file' as const,
@@ -83,6 +79,7 @@ const lexicalCommand: CommandModule<GlobalArgs, LexicalArgs> = {
         'an external corpus for your own Table 10',
       ),
   handler: async (args) => {
+    refuseWorkspace(args, 'plens stats lexical', 'it reads only the file named by --input');
     const { lexicalStatsOfFile } = await import('../../stats/lexical-file.js');
     const { lexicalTable } = await import('../../tables/lexical.js');
     const { DEFAULT_FIELDS, utteranceFormatOf } = await import('../../stats/utterance-file.js');

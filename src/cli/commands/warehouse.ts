@@ -1,7 +1,9 @@
 import type { CommandModule } from 'yargs';
 import { userPath } from '../../core/paths.js';
 import { DEFAULT_LAPS_SPEAKERS, SPEAKER_GROUPS, type SpeakerGroup } from '../../stats/speaker-groups.js';
+import { PlensError } from '../../core/errors.js';
 import { printResult, warehouseOption, workspaceOf, type GlobalArgs } from '../../platform/cli-options.js';
+import { rememberWarehouse, shownPath, workspaceHasOutputs } from '../../platform/current-project.js';
 
 interface WarehouseArgs extends GlobalArgs {
   db: string;
@@ -49,14 +51,15 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
         default: false,
         describe: 'Build even when nothing changed since the last build (the workspace Parquet, the SQL files, the plens version, --lexical, --laps-speakers)',
       })
-      .example('$0 warehouse', 'build warehouse/plens.duckdb from ./out (nothing to do if nothing changed)')
+      .example('$0 warehouse', "build the current project's warehouse from its workspace (nothing to do if nothing changed)")
       .example('$0 warehouse --db /tmp/run.duckdb -w /data/run1', 'another workspace and database'),
   handler: async (args) => {
     const { buildWarehouse, formatWarehouseSummary } = await import('../../warehouse/build.js');
     const { sqlDirs, warehouseExamples, warehouseSources } = await import('../../registry/registry.js');
+    const workspace = workspaceOf(args);
     const summary = await buildWarehouse({
       sources: warehouseSources(),
-      workspace: workspaceOf(args),
+      workspace,
       dbPath: userPath(args.db),
       // --sql-dir: that folder (and its subfolders) instead of the registered benchmarks' SQL.
       ...(args['sql-dir'] ? { sqlDir: userPath(args['sql-dir']) } : { sqlDirs: sqlDirs() }),
@@ -66,7 +69,18 @@ export const warehouseCommand: CommandModule<GlobalArgs, WarehouseArgs> = {
       stepCache: args['step-cache'],
       force: args.force,
       ...(args['memory-limit'] ? { memoryLimit: args['memory-limit'] } : {}),
+    }).catch((error: unknown) => {
+      // Nothing at all in the workspace: say how to get something there first.
+      if (error instanceof PlensError && error.code === 'E_PREREQUISITE' && !workspaceHasOutputs(workspace.root))
+        throw new PlensError('E_PREREQUISITE', error.message, {
+          hint: `nothing has run in ${shownPath(workspace.root, process.cwd())}: \`plens demo\` runs the bundled sample offline and builds its warehouse; \`plens make -p FILE.yaml\` runs a pipeline (it builds its own warehouse). With data of your own: ${error.hint ?? 'run a stage first'}`,
+          cause: error,
+        });
+      throw error;
     });
+    // -w DIR alone finds this warehouse from now on (current-project.ts).
+    const pipeline = args.project?.pipeline && args.project.source !== 'flags' ? { file: args.project.pipeline, folder: process.cwd() } : undefined;
+    if (!args['dry-run']) rememberWarehouse(workspace.root, userPath(args.db), pipeline);
     printResult(args, summary, () => formatWarehouseSummary(summary, warehouseExamples()));
   },
 };

@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { userPath } from '../../../core/paths.js';
-import { printResult, warehouseOption, workspaceOf, type GlobalArgs } from '../../../platform/cli-options.js';
+import { printResult, requireProjectWarehouse, warehouseOption, workspaceOf, type GlobalArgs } from '../../../platform/cli-options.js';
 
 interface ExportArgs extends GlobalArgs {
   db: string;
@@ -37,7 +37,7 @@ const exportCommand: CommandModule<GlobalArgs, ExportArgs> = {
     const { exportSample, formatExportSummary } = await import('../annotation/export.js');
     const summary = await exportSample({
       workspace: workspaceOf(args),
-      dbPath: userPath(args.db),
+      dbPath: requireProjectWarehouse(args),
       n: args.n,
       seed: args.seed,
       ...(args.run !== undefined ? { run: args.run } : {}),

@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { userPath } from '../../../core/paths.js';
-import { printResult, type GlobalArgs } from '../../../platform/cli-options.js';
+import { printResult, refuseWorkspace, type GlobalArgs } from '../../../platform/cli-options.js';
 
 interface ImportOriginalArgs extends GlobalArgs {
   dir: string;
@@ -34,6 +34,7 @@ const importOriginalCommand: CommandModule<GlobalArgs, ImportOriginalArgs> = {
         'then: plens dialogues --prompts original-prompts ...; plens judge --prompts original-prompts ...',
       ) as unknown as Argv<ImportOriginalArgs>,
   handler: async (args) => {
+    refuseWorkspace(args, 'plens prompts import-original', 'it reads the checkout and writes the prompt set to --out');
     const { importOriginal, formatImportSummary } = await import('../import-original.js');
     const summary = importOriginal({
       source: userPath(args.dir),

@@ -4,8 +4,8 @@ import { printResult, workspaceOf, type GlobalArgs } from '../../../platform/cli
 interface ScenariosArgs extends GlobalArgs {
   kind: 'sd' | 'md' | 'all';
   sample?: number;
-  users?: string;
-  domains?: string;
+  users?: string[];
+  domains?: string[];
   random?: number;
   seed?: string;
   'dry-run': boolean;
@@ -18,8 +18,12 @@ export const scenariosCommand: CommandModule<GlobalArgs, ScenariosArgs> = {
     y
       .option('kind', { choices: ['sd', 'md', 'all'] as const, default: 'all' as const, describe: 'Single-domain, multi-domain or both' })
       .option('sample', { type: 'number', choices: [20, 30, 50, 100], describe: "One of the paper's fixed user lists (50 = all paper experiments)" })
-      .option('users', { type: 'string', describe: 'User indices and ranges, e.g. 0-99,7,user12 (with --sample: both must hold)' })
-      .option('domains', { type: 'string', describe: 'Comma-separated domains; keeps scenarios touching any of them' })
+      .option('users', {
+        type: 'string',
+        array: true,
+        describe: 'User indices and ranges, e.g. 0-99 7 user12 (or 0-99,7,user12; with --sample: both must hold)',
+      })
+      .option('domains', { type: 'string', array: true, describe: 'Domains, e.g. Hotels Flights (or Hotels,Flights); keeps scenarios touching any of them' })
       .option('random', { type: 'number', describe: 'Keep N scenarios, chosen by a seeded hash (stable; larger N keeps smaller N)' })
       .option('seed', { type: 'string', describe: 'Seed for --random (default 0)' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'Count what would be selected, write nothing' })
@@ -32,8 +36,8 @@ export const scenariosCommand: CommandModule<GlobalArgs, ScenariosArgs> = {
     const selection = scenarioSelectionOf({
       kind: args.kind,
       ...(args.sample !== undefined ? { sample: args.sample } : {}),
-      ...(args.users !== undefined ? { users: args.users } : {}),
-      ...(args.domains !== undefined ? { domains: args.domains } : {}),
+      ...(args.users !== undefined ? { users: args.users.map(String).join(',') } : {}),
+      ...(args.domains !== undefined ? { domains: args.domains.map(String).join(',') } : {}),
       ...(args.random !== undefined ? { random: args.random } : {}),
       ...(args.seed !== undefined ? { seed: args.seed } : {}),
     });
