@@ -85,7 +85,7 @@ export function loadPipeline(path: string, env: NodeJS.ProcessEnv = process.env,
       const pointer = (error.location.pointer ?? '') + (extra ? `/${escapePointer(extra[1]!)}` : '');
       throw new PlensError('E_INPUT_SCHEMA', error.message, {
         location: locate(pointer),
-        hint: 'the format is in schemas/pipeline.schema.json and README.md (Pipelines)',
+        hint: 'the format is in schemas/pipeline.schema.json and docs/pipelines.md',
       });
     }
     throw error;
@@ -182,7 +182,7 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
             : `${field}: a ${other.title} section; a ${module.id} pipeline takes ${module.sections.map((s) => `a ${s}`).join(' or ')} section instead`,
           {
             location: locate(`/${field}`),
-            hint: `the format is in schemas/pipeline.schema.json and README.md (${module === benchmarks()[0] ? 'Pipelines' : `${module.title} pipelines`})`,
+            hint: 'the format is in schemas/pipeline.schema.json and docs/pipelines.md',
           },
         );
   }
@@ -191,7 +191,7 @@ function resolvePipeline(p: PipelineFile, file: string, locate: (pointer: string
     if (p[field] === undefined)
       throw new PlensError('E_INPUT_SCHEMA', `missing required field "${field}" (a ${module.id} pipeline needs it)`, {
         location: locate(''),
-        hint: `the format is in schemas/pipeline.schema.json and README.md (Pipelines)`,
+        hint: 'the format is in schemas/pipeline.schema.json and docs/pipelines.md',
       });
   const sections = module.resolve(p, {
     file,

@@ -10,7 +10,7 @@
  * context table is not: on lower-cased text the table only decides a break after a
  * number or an initial when the next word was seen sentence-initially in lower case and
  * never capitalised in the training corpus, which the Wall Street Journal model almost
- * never records; we treat that set as empty (README, PERSONA-bench).
+ * never records; we treat that set as empty (docs/personabench.md).
  */
 
 const PY_SPACE_CHARS = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';

@@ -162,7 +162,7 @@ export function resolveLimits(sources: LimitSources): RunLimits {
       if (problem)
         throw new PlensError('E_INPUT_SCHEMA', `limits.${s.field} ${problem}`, {
           location: sources.pipeline!.locate(`/limits/${s.field}`),
-          hint: 'the format is in schemas/pipeline.schema.json and README.md (Pipelines)',
+          hint: 'the format is in schemas/pipeline.schema.json and docs/pipelines.md',
         });
       out[key] = field;
     }
@@ -304,7 +304,7 @@ export function resolveBatch(sources: BatchSources): BatchOptions | undefined {
       if (!s.ok(field))
         throw new PlensError('E_INPUT_SCHEMA', `${section}.${s.field} ${s.must}`, {
           location: sources.pipeline!.locate(`/${section}/${s.field}`),
-          hint: 'the format is in schemas/pipeline.schema.json and README.md (Batch judging)',
+          hint: 'the format is in schemas/pipeline.schema.json and docs/batch.md',
         });
       out[key] = field;
     }

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { benchmarks } from '../../src/registry/registry.js';
 
 /**
- * A benchmark is a folder and a registry entry (README, "Architecture"): below the registry no file
+ * A benchmark is a folder and a registry entry (docs/architecture.md): below the registry no file
  * imports a benchmark module, above it only the registry does, and no file outside a benchmark's
  * folder spells one of its steps, tables or workspace folders. The few places that still
  * do are listed below with their reason; an entry no longer needed fails the test, so the list only

@@ -77,7 +77,7 @@ export function resolvePersonaSettings(
   const bad = (pointer: string, message: string) =>
     new PlensError('E_INPUT_SCHEMA', message, {
       location: o.locate(pointer),
-      hint: 'the format is in schemas/pipeline.schema.json and README.md (PERSONA-bench pipelines)',
+      hint: 'the format is in schemas/pipeline.schema.json and docs/personabench.md (Pipelines)',
     });
   if (decoding === 'single-sample' && section.samples !== undefined)
     throw bad('/persona/samples', 'persona.samples is the n of best-of-n; single-sample decoding draws one sample');

@@ -92,7 +92,7 @@ export const BUILD_SECTION_SCHEMA = {
     prompts: { type: 'string', minLength: 1, description: "a folder of templates replacing plens's (see pipelines/prompts/personalens-build)" },
     batch: {
       type: 'boolean',
-      description: "run the LLM stages through the provider's batch API (about half price, answers within 24 h); see README.md, Batch judging",
+      description: "run the LLM stages through the provider's batch API (about half price, answers within 24 h); see docs/batch.md",
     },
     batch_fallback: { enum: ['online', 'none'], description: 'requests a batch did not answer: called online (default) or recorded as failures' },
     poll_interval_s: { type: 'number', exclusiveMinimum: 0, description: 'seconds between batch status checks (default 60)' },

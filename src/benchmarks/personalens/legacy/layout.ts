@@ -6,7 +6,7 @@ import { parseSetting, type Setting } from '../settings.js';
 
 /**
  * The layout of an output folder written by the original PersonaLens scripts, as we read its path
- * pattern (their file contents are not published, so this is our documented reading; README,
+ * pattern (their file contents are not published, so this is our documented reading; docs/personalens.md,
  * "Importing runs of the original scripts"):
  *
  *   <output>/dialogue/<user>/<model>[_d][_p][_s]/<task>_dialogue.json

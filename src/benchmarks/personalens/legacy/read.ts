@@ -8,7 +8,7 @@ export interface LegacyMessage {
 }
 
 /**
- * Reads one dialogue file of the original scripts. Accepted shapes (our reading; README):
+ * Reads one dialogue file of the original scripts. Accepted shapes (our reading; docs/personalens.md):
  * - a list of messages, or an object with exactly one of `messages` / `dialogue` holding that list
  *   (other keys of the object are ignored);
  * - a message is an object with a role under `role` or `speaker` ("user" or "assistant", any case)

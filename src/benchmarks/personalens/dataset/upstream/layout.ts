@@ -16,7 +16,10 @@ const USER_DIR = /^user(0|[1-9][0-9]{0,8})$/;
 
 export async function locateUpstream(dataDir: string, schemaOverride?: string): Promise<UpstreamLayout> {
   if (!existsSync(dataDir)) {
-    throw new PlensError('E_INPUT_NOT_FOUND', 'data directory does not exist', { location: { file: dataDir } });
+    throw new PlensError('E_INPUT_NOT_FOUND', 'data directory does not exist', {
+      location: { file: dataDir },
+      hint: 'get the data with `git clone https://github.com/amazon-science/PersonaLens` and point --from at its data/ folder (in the shipped pipelines: export PERSONALENS_DATA=../PersonaLens/data)',
+    });
   }
   if (!statSync(dataDir).isDirectory()) {
     throw new PlensError('E_INPUT_LAYOUT', 'expected a directory holding profile/ and task/', { location: { file: dataDir } });
