@@ -1,7 +1,7 @@
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { runCliProcess, sampleDir, tempDir } from './helpers/cli.js';
+import { repoRoot, runCliProcess, sampleDir, tempDir } from './helpers/cli.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,5 +17,15 @@ export default async function setup(project: TestProject): Promise<() => void> {
   const r = await runCliProcess(['import', '--from', sampleDir, '-w', ws, '--no-progress']);
   if (r.code !== 0) throw new Error(`global setup: importing the sample failed (exit ${r.code}):\n${r.stderr}`);
   project.provide('sampleImport', ws);
-  return () => rmSync(root, { recursive: true, force: true });
+  // No test may leave a current project in the repository (docs/project.md): the user's own.
+  const state = join(repoRoot, '.plens');
+  const hadState = existsSync(state);
+  return () => {
+    rmSync(root, { recursive: true, force: true });
+    if (!hadState && existsSync(state)) {
+      // A teardown's error does not fail the run by itself: the exit code says it.
+      process.stderr.write(`a test wrote ${state}: run the CLI with PLENS_STATE_DIR=off (the vitest config sets it)\n`);
+      process.exitCode = 1;
+    }
+  };
 }

@@ -7,6 +7,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     root: new URL('..', import.meta.url).pathname,
+    // No test's make becomes the current project of the folder it ran in (docs/project.md): the
+    // tests that need that state turn it on themselves.
+    env: { PLENS_STATE_DIR: 'off' },
     include: ['test/**/*.test.ts'],
     exclude: ['**/node_modules/**', 'test/full-data/**'],
     // Imports the sample once for every file (sampleWorkspace copies it).
