@@ -169,7 +169,12 @@ export const sharedSteps: StepDef[] = [
         parts: reportParts(),
       });
       await ctx.save(inputs, w.file);
-      return { step: 'report', status: 'ran', work: 1, detail: `wrote ${w.file} (${w.tables} tables, ${w.charts} charts)` };
+      return {
+        step: 'report',
+        status: 'ran',
+        work: 1,
+        detail: `wrote ${w.file} (${w.tables} table${w.tables === 1 ? '' : 's'}, ${w.charts} chart${w.charts === 1 ? '' : 's'})`,
+      };
     },
   },
 ];
