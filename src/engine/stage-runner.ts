@@ -245,6 +245,23 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
   })();
 
   const budget = options.budget;
+  /** Records finished but waiting for def.durable(): each is appended once it resolves. */
+  const durable = new Set<Promise<void>>();
+  const settle = ({ l, key, tries, record, cost }: { l: { records: JsonlLog }; key: string; tries: number; record: StageOutput; cost: WorkCost }) => {
+    // A stop that came while the record waited: a rerun does it again (its calls are in the cache).
+    if (signal.aborted) return;
+    l.records.append({ key, try: tries + 1, ...record });
+    if (record.status === 'ok') summary.ok++;
+    else {
+      summary.failed++;
+      // A record may keep its failure's kind in a flat error_kind column (PERSONA-bench predictions).
+      const flatKind = typeof record.error_kind === 'string' ? record.error_kind : undefined;
+      const reason = (typeof record.error === 'object' ? record.error?.kind : undefined) ?? flatKind ?? 'unknown';
+      summary.failure_reasons[reason] = (summary.failure_reasons[reason] ?? 0) + 1;
+    }
+    addToSummary(summary, cost);
+    progress.tick(summary);
+  };
   const worker = async () => {
     while (!signal.aborted && !budget?.capped) {
       let reservation: Reservation | undefined;
@@ -262,20 +279,23 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
         const l = logsFor(partition);
         const { record, cost } = await def.run(item, { signal, key, event: (e) => l.events.append(e), ...(reservation ? { reservation } : {}) });
         reservation?.close();
-        await def.durable?.();
         // Work cut short by a stop is not a result and not a failure: a rerun does it again.
         if (signal.aborted) return;
-        l.records.append({ key, try: tries + 1, ...record });
-        if (record.status === 'ok') summary.ok++;
+        const done = { l, key, tries, record, cost };
+        if (!def.durable) settle(done);
         else {
-          summary.failed++;
-          // A record may keep its failure's kind in a flat error_kind column (PERSONA-bench predictions).
-          const flatKind = typeof record.error_kind === 'string' ? record.error_kind : undefined;
-          const reason = (typeof record.error === 'object' ? record.error?.kind : undefined) ?? flatKind ?? 'unknown';
-          summary.failure_reasons[reason] = (summary.failure_reasons[reason] ?? 0) + 1;
+          // The record waits for what its work wrote elsewhere to be committed; the worker slot does
+          // not: it takes the next item at once, so a commit's wait never idles a slot.
+          const waiting = def
+            .durable()
+            .then(() => settle(done))
+            .catch((error: unknown) => {
+              fatal ??= error;
+              stop.abort();
+            });
+          durable.add(waiting);
+          void waiting.finally(() => durable.delete(waiting));
         }
-        addToSummary(summary, cost);
-        progress.tick(summary);
       } catch (error) {
         if (signal.aborted && !fatal) return;
         fatal ??= error;
@@ -290,6 +310,8 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
   const workStarted = performance.now();
   try {
     await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
+    // Every record still waiting on a commit is appended (or dropped by a stop) before the logs close.
+    while (durable.size > 0) await Promise.all([...durable]);
   } finally {
     // Every worker has returned, so no next() is in flight: ending the input stream runs its
     // cleanup (open queries, loads started ahead) before the caller closes what it reads from.

@@ -4,13 +4,12 @@ import { AimdController, isOverloadStatus, type AimdStats, type CallOutcomeSigna
 import { callKey, type CallCache } from './call-cache.js';
 import { LlmCallError } from './errors.js';
 import { DEFAULT_TIMEOUTS, type HttpTimeouts, type HttpTransport, type TransportKind } from './http-transport.js';
-import { InlineTransport } from './inline-transport.js';
 import { batchPriceFactor, checkBaseUrl, checkBatchSupport, costOfTokens, endpointIdentity, modelId, type ModelSpec } from './model-spec.js';
 import { redact, registerSecret, registerSecretsFromEnv } from '../core/redact.js';
 import { providerEntry, type ProviderEntry, type ProviderInit } from './providers.js';
 import { withRetry } from './retry.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry-policy.js';
-import { WorkerTransport } from './worker-transport.js';
+import { openTransport } from './transport-choice.js';
 import { RateLimiter } from './token-bucket.js';
 import type { ChatRequest, ChatResponse, Provider, SamplingParams, Usage } from './types.js';
 
@@ -20,7 +19,7 @@ export interface ClientOptions {
   timeouts?: HttpTimeouts;
   /** Upper bound on simultaneous connections to the endpoint. */
   connections?: number;
-  /** Where requests run: the shared HTTP worker thread (the default) or this thread. */
+  /** Where requests run: this thread, the shared HTTP worker thread, or `auto` (the default; see transport-choice.ts). */
   transport?: TransportKind;
   env?: NodeJS.ProcessEnv;
   /**
@@ -136,7 +135,7 @@ export class LlmClient {
     }
     // Whatever a server echoes back, this key is cut from every message and record.
     registerSecret(apiKey);
-    const transport = options.transport === 'inline' ? new InlineTransport(timeouts, connections) : new WorkerTransport(timeouts, connections);
+    const transport = openTransport(options.transport ?? 'auto', timeouts, connections);
     const client = new LlmClient(spec, new LazyProvider(entry, { model: spec.model, http: { baseUrl, apiKey, transport } }), transport, options, endpoint);
     client.batchInit = { model: spec.model, baseUrl, apiKey, timeoutMs: timeouts.deadlineMs };
     return client;

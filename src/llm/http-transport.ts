@@ -29,5 +29,7 @@ export interface HttpTransport {
 /**
  * `worker`: requests run on a shared worker thread, so sockets are written and read while this
  * thread renders prompts and records results (see http-worker-host.ts). `inline`: on this thread.
+ * `auto` (the default): inline for the first INLINE_MAX_CONNECTIONS connections of the process,
+ * then the worker thread (transport-choice.ts).
  */
-export type TransportKind = 'worker' | 'inline';
+export type TransportKind = 'worker' | 'inline' | 'auto';
