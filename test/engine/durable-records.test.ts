@@ -1,16 +1,10 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { Partition, type ColumnsOf } from '../../src/engine/partition.js';
+import { Partition } from '../../src/engine/partition.js';
 import { runStage, type StageOutput } from '../../src/engine/stage-runner.js';
 import { tempDir } from '../helpers/cli.js';
+import { UNITS_FORMAT, type UnitRecord } from '../helpers/units-partition.js';
 
-interface Rec {
-  key: string;
-  try: number;
-  status: string;
-  n: number;
-}
-const FORMAT = { output: 'units', records: { key: 'VARCHAR', try: 'INTEGER', status: 'VARCHAR', n: 'INTEGER' } satisfies ColumnsOf<Rec>, events: {} };
 const NO_COST = { calls: 1, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
 
 /** The keys in a partition's records log as it is on disk now. */
@@ -20,7 +14,7 @@ function recordedKeys(partition: Partition): string[] {
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l !== '')
-    .map((l) => (JSON.parse(l) as Rec).key);
+    .map((l) => (JSON.parse(l) as UnitRecord).key);
 }
 
 /** A durability barrier the test opens by hand (as a cache commit that has not happened yet). */
@@ -38,7 +32,7 @@ const tick = () => new Promise((r) => setTimeout(r, 5));
 
 describe('records wait for durability, worker slots do not', () => {
   it('a finished item frees its slot at once; its record is appended only once durable() resolves', async () => {
-    const partition = Partition.in(tempDir('plens-durable-'), 'p', FORMAT);
+    const partition = Partition.in(tempDir('plens-durable-'), 'p', UNITS_FORMAT);
     const b = barrier();
     const started: number[] = [];
     const keysWhenStarted: string[][] = [];
@@ -73,7 +67,7 @@ describe('records wait for durability, worker slots do not', () => {
   });
 
   it('a durability failure fails the stage, and the record that waited on it is not written', async () => {
-    const partition = Partition.in(tempDir('plens-durable-'), 'p', FORMAT);
+    const partition = Partition.in(tempDir('plens-durable-'), 'p', UNITS_FORMAT);
     const b = barrier();
     const run = runStage<number>(
       {
@@ -94,7 +88,7 @@ describe('records wait for durability, worker slots do not', () => {
   });
 
   it('a stop while records wait drops them (a rerun does them again) and reports the run interrupted', async () => {
-    const partition = Partition.in(tempDir('plens-durable-'), 'p', FORMAT);
+    const partition = Partition.in(tempDir('plens-durable-'), 'p', UNITS_FORMAT);
     const b = barrier();
     const stop = new AbortController();
     let ran = 0;

@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Partition, type ColumnsOf } from '../../src/engine/partition.js';
+import { Partition } from '../../src/engine/partition.js';
 import { addCallSpend, addSpend, emptySpend, SpendBudget, spendRole } from '../../src/engine/spend-budget.js';
 import { runStage, type StageOutput } from '../../src/engine/stage-runner.js';
 import { tempDir } from '../helpers/cli.js';
+import { UNITS_FORMAT } from '../helpers/units-partition.js';
 
 /** Resolves once the microtask queue has drained (a waiter that could go on has gone on). */
 const settle = () => new Promise((r) => setImmediate(r));
@@ -126,18 +127,10 @@ describe('a spend budget', () => {
   });
 });
 
-interface Rec {
-  key: string;
-  try: number;
-  status: string;
-  n: number;
-}
-const FORMAT = { output: 'units', records: { key: 'VARCHAR', try: 'INTEGER', status: 'VARCHAR', n: 'INTEGER' } satisfies ColumnsOf<Rec>, events: {} };
-
 describe('the stage engine under a spend cap', () => {
   /** 20 units of $1 each (reserved $1.5 each) at concurrency 4; `seen` counts how many ran at once. */
   async function run(budget: SpendBudget, dir: string, seen = { now: 0, max: 0, ran: [] as number[] }) {
-    const partition = Partition.in(dir, 'p', FORMAT);
+    const partition = Partition.in(dir, 'p', UNITS_FORMAT);
     const summary = await runStage<number>(
       {
         stage: 'units',
