@@ -310,8 +310,9 @@ export async function runStage<I>(def: StageDefinition<I>, options: EngineOption
   const workStarted = performance.now();
   try {
     await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
-    // Every record still waiting on a commit is appended (or dropped by a stop) before the logs close.
-    while (durable.size > 0) await Promise.all([...durable]);
+    // Every record still waiting on a commit is appended (or dropped by a stop) before the logs
+    // close; only workers add to the set, and they have all returned.
+    await Promise.all([...durable]);
   } finally {
     // Every worker has returned, so no next() is in flight: ending the input stream runs its
     // cleanup (open queries, loads started ahead) before the caller closes what it reads from.

@@ -195,7 +195,7 @@ export class CallCache {
 
   /** Resolves once every write started so far is committed; rejects if any write failed. */
   async committed(): Promise<void> {
-    if (!this.db || (!this.writes && !this.timer)) return;
+    if (!this.db || !this.writes) return;
     // Writes still queued go to LMDB with their batch (at most COMMIT_DELAY_MS from now), not
     // one by one: many items wait here at once and share that batch's commit.
     if (this.timer) await this.nextFlush;

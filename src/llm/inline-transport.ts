@@ -17,10 +17,13 @@ export function createDispatcher(timeouts: HttpTimeouts, connections: number): D
 /** Requests through undici on the calling thread; also what the HTTP worker thread runs. */
 export class InlineTransport implements HttpTransport {
   private readonly dispatcher: Dispatcher;
+  private closing: Promise<void> | undefined;
 
+  /** `onClose` runs once, when the pool is first closed. */
   constructor(
     private readonly timeouts: HttpTimeouts,
     connections: number,
+    private readonly onClose?: () => void,
   ) {
     this.dispatcher = createDispatcher(timeouts, connections);
   }
@@ -55,8 +58,13 @@ export class InlineTransport implements HttpTransport {
     }
   }
 
-  async close(): Promise<void> {
-    await this.dispatcher.close();
+  /** Closes the pool; closing again waits on the same close. */
+  close(): Promise<void> {
+    if (!this.closing) {
+      this.onClose?.();
+      this.closing = this.dispatcher.close();
+    }
+    return this.closing;
   }
 }
 

@@ -26,16 +26,7 @@ export function openTransport(kind: TransportKind, timeouts: HttpTimeouts, conne
   if (kind === 'inline') return new InlineTransport(timeouts, connections);
   if (inlineConnections + connections > INLINE_MAX_CONNECTIONS) return new WorkerTransport(timeouts, connections);
   inlineConnections += connections;
-  const transport = new InlineTransport(timeouts, connections);
-  const close = transport.close.bind(transport);
-  let closing: Promise<void> | undefined;
-  // Frees its share once, however often it is closed.
-  transport.close = () => {
-    if (!closing) {
-      inlineConnections -= connections;
-      closing = close();
-    }
-    return closing;
-  };
-  return transport;
+  return new InlineTransport(timeouts, connections, () => {
+    inlineConnections -= connections;
+  });
 }
