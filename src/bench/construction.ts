@@ -51,7 +51,7 @@ export async function benchConstruction(): Promise<BenchResult> {
       );
       const ceilingRate = ceiling.calls / (ceiling.wall_ms / 1000);
       figures.push({ name: `c=${concurrency}: calls/s (${units / 1000}k units)`, value: rate, unit: 'calls/s' });
-      figures.push({ name: `c=${concurrency}: same-body ceiling (bare undici)`, value: ceilingRate, unit: 'calls/s' });
+      figures.push({ name: `c=${concurrency}: same-body ceiling (bare transport)`, value: ceilingRate, unit: 'calls/s' });
       figures.push({ name: `c=${concurrency}: mean request body`, value: ceiling.mean_body_bytes / 1024, unit: 'KiB' });
       figures.push({ name: `c=${concurrency}: stage's share of same-body ceiling`, value: (100 * rate) / ceilingRate, unit: '%', min: 90 });
       figures.push({ name: `c=${concurrency}: share of bound ${bound}/s`, value: (100 * rate) / bound, unit: '%' });

@@ -84,7 +84,7 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
         baseline: true,
       });
       figures.push({ name: `c=${concurrency}: peak RSS`, value: r.peak_rss_mib, unit: 'MiB' });
-      figures.push({ name: `c=${concurrency}: same-body ceiling (bare undici)`, value: ceilingRate, unit: 'calls/s' });
+      figures.push({ name: `c=${concurrency}: same-body ceiling (bare transport)`, value: ceilingRate, unit: 'calls/s' });
       figures.push({ name: `c=${concurrency}: mean request body`, value: ceiling.mean_body_bytes / 1024, unit: 'KiB' });
       figures.push({ name: `c=${concurrency}: ceiling's share of bound`, value: (100 * ceilingRate) / bound, unit: '%' });
       figures.push({

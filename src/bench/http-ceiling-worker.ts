@@ -1,11 +1,12 @@
+import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { request } from 'undici';
 import { DEFAULT_TIMEOUTS } from '../llm/http-transport.js';
-import { createDispatcher } from '../llm/inline-transport.js';
+import { InlineTransport } from '../llm/inline-transport.js';
 
 /**
- * The harness's own ceiling: a plain undici loop against the same mock, with the same concurrency,
- * connection pool and request bodies as the stage, and nothing else (no prompts, cache, logs):
+ * The harness's own ceiling: a plain loop over the stage's HTTP layer (its undici pool and
+ * transport) against the same mock, with the same concurrency, connection pool and request bodies
+ * as the stage, and nothing else (no prompts, cache, logs, retries):
  *   node dist/bench/http-ceiling-worker.js <mock url> <concurrency> <calls> [<bodies file>]
  * The bodies file is the mock's sample of what the stage sent (mock-server-main --sample-bodies):
  * each call serialises one of them again and sends it, in turn, so the ceiling does the same
@@ -16,8 +17,11 @@ import { createDispatcher } from '../llm/inline-transport.js';
 const [url, concurrencyArg, callsArg, bodiesFile] = process.argv.slice(2);
 const concurrency = Number(concurrencyArg);
 const calls = Number(callsArg);
-// The stage's own pool settings, sized to the concurrency as the stage sizes it.
-const dispatcher = createDispatcher(DEFAULT_TIMEOUTS, concurrency);
+// The stage's own transport and pool settings, sized to the concurrency as the stage sizes it.
+const transport = new InlineTransport(DEFAULT_TIMEOUTS, concurrency);
+// One run-long signal, as the stage passes its own: every call in flight listens on it.
+const never = new AbortController().signal;
+setMaxListeners(0, never);
 // About what a dialogue call sends: a ~4 KB system prompt and a ~1 KB turn.
 const system = 'You are a simulated user. '.repeat(160);
 const turn = 'Tell me more about the options you suggested. '.repeat(22);
@@ -48,19 +52,14 @@ await Promise.all(
   Array.from({ length: concurrency }, async () => {
     while (started < calls) {
       const i = started++;
-      const response = await request(`${url}/v1/chat/completions`, {
-        method: 'POST',
-        dispatcher,
-        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
-        body: bodyOf(i),
-      });
-      const json = JSON.parse(await response.body.text()) as { choices?: unknown[] };
-      if (response.statusCode !== 200 || !json.choices) throw new Error(`mock answered ${response.statusCode}`);
+      const reply = await transport.post(`${url}/v1/chat/completions`, { authorization: 'Bearer sk-bench' }, bodyOf(i), never);
+      const json = JSON.parse(reply.text) as { choices?: unknown[] };
+      if (reply.status !== 200 || !json.choices) throw new Error(`mock answered ${reply.status}`);
     }
   }),
 );
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
-await dispatcher.close();
+await transport.close();
 const bytes = bodies.length ? bodies.reduce<number>((n, b) => n + Buffer.byteLength(JSON.stringify(b)), 0) / bodies.length : Buffer.byteLength(bodyOf(0));
 process.stdout.write(JSON.stringify({ calls, wall_ms: wallMs, cpu_ms: (cpu.user + cpu.system) / 1000, mean_body_bytes: bytes }) + '\n');
