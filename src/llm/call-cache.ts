@@ -22,32 +22,24 @@ export interface CachedCall {
  * when it is not the vendor's default (two servers answer differently); never its credentials.
  */
 export function callKey(provider: string, model: string, request: ChatRequest, endpoint?: string): string {
-  // Fed piece by piece, each length-prefixed, so no two different requests share a byte stream
-  // (and no JSON of the whole request is built for every call).
-  const h = createHash('sha256');
-  const part = (s: string) => h.update(`${s.length}:`).update(s);
-  part('plens-call-v1');
-  part(provider);
-  part(model);
+  // Length-prefixed pieces, so no two different requests share a byte stream (and no JSON of
+  // the whole request is built for every call). The pieces are joined into one string and hashed
+  // at once: the same bytes as feeding them one by one (each prefix is ASCII, so no surrogate
+  // pair can form across a joint), at a fraction of the cost of twenty-odd update() calls.
+  const part = (s: string) => `${s.length}:${s}`;
+  let text = part('plens-call-v1') + part(provider) + part(model);
   // Only when set, so keys of calls to the default endpoint stay what they were.
-  if (endpoint !== undefined) part(`endpoint:${endpoint}`);
+  if (endpoint !== undefined) text += part(`endpoint:${endpoint}`);
   // The simulator's rules are its model: replies of an older version are not served.
-  if (provider === 'sim') part(SIM_VERSION);
-  part(String(request.params.temperature));
-  part(String(request.params.maxTokens));
+  if (provider === 'sim') text += part(SIM_VERSION);
+  text += part(String(request.params.temperature)) + part(String(request.params.maxTokens));
   // Only when set, so keys of calls without it stay what they were.
-  if (request.params.topP !== undefined) part(`top_p:${request.params.topP}`);
-  part(request.purpose);
-  part(request.promptVersion);
-  part(String(request.replicate));
+  if (request.params.topP !== undefined) text += part(`top_p:${request.params.topP}`);
+  text += part(request.purpose) + part(request.promptVersion) + part(String(request.replicate));
   // No system prompt at all differs from an empty one; '-' is no length prefix, so no string collides.
-  if (request.system === null) h.update('-');
-  else part(request.system);
-  for (const m of request.messages) {
-    part(m.role);
-    part(m.content);
-  }
-  return h.digest('hex');
+  text += request.system === null ? '-' : part(request.system);
+  for (const m of request.messages) text += part(m.role) + part(m.content);
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /** Whether the file system holding `dir` has (almost) no space left: LMDB reports a full disk as EIO. */

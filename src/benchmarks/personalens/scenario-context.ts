@@ -46,18 +46,20 @@ export const DEMOGRAPHIC_LABELS: Array<[string, string]> = [
   ['reside_country', 'Country of residence'],
 ];
 
-interface UserContext {
+interface UserProfile {
   demographics: string;
   demographicsWithId: string;
-  domains: Map<string, UserDomain>;
 }
+
+/** A batch's users' relevant domains, by user id and domain. */
+type BatchDomains = Map<string, Map<string, UserDomain>>;
 
 /**
  * How many scenarios share one batch of context queries. Turning a batch's rows into objects
  * holds the main thread (about 0.07 ms a scenario): at 512 that was a 30-60 ms stall, during
  * which every answer that arrived waited; 128 keeps it near 10 ms, for three queries a batch.
  */
-const BATCH = 128;
+const BATCH = 512;
 const FIRST_BATCH = 32;
 
 /**
@@ -67,6 +69,8 @@ const FIRST_BATCH = 32;
  */
 export class ScenarioContextSource {
   private readonly tasks = new Map<string, { intent: string; goal: string }>();
+  /** Every user's profile lines, read once: the users table is small, and one query a batch cost more than the rest of it. */
+  private readonly users = new Map<string, UserProfile>();
 
   private constructor(
     private readonly db: Database,
@@ -105,6 +109,13 @@ export class ScenarioContextSource {
       )) {
         source.tasks.set(t.task_id, { intent: t.user_intent, goal: t.goal });
       }
+      for (const row of await db.all<Record<string, string>>('SELECT * FROM users')) {
+        const lines = DEMOGRAPHIC_LABELS.map(([k]) => `- ${k}: ${row[k]}`);
+        source.users.set(row['user_id']!, {
+          demographics: lines.join('\n'),
+          demographicsWithId: [`- user_id: ${row['user_id']}`, ...lines].join('\n'),
+        });
+      }
       return source;
     } catch (error) {
       await Promise.all([db.close(), streamDb?.close()]);
@@ -142,7 +153,7 @@ export class ScenarioContextSource {
     // and none rejects with no one listening.
     const started = new Set<Promise<unknown>>();
     const load = (batch: T[]) => {
-      const p = (async () => ({ batch, users: await this.loadUsers([...new Set(batch.map((s) => s.user_index))], batch) }))();
+      const p = (async () => ({ batch, domains: await this.loadDomains([...new Set(batch.map((s) => s.user_index))], batch) }))();
       started.add(p);
       p.then(
         () => started.delete(p),
@@ -155,7 +166,7 @@ export class ScenarioContextSource {
     // Small first batches put the first items in the workers' hands at once; then full batches.
     let size = FIRST_BATCH;
     const emit = async function* (this: ScenarioContextSource, loaded: Awaited<ReturnType<typeof load>>) {
-      for (const row of loaded.batch) yield { row, context: this.contextOf(row, loaded.users) };
+      for (const row of loaded.batch) yield { row, context: this.contextOf(row, loaded.domains) };
     }.bind(this);
     try {
       for await (const s of rows) {
@@ -183,16 +194,17 @@ export class ScenarioContextSource {
 
   /** One scenario's context (loads its user; use scenariosWithContext for many). */
   async contextFor(s: ScenarioRow): Promise<ScenarioContext> {
-    return this.contextOf(s, await this.loadUsers([s.user_index], [s]));
+    return this.contextOf(s, await this.loadDomains([s.user_index], [s]));
   }
 
-  private contextOf(s: ScenarioRow, users: Map<string, UserContext>): ScenarioContext {
-    const user = users.get(s.user_id);
+  private contextOf(s: ScenarioRow, batch: BatchDomains): ScenarioContext {
+    const user = this.users.get(s.user_id);
     if (!user) throw new PlensError('E_PREREQUISITE', `user ${s.user_id} of the scenarios is not in the import; rerun plens scenarios`);
     const task = this.tasks.get(s.task_id);
     if (!task)
       throw new PlensError('E_PREREQUISITE', `scenario ${s.scenario_id} names task ${s.task_id}, which the import does not have; rerun plens scenarios`);
-    const domains = s.relevant_domains.map((d) => user.domains.get(d) ?? { domain: d, preferences: [], interactions: null });
+    const own = batch.get(s.user_id);
+    const domains = s.relevant_domains.map((d) => own?.get(d) ?? { domain: d, preferences: [], interactions: null });
     // The original's rendering, byte for byte: `- <type>: <value>` lines (a list joined with ", ").
     // MD builds one chunk per domain that starts and ends with a newline and concatenates the
     // chunks as they are: "\n<Domain>:\n" + lines + "\n" for the preferences, and
@@ -225,39 +237,31 @@ export class ScenarioContextSource {
     };
   }
 
-  private async loadUsers(userIndices: number[], scenarios: ScenarioRow[]): Promise<Map<string, UserContext>> {
-    const out = new Map<string, UserContext>();
+  /** The preferences and past interactions of the (user, domain) pairs a batch of scenarios needs. */
+  private async loadDomains(userIndices: number[], scenarios: ScenarioRow[]): Promise<BatchDomains> {
+    const out: BatchDomains = new Map();
     if (userIndices.length === 0) return out;
     // The index range lets DuckDB skip row groups by their statistics; the list picks the users.
     const list = `user_index BETWEEN ${Math.min(...userIndices)} AND ${Math.max(...userIndices)} AND user_index IN (${userIndices.map((i) => Math.trunc(i)).join(', ')})`;
     // Only the (user, domain) pairs the scenarios need: most of a user's 20 domains are not relevant.
     const pairs = [...new Set(scenarios.flatMap((s) => s.relevant_domains.map((d) => `${Math.trunc(s.user_index)}:${d}`)))];
     const needed = `AND (user_index::VARCHAR || ':' || domain) IN (${pairs.map(sqlString).join(', ')})`;
-    for (const row of await this.db.all<Record<string, string>>(`SELECT * FROM users WHERE ${list}`)) {
-      const lines = DEMOGRAPHIC_LABELS.map(([k]) => `- ${k}: ${row[k]}`);
-      out.set(row['user_id']!, {
-        demographics: lines.join('\n'),
-        demographicsWithId: [`- user_id: ${row['user_id']}`, ...lines].join('\n'),
-        domains: new Map(),
-      });
-    }
-    const domain = (userId: string, d: string): UserDomain | undefined => {
-      const user = out.get(userId);
-      if (!user) return undefined;
-      let x = user.domains.get(d);
-      if (!x) user.domains.set(d, (x = { domain: d, preferences: [], interactions: null }));
+    const domain = (userId: string, d: string): UserDomain => {
+      let user = out.get(userId);
+      if (!user) out.set(userId, (user = new Map()));
+      let x = user.get(d);
+      if (!x) user.set(d, (x = { domain: d, preferences: [], interactions: null }));
       return x;
     };
     for (const a of await this.db.all<{ user_id: string; domain: string; preference_type: string; vals: string[] | null }>(
       `SELECT user_id, domain, preference_type, vals FROM affinities WHERE ${list} ${needed} ORDER BY user_id, domain, type_position`,
     )) {
-      domain(a.user_id, a.domain)?.preferences.push({ type: a.preference_type, values: a.vals ?? [] });
+      domain(a.user_id, a.domain).preferences.push({ type: a.preference_type, values: a.vals ?? [] });
     }
     for (const i of await this.db.all<{ user_id: string; domain: string; summary: string }>(
       `SELECT user_id, domain, summary FROM interactions WHERE ${list} ${needed}`,
     )) {
-      const d = domain(i.user_id, i.domain);
-      if (d) d.interactions = i.summary;
+      domain(i.user_id, i.domain).interactions = i.summary;
     }
     return out;
   }
