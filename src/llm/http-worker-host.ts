@@ -11,7 +11,7 @@ export type ToHttpWorker =
   | { op: 'cancel'; id: number }
   | { op: 'close'; id: number; pool: number };
 
-/** Its answers, each to the post or close with the same id. */
+/** Its answers, each to the post or close with the same id (posted in batches: FromHttpWorker[]). */
 export type FromHttpWorker =
   | { id: number; reply: HttpReply }
   | { id: number; error: { kind: LlmFailureKind; message: string; retryable: boolean } }
@@ -117,7 +117,9 @@ export class HttpWorkerHost {
     this.worker = worker;
     this.referenced = true;
     this.updateRef();
-    worker.on('message', (message: FromHttpWorker) => this.onMessage(message));
+    worker.on('message', (batch: FromHttpWorker[]) => {
+      for (const message of batch) this.onMessage(message);
+    });
     worker.on('error', (error) => this.onFailure(worker, `the HTTP worker thread failed: ${error.message}`));
     worker.on('exit', (code) => this.onFailure(worker, `the HTTP worker thread exited (code ${code})`));
     for (const [pool, config] of this.pools) worker.postMessage({ op: 'open', pool, ...config } satisfies ToHttpWorker);

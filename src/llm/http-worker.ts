@@ -1,6 +1,8 @@
 /**
  * The HTTP worker thread (see http-worker-host.ts): runs each pool's requests through undici
  * and posts back the status, Retry-After and body text, or the LlmCallError's kind and message.
+ * Answers that arrive in one turn of the event loop go back in one message: a message costs
+ * about as much to post and receive as the rest of a call's trip through the thread.
  */
 import { parentPort } from 'node:worker_threads';
 import { LlmCallError } from './errors.js';
@@ -9,8 +11,18 @@ import { InlineTransport } from './inline-transport.js';
 
 const port = parentPort!;
 const pools = new Map<number, InlineTransport>();
-const calls = new Map<number, AbortController>();
-const send = (message: FromHttpWorker) => port.postMessage(message);
+/** Each request in flight's cancel. */
+const calls = new Map<number, () => void>();
+let outbox: FromHttpWorker[] = [];
+const send = (message: FromHttpWorker) => {
+  if (outbox.length === 0) setImmediate(flush);
+  outbox.push(message);
+};
+function flush(): void {
+  const batch = outbox;
+  outbox = [];
+  port.postMessage(batch);
+}
 
 port.on('message', (message: ToHttpWorker) => {
   switch (message.op) {
@@ -21,7 +33,7 @@ port.on('message', (message: ToHttpWorker) => {
       void post(message);
       return;
     case 'cancel':
-      calls.get(message.id)?.abort(new Error('cancelled'));
+      calls.get(message.id)?.();
       return;
     case 'close': {
       const pool = pools.get(message.pool);
@@ -33,12 +45,12 @@ port.on('message', (message: ToHttpWorker) => {
 });
 
 async function post(message: Extract<ToHttpWorker, { op: 'post' }>): Promise<void> {
-  const controller = new AbortController();
-  calls.set(message.id, controller);
   try {
     const pool = pools.get(message.pool);
     if (!pool) throw new LlmCallError('config', `no HTTP pool ${message.pool} on the worker thread`, { retryable: false });
-    send({ id: message.id, reply: await pool.post(message.url, message.headers, message.body, controller.signal) });
+    const call = pool.send(message.url, message.headers, message.body);
+    calls.set(message.id, call.cancel);
+    send({ id: message.id, reply: await call.reply });
   } catch (error) {
     const e = error instanceof LlmCallError ? error : new LlmCallError('network', (error as Error)?.message ?? String(error), { retryable: true });
     send({ id: message.id, error: { kind: e.kind, message: e.message, retryable: e.retryable } });

@@ -1,6 +1,7 @@
 import { Agent, errors, type Dispatcher } from 'undici';
 import { LlmCallError } from './errors.js';
 import type { HttpReply, HttpTimeouts, HttpTransport } from './http-transport.js';
+import { waitingOn } from './abort-waiters.js';
 
 /** One connection pool per endpoint; connections are reused across calls (keep-alive). */
 export function createDispatcher(timeouts: HttpTimeouts, connections: number): Dispatcher {
@@ -28,65 +29,81 @@ export class InlineTransport implements HttpTransport {
     this.dispatcher = createDispatcher(timeouts, connections);
   }
 
+  /** One POST, given up at once when `signal` aborts (the call then fails as aborted). */
+  post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<HttpReply> {
+    if (signal.aborted) return Promise.reject(abortedError());
+    const waiting = waitingOn(signal);
+    let cancel: (() => void) | undefined;
+    let settled = false;
+    const call = this.send(url, headers, body, () => {
+      settled = true;
+      if (cancel) waiting.delete(cancel);
+    });
+    // A call can settle before send() returns (a URL undici refuses): it waits on nothing then.
+    if (!settled) waiting.add((cancel = call.cancel));
+    return call.reply;
+  }
+
   /**
    * One POST through the pool's own dispatch interface, collecting the body as it arrives. It
    * sends and reads exactly what undici's `request()` would (origin and path from the URL, the
    * same headers, a UTF-8 body with a leading BOM skipped), without the response stream, the
    * header object and the abort-signal plumbing `request()` builds for every call: measured
    * against the mock, about half the client's CPU per call (docs/performance.md).
+   * `cancel()` gives the call up (it fails as aborted); `settled` runs once it has an outcome.
    */
-  post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<HttpReply> {
-    return new Promise<HttpReply>((resolve, reject) => {
-      let target: { origin: string; path: string };
-      try {
-        target = targetOf(url);
-      } catch (error) {
-        reject(networkError(error, signal, false, this.timeouts));
-        return;
-      }
-      let settled = false;
+  send(url: string, headers: Record<string, string>, body: string, settled?: () => void): { reply: Promise<HttpReply>; cancel: () => void } {
+    let cancel: () => void = () => undefined;
+    const reply = new Promise<HttpReply>((resolve, reject) => {
+      let done = false;
       let timedOut = false;
-      // Set once undici starts the request; an abort before that is applied when it starts, so a
+      let cancelled = false;
+      // Set once undici starts the request; a cancel before that is applied when it starts, so a
       // request still waiting for a connection is never sent.
       let started: Dispatcher.DispatchController | undefined;
-      let abortReason: unknown;
+      let stopReason: Error | undefined;
       const chunks: Buffer[] = [];
       let length = 0;
       let status = 0;
       let retryAfter: string | undefined;
-      const finish = (error: unknown, reply?: HttpReply) => {
-        if (settled) return;
-        settled = true;
+      const finish = (error: unknown, answer?: HttpReply) => {
+        if (done) return;
+        done = true;
         clearTimeout(deadline);
-        signal.removeEventListener('abort', onAbort);
-        if (reply) resolve(reply);
-        else reject(networkError(error, signal, timedOut, this.timeouts));
+        settled?.();
+        if (answer) resolve(answer);
+        else reject(cancelled ? abortedError(error) : networkError(error, timedOut, this.timeouts));
       };
-      const abort = (reason: unknown) => {
-        if (abortReason !== undefined) return;
-        abortReason = reason ?? new Error('aborted');
-        started?.abort(abortReason as Error);
-        finish(abortReason);
+      const stop = (reason: Error) => {
+        if (stopReason !== undefined) return;
+        stopReason = reason;
+        started?.abort(reason);
+        finish(reason);
       };
-      // One timer per call: AbortSignal.any/timeout cost several times more per call, and any()
-      // keeps a reference from the run's long-lived signal to every call's signal.
+      cancel = () => {
+        if (done) return;
+        cancelled = true;
+        stop(new Error('aborted'));
+      };
+      // One timer per call: AbortSignal.timeout costs several times more.
       const deadline = setTimeout(() => {
         timedOut = true;
-        abort(new Error('deadline'));
+        stop(new Error('deadline'));
       }, this.timeouts.deadlineMs);
-      const onAbort = () => abort(signal.reason);
-      if (signal.aborted) {
-        onAbort();
+      let target: { origin: string; path: string };
+      try {
+        target = targetOf(url);
+      } catch (error) {
+        finish(error);
         return;
       }
-      signal.addEventListener('abort', onAbort, { once: true });
       try {
         this.dispatcher.dispatch(
           { origin: target.origin, path: target.path, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body },
           {
             onRequestStart(controller) {
               started = controller;
-              if (abortReason !== undefined) controller.abort(abortReason as Error);
+              if (stopReason !== undefined) controller.abort(stopReason);
             },
             onResponseStart(_controller, statusCode, responseHeaders) {
               // An informational head (103 Early Hints) comes first; the final one overwrites it.
@@ -110,6 +127,7 @@ export class InlineTransport implements HttpTransport {
         finish(error);
       }
     });
+    return { reply, cancel };
   }
 
   /** Closes the pool; closing again waits on the same close. */
@@ -145,8 +163,11 @@ function decodeBody(chunks: Buffer[], length: number): string {
   return buffer.toString('utf8', start);
 }
 
-function networkError(error: unknown, signal: AbortSignal, timedOut: boolean, timeouts: HttpTimeouts): LlmCallError {
-  if (signal.aborted) return new LlmCallError('aborted', 'call aborted', { retryable: false, cause: error });
+function abortedError(cause?: unknown): LlmCallError {
+  return new LlmCallError('aborted', 'call aborted', { retryable: false, ...(cause === undefined ? {} : { cause }) });
+}
+
+function networkError(error: unknown, timedOut: boolean, timeouts: HttpTimeouts): LlmCallError {
   const code = (error as { code?: string }).code ?? '';
   if (timedOut) return new LlmCallError('timeout', `no complete answer within the ${timeouts.deadlineMs} ms call deadline`, { retryable: true, cause: error });
   if (/TIMEOUT/.test(code))

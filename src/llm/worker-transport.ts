@@ -1,6 +1,7 @@
 import { LlmCallError } from './errors.js';
 import type { HttpReply, HttpTimeouts, HttpTransport } from './http-transport.js';
 import { HttpWorkerHost } from './http-worker-host.js';
+import { waitingOn } from './abort-waiters.js';
 
 /** A connection pool on the process's HTTP worker thread. */
 export class WorkerTransport implements HttpTransport {
@@ -42,27 +43,4 @@ export class WorkerTransport implements HttpTransport {
 
 function aborted(): LlmCallError {
   return new LlmCallError('aborted', 'call aborted', { retryable: false });
-}
-
-/**
- * The calls waiting on each signal: one abort listener per signal (a run's), not one added and
- * removed per call, which costs more than the rest of posting a request.
- */
-const waitingBySignal = new WeakMap<AbortSignal, Set<() => void>>();
-function waitingOn(signal: AbortSignal): Set<() => void> {
-  let waiting = waitingBySignal.get(signal);
-  if (!waiting) {
-    const calls = new Set<() => void>();
-    waiting = calls;
-    waitingBySignal.set(signal, calls);
-    signal.addEventListener(
-      'abort',
-      () => {
-        for (const onAbort of [...calls]) onAbort();
-        calls.clear();
-      },
-      { once: true },
-    );
-  }
-  return waiting;
 }

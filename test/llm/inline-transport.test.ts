@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
@@ -136,6 +137,22 @@ describe('inline transport', () => {
     const after = await transport.post(`${base}/after`, {}, BODY, new AbortController().signal);
     expect(after.status).toBe(200);
     expect(seen).toEqual(['/hang', '/after']);
+  });
+
+  it("calls on a run's one signal share one abort listener, and its abort fails every call in flight", async () => {
+    const { base } = await serve((req, res) => {
+      if (req.url === '/hang') return;
+      res.end('{"ok":true}');
+    });
+    const transport = new InlineTransport(TIMEOUTS, 8);
+    transports.push(transport);
+    const run = new AbortController();
+    for (let i = 0; i < 5; i++) expect((await transport.post(`${base}/ok`, {}, BODY, run.signal)).status).toBe(200);
+    const hung = Array.from({ length: 8 }, () => transport.post(`${base}/hang`, {}, BODY, run.signal).catch((e: unknown) => e));
+    await sleep(50);
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(1);
+    run.abort();
+    for (const outcome of await Promise.all(hung)) expect(outcome).toMatchObject({ kind: 'aborted', retryable: false });
   });
 
   it('an already aborted signal sends nothing', async () => {

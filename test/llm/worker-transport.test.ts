@@ -42,6 +42,14 @@ describe('HTTP worker transport', () => {
     expect(server!.requests[0]!.headers['authorization']).toBe('Bearer sk-x');
   });
 
+  it('answers that come back together (one message from the thread) each reach their own call', async () => {
+    const { transport, url } = await setup(32);
+    const models = Array.from({ length: 32 }, (_, i) => (i % 3 === 0 ? 'busy' : `m${i}`));
+    const replies = await Promise.all(models.map((m) => transport.post(url, {}, body(m), signal())));
+    expect(replies.map((r) => r.status)).toEqual(models.map((m) => (m === 'busy' ? 429 : 200)));
+    expect(replies.filter((r) => r.status === 429).every((r) => r.retryAfter === '7')).toBe(true);
+  });
+
   it('an aborted call fails as aborted and its request is dropped on the thread, freeing the connection', async () => {
     // One connection: if the thread kept waiting on the hung request, the next call could never go out.
     const { transport, url } = await setup(1);
