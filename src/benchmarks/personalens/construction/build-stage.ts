@@ -138,7 +138,14 @@ export async function runBuildStage<V>(
       partitionName([stage, client.id], [stage, client.id, options.promptsHash, ...samplingIdentity(params)]),
       BUILD_FORMAT,
     );
-    const keyOf = (u: BuildUnit) => buildKey(stage, u, partition.dir);
+    // The runner asks for each unit's key twice (counting, then running), and a key hashes the
+    // unit's whole prompt: computed once per unit.
+    const keys = new WeakMap<BuildUnit, string>();
+    const keyOf = (u: BuildUnit) => {
+      let key = keys.get(u);
+      if (key === undefined) keys.set(u, (key = buildKey(stage, u, partition.dir)));
+      return key;
+    };
     const firstRefusal = new Map<BuildUnit, string>();
     const summary = await runSingleCall<BuildUnit, { value: V; notes: ParseNotes }>(kit, {
       stage: `build-${stage}`,
