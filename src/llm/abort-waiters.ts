@@ -1,3 +1,5 @@
+import { LlmCallError } from './errors.js';
+
 /**
  * The calls waiting on each abort signal. A run passes one long-lived signal to every call: one
  * listener per signal that cancels whatever waits on it, not a listener added and removed per
@@ -23,4 +25,9 @@ export function waitingOn(signal: AbortSignal): Set<() => void> {
     );
   }
   return waiting;
+}
+
+/** How a call given up by its caller fails: not retryable (the run is stopping). */
+export function abortedError(cause?: unknown): LlmCallError {
+  return new LlmCallError('aborted', 'call aborted', { retryable: false, ...(cause === undefined ? {} : { cause }) });
 }

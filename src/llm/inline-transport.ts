@@ -1,7 +1,7 @@
 import { Agent, errors, type Dispatcher } from 'undici';
 import { LlmCallError } from './errors.js';
 import type { HttpReply, HttpTimeouts, HttpTransport } from './http-transport.js';
-import { waitingOn } from './abort-waiters.js';
+import { abortedError, waitingOn } from './abort-waiters.js';
 
 /** One connection pool per endpoint; connections are reused across calls (keep-alive). */
 export function createDispatcher(timeouts: HttpTimeouts, connections: number): Dispatcher {
@@ -161,10 +161,6 @@ function decodeBody(chunks: Buffer[], length: number): string {
   const buffer = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
   const start = buffer.length > 2 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf ? 3 : 0;
   return buffer.toString('utf8', start);
-}
-
-function abortedError(cause?: unknown): LlmCallError {
-  return new LlmCallError('aborted', 'call aborted', { retryable: false, ...(cause === undefined ? {} : { cause }) });
 }
 
 function networkError(error: unknown, timedOut: boolean, timeouts: HttpTimeouts): LlmCallError {

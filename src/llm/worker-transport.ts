@@ -1,7 +1,6 @@
-import { LlmCallError } from './errors.js';
 import type { HttpReply, HttpTimeouts, HttpTransport } from './http-transport.js';
 import { HttpWorkerHost } from './http-worker-host.js';
-import { waitingOn } from './abort-waiters.js';
+import { abortedError, waitingOn } from './abort-waiters.js';
 
 /** A connection pool on the process's HTTP worker thread. */
 export class WorkerTransport implements HttpTransport {
@@ -14,12 +13,12 @@ export class WorkerTransport implements HttpTransport {
   }
 
   post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<HttpReply> {
-    if (signal.aborted) return Promise.reject(aborted());
+    if (signal.aborted) return Promise.reject(abortedError());
     const waiting = waitingOn(signal);
     return new Promise<HttpReply>((resolve, reject) => {
       const onAbort = () => {
         this.host.cancel(id);
-        reject(aborted());
+        reject(abortedError());
       };
       // Sends at once (or throws, which rejects this promise before it is listed as waiting).
       const id = this.host.post(this.pool, url, headers, body, {
@@ -39,8 +38,4 @@ export class WorkerTransport implements HttpTransport {
   close(): Promise<void> {
     return (this.closing ??= this.host.closePool(this.pool));
   }
-}
-
-function aborted(): LlmCallError {
-  return new LlmCallError('aborted', 'call aborted', { retryable: false });
 }

@@ -30,6 +30,23 @@ function barrier() {
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
+/** The toy stage over items 0..count-1, each recorded only once `durable` resolves. */
+function unitsStage(partition: Partition, count: number, durable: () => Promise<void>, run: (n: number) => void = () => undefined) {
+  return {
+    stage: 'units',
+    items: async function* () {
+      for (let n = 0; n < count; n++) yield n;
+    },
+    keyOf: (n: number) => ({ key: `k${n}`, partition }),
+    run: async (n: number) => {
+      run(n);
+      const record: StageOutput = { status: 'ok', n };
+      return { record, cost: NO_COST };
+    },
+    durable,
+  };
+}
+
 describe('records wait for durability, worker slots do not', () => {
   it('a finished item frees its slot at once; its record is appended only once durable() resolves', async () => {
     const partition = Partition.in(tempDir('plens-durable-'), 'p', UNITS_FORMAT);
@@ -37,20 +54,10 @@ describe('records wait for durability, worker slots do not', () => {
     const started: number[] = [];
     const keysWhenStarted: string[][] = [];
     const run = runStage<number>(
-      {
-        stage: 'units',
-        items: async function* () {
-          for (let n = 0; n < 3; n++) yield n;
-        },
-        keyOf: (n) => ({ key: `k${n}`, partition }),
-        run: async (n) => {
-          started.push(n);
-          keysWhenStarted.push(recordedKeys(partition));
-          const record: StageOutput = { status: 'ok', n };
-          return { record, cost: NO_COST };
-        },
-        durable: () => b.wait(),
-      },
+      unitsStage(partition, 3, b.wait, (n) => {
+        started.push(n);
+        keysWhenStarted.push(recordedKeys(partition));
+      }),
       { concurrency: 1, signal: new AbortController().signal },
     );
     // With one slot and no commit yet, every item still ran: none waited for an earlier one's commit.
@@ -69,18 +76,7 @@ describe('records wait for durability, worker slots do not', () => {
   it('a durability failure fails the stage, and the record that waited on it is not written', async () => {
     const partition = Partition.in(tempDir('plens-durable-'), 'p', UNITS_FORMAT);
     const b = barrier();
-    const run = runStage<number>(
-      {
-        stage: 'units',
-        items: async function* () {
-          yield 0;
-        },
-        keyOf: (n) => ({ key: `k${n}`, partition }),
-        run: async (n) => ({ record: { status: 'ok', n }, cost: NO_COST }),
-        durable: () => b.wait(),
-      },
-      { concurrency: 2, signal: new AbortController().signal },
-    );
+    const run = runStage<number>(unitsStage(partition, 1, b.wait), { concurrency: 2, signal: new AbortController().signal });
     await tick();
     b.fail(new Error('commit failed: disk full'));
     await expect(run).rejects.toThrow('commit failed: disk full');
@@ -93,18 +89,9 @@ describe('records wait for durability, worker slots do not', () => {
     const stop = new AbortController();
     let ran = 0;
     const run = runStage<number>(
-      {
-        stage: 'units',
-        items: async function* () {
-          for (let n = 0; n < 2; n++) yield n;
-        },
-        keyOf: (n) => ({ key: `k${n}`, partition }),
-        run: async (n) => {
-          ran++;
-          return { record: { status: 'ok', n }, cost: NO_COST };
-        },
-        durable: () => b.wait(),
-      },
+      unitsStage(partition, 2, b.wait, () => {
+        ran++;
+      }),
       { concurrency: 2, signal: stop.signal },
     );
     for (let i = 0; i < 20 && ran < 2; i++) await tick();
