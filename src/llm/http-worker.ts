@@ -7,6 +7,7 @@
 import { parentPort } from 'node:worker_threads';
 import { LlmCallError } from './errors.js';
 import type { FromHttpWorker, ToHttpWorker } from './http-worker-host.js';
+import type { HttpReply } from './http-transport.js';
 import { InlineTransport } from './inline-transport.js';
 
 const port = parentPort!;
@@ -30,7 +31,7 @@ port.on('message', (message: ToHttpWorker) => {
       pools.set(message.pool, new InlineTransport(message.timeouts, message.connections));
       return;
     case 'post':
-      void post(message);
+      post(message);
       return;
     case 'cancel':
       calls.get(message.id)?.();
@@ -44,17 +45,35 @@ port.on('message', (message: ToHttpWorker) => {
   }
 });
 
-async function post(message: Extract<ToHttpWorker, { op: 'post' }>): Promise<void> {
+/**
+ * Sends one request and posts its outcome back. Not async, and its callbacks name only the id: an
+ * async frame or a closure here would hold the message, and so its body, until the answer came.
+ */
+function post(message: Extract<ToHttpWorker, { op: 'post' }>): void {
+  const id = message.id;
+  let call: { reply: Promise<HttpReply>; cancel: () => void };
   try {
     const pool = pools.get(message.pool);
     if (!pool) throw new LlmCallError('config', `no HTTP pool ${message.pool} on the worker thread`, { retryable: false });
-    const call = pool.send(message.url, message.headers, message.body);
-    calls.set(message.id, call.cancel);
-    send({ id: message.id, reply: await call.reply });
+    call = pool.send(message.url, message.headers, message.body);
   } catch (error) {
-    const e = error instanceof LlmCallError ? error : new LlmCallError('network', (error as Error)?.message ?? String(error), { retryable: true });
-    send({ id: message.id, error: { kind: e.kind, message: e.message, retryable: e.retryable } });
-  } finally {
-    calls.delete(message.id);
+    fail(id, error);
+    return;
   }
+  calls.set(id, call.cancel);
+  call.reply.then(
+    (reply) => {
+      calls.delete(id);
+      send({ id, reply });
+    },
+    (error: unknown) => {
+      calls.delete(id);
+      fail(id, error);
+    },
+  );
+}
+
+function fail(id: number, error: unknown): void {
+  const e = error instanceof LlmCallError ? error : new LlmCallError('network', (error as Error)?.message ?? String(error), { retryable: true });
+  send({ id, error: { kind: e.kind, message: e.message, retryable: e.retryable } });
 }

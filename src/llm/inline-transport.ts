@@ -1,7 +1,7 @@
 import { Agent, errors, type Dispatcher } from 'undici';
-import { LlmCallError } from './errors.js';
 import type { HttpReply, HttpTimeouts, HttpTransport } from './http-transport.js';
 import { abortedError, waitingOn } from './abort-waiters.js';
+import { InlineCall } from './inline-call.js';
 
 /** One connection pool per endpoint; connections are reused across calls (keep-alive). */
 export function createDispatcher(timeouts: HttpTimeouts, connections: number): Dispatcher {
@@ -53,81 +53,18 @@ export class InlineTransport implements HttpTransport {
    * `cancel()` gives the call up (it fails as aborted); `settled` runs once it has an outcome.
    */
   send(url: string, headers: Record<string, string>, body: string, settled?: () => void): { reply: Promise<HttpReply>; cancel: () => void } {
-    let cancel: () => void = () => undefined;
-    const reply = new Promise<HttpReply>((resolve, reject) => {
-      let done = false;
-      let timedOut = false;
-      let cancelled = false;
-      // Set once undici starts the request; a cancel before that is applied when it starts, so a
-      // request still waiting for a connection is never sent.
-      let started: Dispatcher.DispatchController | undefined;
-      let stopReason: Error | undefined;
-      const chunks: Buffer[] = [];
-      let length = 0;
-      let status = 0;
-      let retryAfter: string | undefined;
-      const finish = (error: unknown, answer?: HttpReply) => {
-        if (done) return;
-        done = true;
-        clearTimeout(deadline);
-        settled?.();
-        if (answer) resolve(answer);
-        else reject(cancelled ? abortedError(error) : networkError(error, timedOut, this.timeouts));
-      };
-      const stop = (reason: Error) => {
-        if (stopReason !== undefined) return;
-        stopReason = reason;
-        started?.abort(reason);
-        finish(reason);
-      };
-      cancel = () => {
-        if (done) return;
-        cancelled = true;
-        stop(new Error('aborted'));
-      };
-      // One timer per call: AbortSignal.timeout costs several times more.
-      const deadline = setTimeout(() => {
-        timedOut = true;
-        stop(new Error('deadline'));
-      }, this.timeouts.deadlineMs);
-      let target: { origin: string; path: string };
-      try {
-        target = targetOf(url);
-      } catch (error) {
-        finish(error);
-        return;
-      }
-      try {
-        this.dispatcher.dispatch(
-          { origin: target.origin, path: target.path, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body },
-          {
-            onRequestStart(controller) {
-              started = controller;
-              if (stopReason !== undefined) controller.abort(stopReason);
-            },
-            onResponseStart(_controller, statusCode, responseHeaders) {
-              // An informational head (103 Early Hints) comes first; the final one overwrites it.
-              status = statusCode;
-              const value = responseHeaders['retry-after'];
-              retryAfter = Array.isArray(value) ? value[0] : value;
-            },
-            onResponseData(_controller, chunk) {
-              chunks.push(chunk);
-              length += chunk.length;
-            },
-            onResponseEnd() {
-              finish(undefined, { status, retryAfter, text: decodeBody(chunks, length) });
-            },
-            onResponseError(_controller, error) {
-              finish(error);
-            },
-          },
-        );
-      } catch (error) {
-        finish(error);
-      }
-    });
-    return { reply, cancel };
+    // No closure is made here: one would keep this scope, and so the body, alive until the answer.
+    const call = new InlineCall(this.timeouts, settled);
+    try {
+      const target = targetOf(url);
+      this.dispatcher.dispatch(
+        { origin: target.origin, path: target.path, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body },
+        call,
+      );
+    } catch (error) {
+      call.finish(error);
+    }
+    return { reply: call.reply, cancel: call.cancel };
   }
 
   /** Closes the pool; closing again waits on the same close. */
@@ -153,20 +90,4 @@ function targetOf(url: string): { origin: string; path: string } {
     targets.set(url, target);
   }
   return target;
-}
-
-/** The body as text, as undici's `text()` reads it: UTF-8, a leading byte-order mark skipped. */
-function decodeBody(chunks: Buffer[], length: number): string {
-  if (length === 0) return '';
-  const buffer = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
-  const start = buffer.length > 2 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf ? 3 : 0;
-  return buffer.toString('utf8', start);
-}
-
-function networkError(error: unknown, timedOut: boolean, timeouts: HttpTimeouts): LlmCallError {
-  const code = (error as { code?: string }).code ?? '';
-  if (timedOut) return new LlmCallError('timeout', `no complete answer within the ${timeouts.deadlineMs} ms call deadline`, { retryable: true, cause: error });
-  if (/TIMEOUT/.test(code))
-    return new LlmCallError('timeout', `${code.replace('UND_ERR_', '').toLowerCase().replace(/_/g, ' ')}`, { retryable: true, cause: error });
-  return new LlmCallError('network', `${code || (error as Error).name}: ${(error as Error).message}`, { retryable: true, cause: error });
 }

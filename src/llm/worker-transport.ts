@@ -1,5 +1,5 @@
 import type { HttpReply, HttpTimeouts, HttpTransport } from './http-transport.js';
-import { HttpWorkerHost } from './http-worker-host.js';
+import { HttpWorkerHost, type ReplyWaiter } from './http-worker-host.js';
 import { abortedError, waitingOn } from './abort-waiters.js';
 
 /** A connection pool on the process's HTTP worker thread. */
@@ -14,25 +14,48 @@ export class WorkerTransport implements HttpTransport {
 
   post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<HttpReply> {
     if (signal.aborted) return Promise.reject(abortedError());
+    // The waiter's closures are made in a scope of their own: made here, they would keep the body
+    // alive until the answer came back (so every body in flight survived a scavenge).
+    const call = this.waiter(signal);
+    try {
+      call.sent(this.host.post(this.pool, url, headers, body, call.waiter));
+    } catch (error) {
+      // It cannot send at all: the call fails, and was never listed as waiting.
+      return Promise.reject(error);
+    }
+    return call.reply;
+  }
+
+  private waiter(signal: AbortSignal): { reply: Promise<HttpReply>; waiter: ReplyWaiter; sent: (id: number) => void } {
     const waiting = waitingOn(signal);
-    return new Promise<HttpReply>((resolve, reject) => {
-      const onAbort = () => {
-        this.host.cancel(id);
-        reject(abortedError());
-      };
-      // Sends at once (or throws, which rejects this promise before it is listed as waiting).
-      const id = this.host.post(this.pool, url, headers, body, {
-        resolve: (reply) => {
+    let id = -1;
+    let resolve!: (reply: HttpReply) => void;
+    let reject!: (error: unknown) => void;
+    const reply = new Promise<HttpReply>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    const onAbort = () => {
+      this.host.cancel(id);
+      reject(abortedError());
+    };
+    return {
+      reply,
+      waiter: {
+        resolve: (answer) => {
           waiting.delete(onAbort);
-          resolve(reply);
+          resolve(answer);
         },
         reject: (error) => {
           waiting.delete(onAbort);
           reject(error);
         },
-      });
-      waiting.add(onAbort);
-    });
+      },
+      sent: (sentId) => {
+        id = sentId;
+        waiting.add(onAbort);
+      },
+    };
   }
 
   close(): Promise<void> {
