@@ -1,6 +1,6 @@
 import { Agent, errors, type Dispatcher } from 'undici';
 import type { HttpReply, HttpTimeouts, HttpTransport } from './http-transport.js';
-import { abortedError, waitingOn } from './abort-waiters.js';
+import { tiedTo, type CancellableCall } from './abort-waiters.js';
 import { InlineCall } from './inline-call.js';
 
 /** One connection pool per endpoint; connections are reused across calls (keep-alive). */
@@ -31,17 +31,7 @@ export class InlineTransport implements HttpTransport {
 
   /** One POST, given up at once when `signal` aborts (the call then fails as aborted). */
   post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<HttpReply> {
-    if (signal.aborted) return Promise.reject(abortedError());
-    const waiting = waitingOn(signal);
-    let cancel: (() => void) | undefined;
-    let settled = false;
-    const call = this.send(url, headers, body, () => {
-      settled = true;
-      if (cancel) waiting.delete(cancel);
-    });
-    // A call can settle before send() returns (a URL undici refuses): it waits on nothing then.
-    if (!settled) waiting.add((cancel = call.cancel));
-    return call.reply;
+    return tiedTo(signal, (settled) => this.send(url, headers, body, settled));
   }
 
   /**
@@ -52,7 +42,7 @@ export class InlineTransport implements HttpTransport {
    * against the mock, about half the client's CPU per call (docs/performance.md).
    * `cancel()` gives the call up (it fails as aborted); `settled` runs once it has an outcome.
    */
-  send(url: string, headers: Record<string, string>, body: string, settled?: () => void): { reply: Promise<HttpReply>; cancel: () => void } {
+  send(url: string, headers: Record<string, string>, body: string, settled?: () => void): CancellableCall<HttpReply> {
     // No closure is made here: one would keep this scope, and so the body, alive until the answer.
     const call = new InlineCall(this.timeouts, settled);
     try {

@@ -1,6 +1,6 @@
 import type { HttpReply, HttpTimeouts, HttpTransport } from './http-transport.js';
-import { HttpWorkerHost, type ReplyWaiter } from './http-worker-host.js';
-import { abortedError, waitingOn } from './abort-waiters.js';
+import { HttpWorkerHost } from './http-worker-host.js';
+import { abortedError, tiedTo, type CancellableCall } from './abort-waiters.js';
 
 /** A connection pool on the process's HTTP worker thread. */
 export class WorkerTransport implements HttpTransport {
@@ -13,47 +13,34 @@ export class WorkerTransport implements HttpTransport {
   }
 
   post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<HttpReply> {
-    if (signal.aborted) return Promise.reject(abortedError());
-    // The waiter's closures are made in a scope of their own: made here, they would keep the body
-    // alive until the answer came back (so every body in flight survived a scavenge).
-    const call = this.waiter(signal);
-    try {
-      call.sent(this.host.post(this.pool, url, headers, body, call.waiter));
-    } catch (error) {
-      // It cannot send at all: the call fails, and was never listed as waiting.
-      return Promise.reject(error);
-    }
-    return call.reply;
+    return tiedTo(signal, (settled) => this.send(url, headers, body, settled));
   }
 
-  private waiter(signal: AbortSignal): { reply: Promise<HttpReply>; waiter: ReplyWaiter; sent: (id: number) => void } {
-    const waiting = waitingOn(signal);
-    let id = -1;
+  /** Posts one request to the thread (throws only when it cannot send at all); `settled` runs once it has an outcome. */
+  private send(url: string, headers: Record<string, string>, body: string, settled: () => void): CancellableCall<HttpReply> {
+    // The closures below name only what they use: one naming the body would keep it until the answer.
     let resolve!: (reply: HttpReply) => void;
     let reject!: (error: unknown) => void;
     const reply = new Promise<HttpReply>((res, rej) => {
       resolve = res;
       reject = rej;
     });
-    const onAbort = () => {
-      this.host.cancel(id);
-      reject(abortedError());
-    };
+    const id = this.host.post(this.pool, url, headers, body, {
+      resolve: (answer) => {
+        settled();
+        resolve(answer);
+      },
+      reject: (error) => {
+        settled();
+        reject(error);
+      },
+    });
     return {
       reply,
-      waiter: {
-        resolve: (answer) => {
-          waiting.delete(onAbort);
-          resolve(answer);
-        },
-        reject: (error) => {
-          waiting.delete(onAbort);
-          reject(error);
-        },
-      },
-      sent: (sentId) => {
-        id = sentId;
-        waiting.add(onAbort);
+      cancel: () => {
+        this.host.cancel(id);
+        settled();
+        reject(abortedError());
       },
     };
   }
