@@ -65,9 +65,14 @@ if (port > 65535) usage(`--port must be at most 65535, got ${port}`);
 
 const terminateAfter = integer('terminate-after', values['terminate-after'], 2);
 // --unique-replies: every reply names a digest of its request, so no two conversations repeat a
-// request (a benchmark then measures real calls, not cache hits or shared in-flight calls).
-const uniqueReply = (r: MockRequest): string =>
-  `(${createHash('sha1').update(r.system).update(JSON.stringify(r.messages)).digest('hex').slice(0, 8)}) ${defaultReply(r, terminateAfter)}`;
+// request (a benchmark then measures real calls, not cache hits or shared in-flight calls). The
+// digest is the one the server already takes of the raw body: a second one, of the parsed
+// messages serialised again, cost about a tenth of the mock's CPU per request (114-128 against
+// 103-113 µs at c=256), taken from the client under test on the same machine.
+const uniqueReply = (r: MockRequest): string => {
+  const digest = r.bodyDigest ?? createHash('sha1').update(r.system).update(JSON.stringify(r.messages)).digest('base64');
+  return `(${digest.slice(0, 11)}) ${defaultReply(r, terminateAfter)}`;
+};
 
 // A reservoir sample (Algorithm R, a fixed-seed generator) of the bodies received, written on SIGUSR2.
 const SAMPLE_SIZE = 2000;

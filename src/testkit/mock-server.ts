@@ -30,6 +30,8 @@ export interface MockRequest {
   index: number;
   /** How many earlier requests had exactly the same body (0 for the first). */
   attempt: number;
+  /** SHA-1 of the request's raw body, base64 (an online call; absent for a batch's line). */
+  bodyDigest?: string;
   model: string;
   /** The system prompt ('' when none was sent). */
   system: string;
@@ -142,7 +144,7 @@ function fnv(hash: number, text: string): number {
 // ---------------------------------------------------------------------------
 // Request parsing
 
-type Parsed = Omit<MockRequest, 'api' | 'index' | 'attempt' | 'headers'>;
+type Parsed = Omit<MockRequest, 'api' | 'index' | 'attempt' | 'bodyDigest' | 'headers'>;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -413,6 +415,7 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
       api,
       index: nextIndex++,
       attempt,
+      bodyDigest: key,
       model: parsed.model,
       system: parsed.system,
       systemSent: parsed.systemSent,

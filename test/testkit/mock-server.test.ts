@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countTokens, defaultReply, startMockLlm, type MockFault, type MockLlmServer, type MockRequest } from '../../src/testkit/mock-server.js';
 
@@ -134,6 +137,15 @@ describe('mock LLM server: the two APIs', () => {
       [before + 2, 0],
       [before + 3, 2],
     ]);
+  });
+
+  it('carries the SHA-1 of each raw body, the same for the same bytes', async () => {
+    const before = server.requests.length;
+    const raw = ['{"model":"m","messages":[{"role":"user","content":"x"}]}', '{"model":"m","messages":[{"role":"user","content":"x"}] }'];
+    for (const body of [raw[0]!, raw[1]!, raw[0]!]) await post(openai(server), body);
+    const digests = server.requests.slice(before).map((r) => r.bodyDigest);
+    expect(digests).toEqual([raw[0], raw[1], raw[0]].map((b) => createHash('sha1').update(b!).digest('base64')));
+    expect(digests[0]).not.toBe(digests[1]);
   });
 
   it('gives 404 for unknown routes and 400 for bad bodies, in each API error format', async () => {
@@ -402,5 +414,43 @@ describe('defaultReply and countTokens', () => {
     expect(countTokens('a')).toBe(1);
     expect(countTokens('abcd')).toBe(1);
     expect(countTokens('abcde')).toBe(2);
+  });
+});
+
+describe('mock server process: --unique-replies', () => {
+  it('names the SHA-1 of the raw body in each reply: the same request, the same reply; another, another', async () => {
+    // The build's entry point, as the benchmarks start it (npm test builds first).
+    const child = spawn(process.execPath, [new URL('../../dist/testkit/mock-server-main.js', import.meta.url).pathname, '--port', '0', '--unique-replies'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        child.on('error', reject);
+        createInterface({ input: child.stdout! }).once('line', resolve);
+      });
+      const url = `${line.replace(/^listening /, '').trim()}/v1/chat/completions`;
+      const reply = async (body: string) =>
+        ((await (await post(url, body)).json()) as { choices: Array<{ message: { content: string } }> }).choices[0]!.message.content;
+      const a = JSON.stringify({
+        model: 'm',
+        messages: [
+          { role: 'system', content: 's' },
+          { role: 'user', content: 'hi' },
+        ],
+      });
+      const b = JSON.stringify({
+        model: 'n',
+        messages: [
+          { role: 'system', content: 's' },
+          { role: 'user', content: 'hi' },
+        ],
+      });
+      const [first, again, other] = [await reply(a), await reply(a), await reply(b)];
+      expect(first.startsWith(`(${createHash('sha1').update(a).digest('base64').slice(0, 11)}) `)).toBe(true);
+      expect(again).toBe(first);
+      expect(other).not.toBe(first);
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 });
