@@ -8,7 +8,8 @@
  * replay the bodies a stage really sent.
  *
  * Prints exactly one line, `listening <url>`, on stdout once ready; exits cleanly on SIGTERM/SIGINT.
- * Requests are never kept in memory (keepRequests is always off here; --no-keep is accepted for clarity).
+ * Requests are never kept in memory (keepRequests and countAttempts are always off here: a bench's
+ * mock serves hundreds of thousands of requests; --no-keep is accepted for clarity).
  */
 import { createHash } from 'node:crypto';
 import { renameSync, writeFileSync } from 'node:fs';
@@ -103,6 +104,7 @@ const server = await startMockLlm({
   terminateAfter,
   requireAuth: values['require-auth'] ?? false,
   keepRequests: false,
+  countAttempts: false,
 });
 
 let stopping = false;

@@ -5,8 +5,8 @@
  * (error statuses, connection resets, hangs, broken bodies).
  *
  * Built on node:http only and kept lean: one JSON.parse and one JSON.stringify
- * per request, a SHA-1 of the body for the `attempt` count, nothing else kept
- * when `keepRequests` is off.
+ * per request, a SHA-1 of the body for the `attempt` count; nothing kept when
+ * `keepRequests` and `countAttempts` are off.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
@@ -28,7 +28,7 @@ export interface MockRequest {
   api: 'openai' | 'anthropic';
   /** 0-based order of the parsed requests over the server's life (requests[i].index === i while they are kept). */
   index: number;
-  /** How many earlier requests had exactly the same body (0 for the first). */
+  /** How many earlier requests had exactly the same body (0 for the first; always 0 with `countAttempts` off). */
   attempt: number;
   /** SHA-1 of the request's raw body, base64 (an online call; absent for a batch's line). */
   bodyDigest?: string;
@@ -58,6 +58,11 @@ export interface MockLlmOptions {
   terminateAfter?: number;
   requireAuth?: boolean;
   keepRequests?: boolean;
+  /**
+   * Counts identical bodies for `attempt` (on by default). The count keeps a digest of every body
+   * the server has seen: a long-lived mock (the benchmarks') turns it off, and keeps nothing.
+   */
+  countAttempts?: boolean;
   /** The OpenAI Batch API's lifecycle (mock-batch.ts). */
   batch?: MockBatchOptions;
   /** Sees every online request body as it arrived (the bench samples them to replay the same bodies). */
@@ -356,6 +361,7 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
   const faultOf = options.fault;
   const requireAuth = options.requireAuth ?? false;
   const keepRequests = options.keepRequests ?? true;
+  const countAttempts = options.countAttempts ?? true;
 
   const requests: MockRequest[] = [];
   const outcomes = new Map<string, number>();
@@ -409,8 +415,8 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
     }
 
     const key = createHash('sha1').update(raw).digest('base64');
-    const attempt = seenBodies.get(key) ?? 0;
-    seenBodies.set(key, attempt + 1);
+    const attempt = countAttempts ? (seenBodies.get(key) ?? 0) : 0;
+    if (countAttempts) seenBodies.set(key, attempt + 1);
     const mock: MockRequest = {
       api,
       index: nextIndex++,

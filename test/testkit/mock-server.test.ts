@@ -139,6 +139,17 @@ describe('mock LLM server: the two APIs', () => {
     ]);
   });
 
+  it('keeps no count of bodies with countAttempts off: every attempt is 0', async () => {
+    const lean = await startMockLlm({ keepRequests: true, countAttempts: false });
+    try {
+      const a = { model: 'm', messages: [{ role: 'user', content: 'same' }] };
+      for (let i = 0; i < 3; i++) await post(openai(lean), a);
+      expect(lean.requests.map((r) => r.attempt)).toEqual([0, 0, 0]);
+    } finally {
+      await lean.close();
+    }
+  });
+
   it('carries the SHA-1 of each raw body, the same for the same bytes', async () => {
     const before = server.requests.length;
     const raw = ['{"model":"m","messages":[{"role":"user","content":"x"}]}', '{"model":"m","messages":[{"role":"user","content":"x"}] }'];
