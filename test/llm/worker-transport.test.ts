@@ -97,6 +97,35 @@ describe('HTTP worker thread and the process', () => {
     ${closeThem ? 'await Promise.all([a.close(), b.close()]);' : ''}
     process.stdout.write('done ' + ra.status + ' ' + rb.status);
   `;
+  // A fresh process: no thread until the first transport opens one, and it comes up before any request.
+  const started = (url: string) => `
+    const dist = (m) => import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist/llm')).href)} + '/' + m);
+    const { WorkerTransport } = await dist('worker-transport.js');
+    const { HttpWorkerHost } = await dist('http-worker-host.js');
+    const transport = new WorkerTransport(${JSON.stringify(TIMEOUTS)}, 2);
+    const worker = HttpWorkerHost.shared().worker;
+    await new Promise((resolve) => worker.once('online', resolve));
+    const reply = await transport.post(${JSON.stringify(url)}, {}, ${JSON.stringify(body('m'))}, new AbortController().signal);
+    await transport.close();
+    process.stdout.write('online ' + reply.status);
+  `;
+  // A transport opened and never used (a dry run, an all-cached run): its thread must not hold the process.
+  const unused = `
+    const { WorkerTransport } = await import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist/llm/worker-transport.js')).href)});
+    new WorkerTransport(${JSON.stringify(TIMEOUTS)}, 2);
+    process.stdout.write('opened');
+  `;
+
+  it('starts the thread when the first pool opens, before any request, and serves that pool on it', async () => {
+    server = await startMockLlm();
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', started(`${server.url}/v1/chat/completions`)], { timeout: 30_000 });
+    expect(stdout).toBe('online 200');
+  });
+
+  it('exits when a transport was opened and never used', async () => {
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', unused], { timeout: 30_000 });
+    expect(stdout).toBe('opened');
+  });
 
   it.each([
     ['closes two transports together and exits', true],
