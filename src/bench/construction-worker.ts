@@ -2,6 +2,7 @@ import { Workspace } from '../core/workspace.js';
 import { runBuildStage, type BuildUnit } from '../benchmarks/personalens/construction/build-stage.js';
 import { parseInteractions } from '../benchmarks/personalens/construction/parse.js';
 import { MemorySampler } from './memory-sampler.js';
+import { answerTimes, steadyRate } from './steady-rate.js';
 
 /**
  * One construction-stage run in a fresh process (its peak RSS its own):
@@ -35,6 +36,8 @@ const summary = await runBuildStage('interactions', units, (text) => parseIntera
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 const peaks = memory.stop();
+// Read after the run's clocks stopped: the stage's calls, when each was answered.
+const steady = steadyRate(await answerTimes(summary.partitions));
 process.stdout.write(
   `${JSON.stringify({
     ok: summary.ok,
@@ -43,6 +46,7 @@ process.stdout.write(
     http_calls: summary.calls - summary.cached_calls,
     wall_ms: wallMs,
     work_ms: summary.work_ms,
+    steady_rate: steady,
     cpu_ms: (cpu.user + cpu.system) / 1000,
     peak_rss_mib: peaks.rssMiB,
   })}\n`,

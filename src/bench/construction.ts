@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { CpuSteal } from './cpu-steal.js';
 import { cpuBreakdown } from './cpu-profile.js';
 import type { BenchResult } from './report.js';
+import { steadyFigures } from './steady-rate.js';
 import { startMockProcess, takeBodySample, worker, type CeilingResult } from './workers.js';
 
 const LATENCY_MS = 50;
@@ -20,6 +21,8 @@ interface WorkerResult {
   http_calls: number;
   wall_ms: number;
   work_ms: number;
+  /** Calls/s over the middle of the run (steady-rate.ts). */
+  steady_rate: number | null;
   cpu_ms: number;
   peak_rss_mib: number;
 }
@@ -54,6 +57,7 @@ export async function benchConstruction(): Promise<BenchResult> {
       figures.push({ name: `c=${concurrency}: same-body ceiling (bare transport)`, value: ceilingRate, unit: 'calls/s' });
       figures.push({ name: `c=${concurrency}: mean request body`, value: ceiling.mean_body_bytes / 1024, unit: 'KiB' });
       figures.push({ name: `c=${concurrency}: stage's share of same-body ceiling`, value: (100 * rate) / ceilingRate, unit: '%', min: 90 });
+      figures.push(...steadyFigures(concurrency, r.steady_rate, ceiling.steady_rate));
       figures.push({ name: `c=${concurrency}: share of bound ${bound}/s`, value: (100 * rate) / bound, unit: '%' });
       figures.push({ name: `c=${concurrency}: CPU per call`, value: r.cpu_ms / r.http_calls, unit: 'ms', baseline: true });
       figures.push({ name: `c=${concurrency}: peak RSS`, value: r.peak_rss_mib, unit: 'MiB' });

@@ -1,6 +1,7 @@
 import { Workspace } from '../core/workspace.js';
 import { runDialogues } from '../benchmarks/personalens/dialogues-stage.js';
 import { MemorySampler } from './memory-sampler.js';
+import { answerTimes, steadyRate } from './steady-rate.js';
 
 /**
  * One benchmark run in a fresh process (so its peak RSS is its own):
@@ -25,6 +26,8 @@ const summary = await runDialogues({
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 const peaks = memory.stop();
+// Read after the run's clocks stopped: the stage's calls, when each was answered.
+const steady = steadyRate(await answerTimes(summary.partitions));
 // The live JS set after the run (a full GC first when exposed): what grows if the stage holds on to work.
 (globalThis as { gc?: () => void }).gc?.();
 process.stdout.write(
@@ -35,6 +38,7 @@ process.stdout.write(
     http_calls: summary.calls - summary.cached_calls,
     wall_ms: wallMs,
     work_ms: summary.work_ms,
+    steady_rate: steady,
     cpu_ms: (cpu.user + cpu.system) / 1000,
     peak_rss_mib: peaks.rssMiB,
     peak_anon_mib: peaks.anonMiB ?? null,

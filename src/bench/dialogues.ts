@@ -10,6 +10,7 @@ import { CpuSteal } from './cpu-steal.js';
 import { stormFigures, type StormResult } from './dialogues-storm.js';
 import type { BenchResult } from './report.js';
 import { cpuBreakdown } from './cpu-profile.js';
+import { steadyFigures } from './steady-rate.js';
 import { startMockProcess, takeBodySample, worker, type CeilingResult } from './workers.js';
 
 const LATENCY_MS = 50;
@@ -93,6 +94,7 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
         unit: '%',
         min: SHARE_OF_CEILING[concurrency]!,
       });
+      figures.push(...steadyFigures(concurrency, r.steady_rate, ceiling.steady_rate));
       figures.push({ name: `c=${concurrency}: bare client CPU per call`, value: ceiling.cpu_ms / ceiling.calls, unit: 'ms' });
       if (steal) figures.push({ name: `c=${concurrency}: CPU stolen by other guests`, value: steal.percent(), unit: '%' });
     }
@@ -152,6 +154,8 @@ interface WorkerResult {
   wall_ms: number;
   /** The stage's time running dialogues: wall_ms less start-up, counting and compaction. */
   work_ms: number;
+  /** Calls/s over the middle of the run (steady-rate.ts). */
+  steady_rate: number | null;
   cpu_ms: number;
   peak_rss_mib: number;
   peak_anon_mib: number | null;

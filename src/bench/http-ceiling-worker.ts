@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { DEFAULT_TIMEOUTS } from '../llm/http-transport.js';
 import { InlineTransport } from '../llm/inline-transport.js';
+import { steadyRate } from './steady-rate.js';
 
 /**
  * The harness's own ceiling: a plain loop over the stage's HTTP layer (its undici pool and
@@ -46,6 +47,9 @@ const bodyOf = (i: number): string =>
       });
 
 let started = 0;
+let answered = 0;
+/** When each answer arrived (ms since the epoch, as the stage's calls record it), for the steady rate. */
+const answeredAt = new Float64Array(calls);
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 await Promise.all(
@@ -55,6 +59,7 @@ await Promise.all(
       const reply = await transport.post(`${url}/v1/chat/completions`, { authorization: 'Bearer sk-bench' }, bodyOf(i), never);
       const json = JSON.parse(reply.text) as { choices?: unknown[] };
       if (reply.status !== 200 || !json.choices) throw new Error(`mock answered ${reply.status}`);
+      answeredAt[answered++] = performance.timeOrigin + performance.now();
     }
   }),
 );
@@ -62,4 +67,6 @@ const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 await transport.close();
 const bytes = bodies.length ? bodies.reduce<number>((n, b) => n + Buffer.byteLength(JSON.stringify(b)), 0) / bodies.length : Buffer.byteLength(bodyOf(0));
-process.stdout.write(JSON.stringify({ calls, wall_ms: wallMs, cpu_ms: (cpu.user + cpu.system) / 1000, mean_body_bytes: bytes }) + '\n');
+process.stdout.write(
+  JSON.stringify({ calls, wall_ms: wallMs, cpu_ms: (cpu.user + cpu.system) / 1000, mean_body_bytes: bytes, steady_rate: steadyRate(answeredAt) }) + '\n',
+);

@@ -10,6 +10,8 @@ export interface CeilingResult {
   cpu_ms: number;
   /** The mean size of the bodies it sent. */
   mean_body_bytes: number;
+  /** Calls/s over the middle of the run (steady-rate.ts). */
+  steady_rate: number | null;
 }
 
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
