@@ -32,7 +32,8 @@ export function globalOptions(argv: Argv): Argv<GlobalArgs> {
     .option('progress', {
       type: 'boolean',
       default: true,
-      describe: 'Show progress on stderr: a live view on a terminal, a progress line every 10 s in a log (plens make; --no-progress to hide)',
+      describe:
+        'Show progress on stderr: a live view on a terminal, progress lines every 10 s in a log (plens make and the stage commands; --no-progress to hide)',
       global: true,
     })
     .option('debug', { type: 'boolean', default: false, describe: 'On an error, also print its stack trace', global: true }) as Argv<GlobalArgs>;

@@ -4,7 +4,9 @@ import { userPath } from '../core/paths.js';
 import { resolveShard } from '../engine/shard.js';
 import type { LlmStageOptions } from '../engine/llm-stage.js';
 import { limitFlags, llmStageOptionsOf, resolveLimits, STAGE_LIMIT_KEYS } from './run-settings.js';
-import { showProgress, workspaceOf, type GlobalArgs } from './cli-options.js';
+import { withProgressSink, type ProgressSink } from '../engine/stage-progress.js';
+import { makeProgressView } from '../make/progress-view.js';
+import { progressIntervalOption, showProgress, workspaceOf, type GlobalArgs } from './cli-options.js';
 
 export interface LlmStageArgs extends GlobalArgs {
   prompts?: string;
@@ -21,11 +23,12 @@ export interface LlmStageArgs extends GlobalArgs {
   'call-timeout': number;
   'connect-timeout': number;
   'max-cost'?: number;
+  'progress-interval'?: number;
 }
 
 /** The options every LLM stage (dialogues, judge) takes, declared once; the limits come from the one settings schema. */
 export function llmStageOptions<T>(y: Argv<T>, what: string) {
-  const stage = y
+  const stage = progressIntervalOption(y)
     .option('prompts', { type: 'string', describe: 'Folder of prompt templates overriding the bundled ones, file by file' })
     .option('limit', { type: 'number', describe: `Run at most N ${what.toLowerCase()} this time` })
     .option('shard', {
@@ -57,6 +60,39 @@ export function llmStageRunOptions(args: LlmStageArgs, signal: AbortSignal, env:
     progress: showProgress(args),
     signal,
   });
+}
+
+/**
+ * Runs a stage command's work under its progress. On a terminal the stage draws its own bar
+ * (llmStageRunOptions' `progress`). With stderr a file or a pipe (nohup, Slurm, CI), lines that
+ * start with `progress `, as \`plens make\` writes them: when the stage starts and ends, and every
+ * --progress-interval seconds (env PLENS_PROGRESS_INTERVAL, default 10; 0 turns them off) how far
+ * it is, so a log shows the run is alive. None with --no-progress, --quiet or --dry-run, nor
+ * before the stage has work to do.
+ */
+export async function withStageProgress<T>(args: LlmStageArgs, stage: string, run: () => Promise<T>): Promise<T> {
+  const view = process.stderr.isTTY || args['dry-run'] ? undefined : makeProgressView(args);
+  if (!view) return run();
+  // The step is shown once the stage has work: an invalid flag or nothing left to do prints no progress.
+  let opened = false;
+  const sink: ProgressSink = {
+    open: (name, total, where) => {
+      if (!opened) view.stepStarted(stage);
+      opened = true;
+      return view.open(name, total, where);
+    },
+  };
+  view.start();
+  try {
+    const result = await withProgressSink(sink, run);
+    if (opened) view.stepEnded(stage, 'done');
+    return result;
+  } catch (error) {
+    if (opened) view.stepEnded(stage, 'FAILED');
+    throw error;
+  } finally {
+    view.stop();
+  }
 }
 
 /** A stage's exit code when it ran to its end without an error: 130 when stopped by Ctrl-C, 6 when stopped by the spend cap. */

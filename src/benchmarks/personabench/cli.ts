@@ -3,7 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { userPath } from '../../core/paths.js';
 import { usageError } from '../../core/errors.js';
 import { interruptSignal } from '../../platform/interrupt.js';
-import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../../platform/cli-stage-args.js';
+import { llmStageOptions, llmStageRunOptions, setStageExitCode, withStageProgress, type LlmStageArgs } from '../../platform/cli-stage-args.js';
 import { printResult, refuseWorkspace, workspaceOf, type GlobalArgs } from '../../platform/cli-options.js';
 import { batchFlags, resolveBatch } from '../../platform/run-settings.js';
 
@@ -282,17 +282,19 @@ const predictCommand: CommandModule<GlobalArgs, PersonaPredictArgs> = {
     try {
       const { prompts: _templates, ...stage } = llmStageRunOptions(args, stop.signal);
       const batch = resolveBatch({ flags: args });
-      const summary = await runPersonaPredictions({
-        ...stage,
-        ...(batch ? { batch } : {}),
-        promptRecords: from,
-        model: args.model,
-        fidelity: args.fidelity,
-        samples: args.samples,
-        parsers: parsers as never,
-        ...(args.task ? { tasks: args.task as never } : {}),
-        ...(args.setting ? { settings: args.setting as never } : {}),
-      });
+      const summary = await withStageProgress(args, 'persona predict', () =>
+        runPersonaPredictions({
+          ...stage,
+          ...(batch ? { batch } : {}),
+          promptRecords: from,
+          model: args.model,
+          fidelity: args.fidelity,
+          samples: args.samples,
+          parsers: parsers as never,
+          ...(args.task ? { tasks: args.task as never } : {}),
+          ...(args.setting ? { settings: args.setting as never } : {}),
+        }),
+      );
       printResult(args, summary, () => formatStageSummary({ ...summary, partitions: summary.partitions.map((p) => p.dir) }));
       setStageExitCode(summary);
     } finally {

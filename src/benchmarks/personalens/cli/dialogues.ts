@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { usageError } from '../../../core/errors.js';
 import { interruptSignal } from '../../../platform/interrupt.js';
-import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../../../platform/cli-stage-args.js';
+import { llmStageOptions, llmStageRunOptions, setStageExitCode, withStageProgress, type LlmStageArgs } from '../../../platform/cli-stage-args.js';
 import { printResult, type GlobalArgs } from '../../../platform/cli-options.js';
 import { STAGE_DEFAULTS } from '../../../platform/run-settings.js';
 
@@ -44,13 +44,15 @@ export const dialoguesCommand: CommandModule<GlobalArgs, DialoguesArgs> = {
     const { parseSetting } = await import('../settings.js');
     const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished dialogues are kept (Ctrl-C again to quit now)\n'));
     try {
-      const summary = await runDialogues({
-        ...llmStageRunOptions(args, stop.signal),
-        assistants: args.assistant.flatMap((a) => a.split(',')),
-        settings: args.setting.flatMap((s) => s.split(',')).map(parseSetting),
-        ...(args.user ? { user: args.user } : {}),
-        replicates: args.replicates,
-      });
+      const summary = await withStageProgress(args, 'dialogues', () =>
+        runDialogues({
+          ...llmStageRunOptions(args, stop.signal),
+          assistants: args.assistant.flatMap((a) => a.split(',')),
+          settings: args.setting.flatMap((s) => s.split(',')).map(parseSetting),
+          ...(args.user ? { user: args.user } : {}),
+          replicates: args.replicates,
+        }),
+      );
       printResult(args, summary, () => formatStageSummary(summary));
       setStageExitCode(summary);
     } finally {

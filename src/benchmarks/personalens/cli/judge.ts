@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { DEFAULT_DIMENSIONS } from '../judge-dimensions.js';
 import { interruptSignal } from '../../../platform/interrupt.js';
-import { llmStageOptions, llmStageRunOptions, setStageExitCode, type LlmStageArgs } from '../../../platform/cli-stage-args.js';
+import { llmStageOptions, llmStageRunOptions, setStageExitCode, withStageProgress, type LlmStageArgs } from '../../../platform/cli-stage-args.js';
 import { printResult, type GlobalArgs } from '../../../platform/cli-options.js';
 import { batchFlags, resolveBatch, STAGE_DEFAULTS } from '../../../platform/run-settings.js';
 
@@ -49,13 +49,15 @@ export const judgeCommand: CommandModule<GlobalArgs, JudgeArgs> = {
     const stop = interruptSignal(() => process.stderr.write('\nplens: stopping; finished judgments are kept (Ctrl-C again to quit now)\n'));
     try {
       const batch = resolveBatch({ flags: args });
-      const summary = await runJudge({
-        ...llmStageRunOptions(args, stop.signal),
-        ...(batch ? { batch } : {}),
-        judge: args.judge,
-        dimensions: parseDimensions(args.dimensions),
-        reask: args.reask,
-      });
+      const summary = await withStageProgress(args, 'judge', () =>
+        runJudge({
+          ...llmStageRunOptions(args, stop.signal),
+          ...(batch ? { batch } : {}),
+          judge: args.judge,
+          dimensions: parseDimensions(args.dimensions),
+          reask: args.reask,
+        }),
+      );
       printResult(args, summary, () => formatStageSummary(summary));
       setStageExitCode(summary);
     } finally {
