@@ -15,7 +15,7 @@ import type { Pipeline } from '../platform/pipeline.js';
 import { fmtWork, type StepResult, type StepStatus } from '../platform/step-kit.js';
 import { benchmarkFor } from '../registry/registry.js';
 import { buildGraph, type Step } from './graph.js';
-import type { MakeProgress } from './progress-view.js';
+import type { MakeProgress } from '../platform/progress-view.js';
 import { isCurrent, reportFileOf, STEP_TABLE, stepInputs } from './steps.js';
 
 export type { StepResult, StepStatus };

@@ -5,7 +5,7 @@ import { resolveShard } from '../engine/shard.js';
 import type { LlmStageOptions } from '../engine/llm-stage.js';
 import { limitFlags, llmStageOptionsOf, resolveLimits, STAGE_LIMIT_KEYS } from './run-settings.js';
 import { withProgressSink, type ProgressSink } from '../engine/stage-progress.js';
-import { makeProgressView } from '../make/progress-view.js';
+import { makeProgressView } from './progress-view.js';
 import { progressIntervalOption, showProgress, workspaceOf, type GlobalArgs } from './cli-options.js';
 
 export interface LlmStageArgs extends GlobalArgs {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startMockLlm, type MockLlmServer } from '../../src/testkit/mock-server.js';
 import { cliPath, repoRoot, runCli, runCliProcess, tempDir } from '../helpers/cli.js';
 
-// `plens make`'s progress (src/make/progress-view.ts) over a real two-cell grid: the assistant is
+// `plens make`'s progress (src/platform/progress-view.ts) over a real two-cell grid: the assistant is
 // a real HTTP endpoint on 127.0.0.1 that answers after 100 ms, so each cell runs for a second or
 // two and both run at once (limits.cells: 2). The CLI runs as its own process (dist/): once with
 // stderr a pipe (a log), once under a pseudo-terminal (script).

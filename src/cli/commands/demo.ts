@@ -32,7 +32,7 @@ export const demoCommand: CommandModule<GlobalArgs, DemoArgs> = {
   handler: async (args) => {
     const { loadPipeline } = await import('../../make/pipeline.js');
     const { make, formatMake } = await import('../../make/make.js');
-    const { makeProgressView } = await import('../../make/progress-view.js');
+    const { makeProgressView } = await import('../../platform/progress-view.js');
     const view = makeProgressView(args);
     // The demo pipeline reads its paths from these variables, so -w and --db still apply.
     const pipeline = loadPipeline(join(packageRoot, 'pipelines', 'demo.yaml'), {

@@ -63,7 +63,7 @@ export const makeCommand: CommandModule<GlobalArgs, MakeArgs> = {
   handler: async (args) => {
     const { loadPipeline } = await import('../../make/pipeline.js');
     const { make, formatMake } = await import('../../make/make.js');
-    const { makeProgressView } = await import('../../make/progress-view.js');
+    const { makeProgressView } = await import('../../platform/progress-view.js');
     let ranIn: string | undefined;
     const { file, targets } = pipelineAndTargets(args.pipeline, args.targets, () => {
       const found = pipelineOfProject(undefined, args.workspace, 'make', args);
