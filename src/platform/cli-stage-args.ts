@@ -65,12 +65,12 @@ export function llmStageRunOptions(args: LlmStageArgs, signal: AbortSignal, env:
 /**
  * Runs a stage command's work under its progress. On a terminal the stage draws its own bar
  * (llmStageRunOptions' `progress`). With stderr a file or a pipe (nohup, Slurm, CI), lines that
- * start with `progress `, as \`plens make\` writes them: when the stage starts and ends, and every
+ * start with `progress `, as `plens make` writes them: when the stage starts and ends, and every
  * --progress-interval seconds (env PLENS_PROGRESS_INTERVAL, default 10; 0 turns them off) how far
  * it is, so a log shows the run is alive. None with --no-progress, --quiet or --dry-run, nor
  * before the stage has work to do.
  */
-export async function withStageProgress<T>(args: LlmStageArgs, stage: string, run: () => Promise<T>): Promise<T> {
+export async function withStageProgress<T extends { interrupted: boolean }>(args: LlmStageArgs, stage: string, run: () => Promise<T>): Promise<T> {
   const view = process.stderr.isTTY || args['dry-run'] ? undefined : makeProgressView(args);
   if (!view) return run();
   // The step is shown once the stage has work: an invalid flag or nothing left to do prints no progress.
@@ -85,7 +85,8 @@ export async function withStageProgress<T>(args: LlmStageArgs, stage: string, ru
   view.start();
   try {
     const result = await withProgressSink(sink, run);
-    if (opened) view.stepEnded(stage, 'done');
+    // A stop (Ctrl-C) ends the stage early with what it finished: `stopped`, as make says it.
+    if (opened) view.stepEnded(stage, result.interrupted ? 'stopped' : 'done');
     return result;
   } catch (error) {
     if (opened) view.stepEnded(stage, 'FAILED');

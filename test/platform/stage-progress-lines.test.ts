@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startMockLlm, type MockLlmServer } from '../../src/testkit/mock-server.js';
-import { runCliProcess, tempDir } from '../helpers/cli.js';
+import { cliPath, repoRoot, runCliProcess, tempDir } from '../helpers/cli.js';
 
 // A stage command on its own (`plens dialogues`), with stderr a pipe as under nohup or a
 // scheduler: the assistant is a real HTTP endpoint on 127.0.0.1 answering after 150 ms, so the
@@ -62,6 +63,27 @@ describe('a stage command with stderr not a terminal', () => {
       before = Number(done);
     }
     expect(r.stdout).toMatch(/6 ok, 0 failed of 6 planned/);
+  });
+
+  it('says the stage stopped when Ctrl-C ends it early, and exits 130', async () => {
+    const { dir, assistant } = await workspace();
+    const child = spawn(
+      process.execPath,
+      [cliPath, 'dialogues', '-w', join(dir, 'out'), '--assistant', assistant, '--user', 'sim:default', '--concurrency', '1', '--progress-interval', '0.2'],
+      { cwd: repoRoot, env: { ...process.env, PLENS_WORKSPACE: '', PLENS_STATE_DIR: 'off', OPENAI_API_KEY: 'sk-progress' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    const code = await new Promise<number | null>((resolve) => {
+      child.stderr.on('data', (d) => {
+        stderr += d;
+        // Once a dialogue is done, the run is stopped as a user would stop it.
+        if (/: [1-5]\/6 /.test(stderr) && !child.killed) child.kill('SIGINT');
+      });
+      child.on('close', resolve);
+    });
+    expect(code, stderr).toBe(130);
+    expect(stderr).toMatch(/^progress \d+:\d\d:\d\d dialogues: stopped in \d+\.\d s, [1-5]\/6 /m);
+    expect(stderr).not.toMatch(/dialogues: done/);
   });
 
   it('writes none with --progress-interval 0, none for a bad flag, none when nothing is left to do', async () => {
