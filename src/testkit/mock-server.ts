@@ -30,8 +30,8 @@ export interface MockRequest {
   index: number;
   /** How many earlier requests had exactly the same body (0 for the first; always 0 with `countAttempts` off). */
   attempt: number;
-  /** SHA-1 of the request's raw body, base64 (an online call; absent for a batch's line). */
-  bodyDigest?: string;
+  /** SHA-1 of the request's body as it arrived, base64 (a batch's line: of its body serialised again). */
+  bodyDigest: string;
   model: string;
   /** The system prompt ('' when none was sent). */
   system: string;
@@ -485,7 +485,8 @@ export function startMockLlm(options: MockLlmOptions = {}): Promise<MockLlmServe
   const batchMock = createMockBatch(options.batch ?? {}, (api, raw, batchId) => {
     const parsed = api === 'openai' ? parseOpenAi(raw) : parseAnthropic(raw);
     if (typeof parsed === 'string') return { status: 400, body: JSON.parse(errorBody(api, 400, parsed)) };
-    const mock: MockRequest = { api, index: nextIndex++, attempt: 0, ...parsed, headers: {}, batch: batchId };
+    const bodyDigest = createHash('sha1').update(JSON.stringify(raw)).digest('base64');
+    const mock: MockRequest = { api, index: nextIndex++, attempt: 0, bodyDigest, ...parsed, headers: {}, batch: batchId };
     if (keepRequests) requests.push(mock);
     const fault = faultOf?.(mock);
     if (fault?.kind === 'status') return { status: fault.status, body: JSON.parse(errorBody(api, fault.status)) };

@@ -22,6 +22,7 @@ function mockRequest(system: string, messages: MockRequest['messages']): MockReq
     api: 'openai',
     index: 0,
     attempt: 0,
+    bodyDigest: '',
     model: 'm',
     system,
     systemSent: system !== '',
