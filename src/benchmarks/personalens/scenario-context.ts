@@ -101,6 +101,11 @@ export class ScenarioContextSource {
           SELECT a.user_id, a.user_index, a.domain, a.preference_type, list(a.value ORDER BY a.position) FILTER (a.value IS NOT NULL) AS vals, min(p.type_position) AS type_position
           FROM read_parquet(${file('affinities')}) a JOIN preference_order p USING (domain, preference_type)
           GROUP BY ALL;
+        -- Every batch reads the same files: their footers are read once, not once a query. It
+        -- took a third off a batch's queries, and the last of a run's first wave of dialogues
+        -- at c=256 started ~70 ms sooner (docs/performance.md). Set once the views have loaded
+        -- the Parquet reader, whose setting it is.
+        SET parquet_metadata_cache = true;
       `);
       streamDb = await Database.open(':memory:', { threads: 1, memoryLimit: '128MB' });
       const source = new ScenarioContextSource(db, streamDb, workspace);
