@@ -12,6 +12,7 @@ import type { BenchResult } from './report.js';
 import { cpuBreakdown } from './cpu-profile.js';
 import { steadyFigures } from './steady-rate.js';
 import { startMockProcess, takeBodySample, worker, type CeilingResult } from './workers.js';
+import { datasetDir } from '../benchmarks/personalens/dataset/workspace-files.js';
 
 const LATENCY_MS = 50;
 const JITTER_MS = 25;
@@ -52,7 +53,7 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
       // A fresh workspace (and call cache) per run: nothing is ever served from an earlier one.
       const ws = new Workspace(join(root, `run-${++runs}-${scenarios}-${concurrency}`));
       const { cp } = await import('node:fs/promises');
-      await cp(template.datasetDir, ws.datasetDir, { recursive: true });
+      await cp(datasetDir(template), datasetDir(ws), { recursive: true });
       await runScenarios(ws, { kind: 'all', random: scenarios, seed: 'bench' });
       const result = await worker<WorkerResult>('./dialogues-worker.js', [ws.root, String(concurrency), endpoint], capHeap, nodeFlags);
       if (result.failed) throw new Error(`${result.failed} dialogues failed in the benchmark`);
@@ -114,7 +115,7 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
     // model per second (a bucket of one second, as endpoints enforce a minute's limit); adaptive
     // concurrency and the RPM buckets must ride it out and then use the quota.
     const stormWs = new Workspace(join(root, 'storm'));
-    await (await import('node:fs/promises')).cp(template.datasetDir, stormWs.datasetDir, { recursive: true });
+    await (await import('node:fs/promises')).cp(datasetDir(template), datasetDir(stormWs), { recursive: true });
     await runScenarios(stormWs, { kind: 'all', random: STORM_DIALOGUES, seed: 'bench' });
     const storm = await worker<StormResult>('./dialogues-storm-worker.js', [stormWs.root, String(STORM_RPM), String(STORM_S), '64', '1'], false);
     figures.push(...stormFigures(storm, STORM_RPM, STORM_S));

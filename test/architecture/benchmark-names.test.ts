@@ -15,7 +15,6 @@ const srcDir = join(dirname(new URL(import.meta.url).pathname), '..', '..', 'src
 
 /** Files outside the benchmarks that still name one of a benchmark's names, and why. */
 const KNOWN: Record<string, { names: string[]; why: string }> = {
-  'core/workspace.ts': { names: ['dataset', 'scenarios'], why: "the Workspace class still holds PersonaLens's dataset folders (its import is checked there)" },
   'llm/sim-persona.ts': { names: ['persona-bench'], why: "the offline simulator plays each benchmark's models from facts on the request" },
   'engine/spend-budget.ts': { names: ['judge', 'persona'], why: 'call roles (`judge:<dimension>`, `persona:<task>`), named by the stages, grouped for spend' },
   'metrics/score-worker.ts': { names: ['scores'], why: "a worker message's field, not PERSONA-bench's step" },

@@ -7,6 +7,7 @@ import { loadPipeline, type Pipeline } from '../../src/make/pipeline.js';
 import type { MakeState } from '../../src/platform/make-state.js';
 import { doneSteps, isCurrent, outputExists, STEP_TABLE, stepInputs, tableStateKey } from '../../src/make/steps.js';
 import { tempDir } from '../helpers/cli.js';
+import { datasetDir, scenariosDir } from '../../src/benchmarks/personalens/dataset/workspace-files.js';
 
 /** A pipeline over a tiny data folder, with an imported dataset and a selection recorded as made. */
 function built(extra = ''): { p: Pipeline; dir: string; state: MakeState } {
@@ -17,10 +18,10 @@ function built(extra = ''): { p: Pipeline; dir: string; state: MakeState } {
   writeFileSync(file, `name: steps\nworkspace: ${dir}/out\nwarehouse: ${dir}/w.duckdb\ndata:\n  from: ${dir}/data\nscenarios:\n  kind: md\n${extra}`);
   const p = loadPipeline(file, {});
   const ws = new Workspace(p.workspace);
-  mkdirSync(ws.datasetDir, { recursive: true });
-  mkdirSync(ws.scenariosDir, { recursive: true });
-  writeFileSync(join(ws.datasetDir, 'manifest.json'), JSON.stringify({ created_at: '2026-01-01T00:00:00Z' }));
-  writeFileSync(join(ws.scenariosDir, 'manifest.json'), JSON.stringify({ created_at: '2026-01-02T00:00:00Z' }));
+  mkdirSync(datasetDir(ws), { recursive: true });
+  mkdirSync(scenariosDir(ws), { recursive: true });
+  writeFileSync(join(datasetDir(ws), 'manifest.json'), JSON.stringify({ created_at: '2026-01-01T00:00:00Z' }));
+  writeFileSync(join(scenariosDir(ws), 'manifest.json'), JSON.stringify({ created_at: '2026-01-02T00:00:00Z' }));
   const state: MakeState = {
     import: { inputs: stepInputs('import', p), output: '2026-01-01T00:00:00Z' },
     scenarios: { inputs: stepInputs('scenarios', p), output: '2026-01-02T00:00:00Z' },
@@ -71,7 +72,7 @@ describe('the step table', () => {
     expect(outputExists('import', p, state)).toBe(true);
 
     // A selection rewritten by hand is a new output: not current.
-    writeFileSync(join(new Workspace(p.workspace).scenariosDir, 'manifest.json'), JSON.stringify({ created_at: '2026-02-01T00:00:00Z' }));
+    writeFileSync(join(scenariosDir(new Workspace(p.workspace)), 'manifest.json'), JSON.stringify({ created_at: '2026-02-01T00:00:00Z' }));
     expect(isCurrent('scenarios', p, state)).toBe(false);
   });
 

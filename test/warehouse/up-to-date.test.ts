@@ -7,6 +7,7 @@ import { buildWarehouse, type WarehouseOptions } from '../../src/warehouse/build
 import { stepCacheDir } from '../../src/warehouse/step-cache.js';
 import { repoRoot, runCli, runCliJson, tempDir } from '../helpers/cli.js';
 import { sampleWorkspace } from '../helpers/workspace.js';
+import { scenariosDir } from '../../src/benchmarks/personalens/dataset/workspace-files.js';
 
 /**
  * A warehouse build with nothing changed since the last one (workspace Parquet, SQL files, plens
@@ -49,9 +50,9 @@ describe('warehouse: a build with nothing changed is up to date', () => {
 
   it('rebuilds when a workspace Parquet file changes, or when forced', async () => {
     await build('b.duckdb');
-    const scenarios = readdirSync(workspace.scenariosDir).find((f) => f.endsWith('.parquet'))!;
+    const scenarios = readdirSync(scenariosDir(workspace)).find((f) => f.endsWith('.parquet'))!;
     const later = new Date(Date.now() + 5_000);
-    utimesSync(join(workspace.scenariosDir, scenarios), later, later);
+    utimesSync(join(scenariosDir(workspace), scenarios), later, later);
     expect((await build('b.duckdb')).up_to_date).toBe(false);
     expect((await build('b.duckdb')).up_to_date).toBe(true);
     const forced = await build('b.duckdb', { force: true });

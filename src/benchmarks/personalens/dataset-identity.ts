@@ -4,6 +4,7 @@ import { writeFileAtomic } from '../../core/atomic.js';
 import { PlensError } from '../../core/errors.js';
 import type { Workspace } from '../../core/workspace.js';
 import type { StageInputs } from '../../engine/llm-stage.js';
+import { datasetDir, scenariosDir } from './dataset/workspace-files.js';
 
 /**
  * Which dataset import a stage's output was built from. The import records a fingerprint of what
@@ -23,7 +24,7 @@ export const DATASET_MARKER = 'dataset.json';
 
 /** The fingerprint of the workspace's current import, if it has one. */
 export function currentDataset(workspace: Workspace): DatasetIdentity | undefined {
-  const manifest = readJson(join(workspace.datasetDir, 'manifest.json')) as { fingerprint?: string; source?: { data_dir?: string } } | undefined;
+  const manifest = readJson(join(datasetDir(workspace), 'manifest.json')) as { fingerprint?: string; source?: { data_dir?: string } } | undefined;
   if (!manifest?.fingerprint) return undefined;
   return { fingerprint: manifest.fingerprint, data_dir: manifest.source?.data_dir ?? '?' };
 }
@@ -43,9 +44,9 @@ export function assertOneImport(workspace: Workspace, doing: string): void {
   const current = currentDataset(workspace);
   if (!current) return;
   const others: Array<{ what: string; identity: DatasetIdentity }> = [];
-  const scenarios = readJson(join(workspace.scenariosDir, 'manifest.json')) as { dataset?: DatasetIdentity } | undefined;
+  const scenarios = readJson(join(scenariosDir(workspace), 'manifest.json')) as { dataset?: DatasetIdentity } | undefined;
   if (scenarios?.dataset && scenarios.dataset.fingerprint !== current.fingerprint)
-    others.push({ what: shown(workspace.scenariosDir), identity: scenarios.dataset });
+    others.push({ what: shown(scenariosDir(workspace)), identity: scenarios.dataset });
   for (const stage of ['dialogues', 'judgments']) {
     const root = join(workspace.root, stage);
     if (!existsSync(root)) continue;
@@ -99,7 +100,7 @@ export function assertImportReplaceable(workspace: Workspace, fingerprint: strin
     'E_PREREQUISITE',
     `importing ${dataDir} (${fingerprint.slice(0, 12)}) would replace the workspace's import of ${current.data_dir} (${current.fingerprint.slice(0, 12)}), on which ${built.join(', ')} ${built.length > 1 ? 'were' : 'was'} made; nothing was written`,
     {
-      location: { file: workspace.datasetDir },
+      location: { file: datasetDir(workspace) },
       hint: "import into a workspace of its own (-w DIR, or the pipeline's workspace:), or remove that work first if it is no longer wanted",
     },
   );

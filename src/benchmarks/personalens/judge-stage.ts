@@ -27,6 +27,7 @@ import { ScenarioContextSource, type ScenarioContext, type ScenarioRow } from '.
 export { JUDGMENT_COLUMNS } from './records.js';
 
 import { DEFAULT_DIMENSIONS, JUDGE_DIMENSIONS, type JudgeDimensionName } from './judge-dimensions.js';
+import { datasetFile } from './dataset/workspace-files.js';
 
 export { DEFAULT_DIMENSIONS, JUDGE_DIMENSIONS, type JudgeDimensionName };
 
@@ -118,7 +119,7 @@ export async function runJudge(options: JudgeOptions): Promise<JudgeSummary> {
                d.prompt_version, d.replicate, d.end_reason, d.messages, p.relevant_domains, p.relevant_preference_types,
                p.location, p.device, p.time_of_day, p.day_of_week, p.environment
         FROM read_parquet(${dialoguesSource}, union_by_name = true) d
-        JOIN read_parquet(${sqlString(options.workspace.datasetFile('scenario_pool'))}) p USING (scenario_id)
+        JOIN read_parquet(${sqlString(datasetFile(options.workspace, 'scenario_pool'))}) p USING (scenario_id)
         WHERE d.status = 'ok'`);
       await kit.describe(partition, 'judge.json', {
         judge: judge.id,

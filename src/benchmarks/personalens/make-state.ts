@@ -6,6 +6,7 @@ import { Workspace } from '../../core/workspace.js';
 import { hash, manifestStamp } from '../../platform/make-state.js';
 import { DATASET_FORMAT } from './dataset/tables.js';
 import type { PersonaLensPipeline } from './pipeline-section.js';
+import { datasetDir } from './dataset/workspace-files.js';
 
 export function importInputs(p: PersonaLensPipeline): string {
   const data = p.data!;
@@ -14,5 +15,5 @@ export function importInputs(p: PersonaLensPipeline): string {
 }
 
 export function scenariosInputs(p: PersonaLensPipeline): string {
-  return hash(['scenarios', p.selection, manifestStamp(new Workspace(p.workspace).datasetDir)]);
+  return hash(['scenarios', p.selection, manifestStamp(datasetDir(new Workspace(p.workspace)))]);
 }

@@ -4,6 +4,7 @@ import { readManifest } from '../../platform/make-state.js';
 import { emptyWork, formatWork, readPartition, sumStatus, type LogRecord, type WorkStatus } from '../../platform/status-kit.js';
 import type { BuildStageStatus } from './construction/make-steps.js';
 import type { PersonaLensPipeline } from './pipeline-section.js';
+import { scenariosDir } from './dataset/workspace-files.js';
 
 type Cell = { id: string; assistant: string; setting: string; dialogues: WorkStatus; judge: WorkStatus | null };
 
@@ -135,5 +136,5 @@ async function judgeDirOf(p: PersonaLensPipeline, ws: Workspace, signal: AbortSi
 }
 
 function scenarioCount(ws: Workspace): number | null {
-  return readManifest<{ tables?: { scenarios?: { rows?: number } } }>(ws.scenariosDir)?.tables?.scenarios?.rows ?? null;
+  return readManifest<{ tables?: { scenarios?: { rows?: number } } }>(scenariosDir(ws))?.tables?.scenarios?.rows ?? null;
 }

@@ -27,6 +27,7 @@ import { scenariosCommand } from './cli/scenarios.js';
 import { personaLensStatus } from './make-status.js';
 import { PERSONALENS_METADATA } from './report-metadata.js';
 import { PERSONALENS_EXPORT } from './export-cells.js';
+import { datasetDir, requireDataset, scenariosDir } from './dataset/workspace-files.js';
 
 type Ctx = StepContext<PersonaLensPipeline>;
 
@@ -89,12 +90,12 @@ async function importStep(ctx: Ctx) {
     };
   }
   const r = await runImport({ from: data.from, ...(data.schema ? { schema: data.schema } : {}), workspace: ctx.ws, progress: ctx.progress });
-  await ctx.save(inputs, manifestStamp(ctx.ws.datasetDir)!);
+  await ctx.save(inputs, manifestStamp(datasetDir(ctx.ws))!);
   return {
     step: ctx.step,
     status: 'ran' as const,
     work: 1,
-    detail: `imported ${r.users} users, ${r.scenarios.sd + r.scenarios.md} scenarios -> ${ctx.ws.datasetDir}`,
+    detail: `imported ${r.users} users, ${r.scenarios.sd + r.scenarios.md} scenarios -> ${datasetDir(ctx.ws)}`,
   };
 }
 
@@ -107,7 +108,7 @@ async function scenariosStep(ctx: Ctx) {
     let planWs = ctx.shared.get('personalens.plan') as Workspace | undefined;
     if (!planWs) {
       planWs = planWorkspace(ctx, { fresh: true });
-      symlinkSync(ctx.ws.datasetDir, join(planWs.root, 'dataset'), 'dir');
+      symlinkSync(datasetDir(ctx.ws), datasetDir(planWs), 'dir');
     }
     const r = await runScenarios(planWs, ctx.p.selection!);
     return {
@@ -119,7 +120,7 @@ async function scenariosStep(ctx: Ctx) {
     };
   }
   const r = await runScenarios(ctx.ws, ctx.p.selection!);
-  await ctx.save(ctx.inputs(), manifestStamp(ctx.ws.scenariosDir)!);
+  await ctx.save(ctx.inputs(), manifestStamp(scenariosDir(ctx.ws))!);
   return { step: ctx.step, status: 'ran' as const, work: 1, detail: `selected ${r.scenarios.total} scenarios (${r.scenarios.sd} SD + ${r.scenarios.md} MD)` };
 }
 
@@ -241,8 +242,8 @@ export const personaLens: Benchmark<PersonaLensPipeline> = {
       available: () => true,
       fingerprint: {
         inputs: importInputs,
-        current: (p, state, o) => recordedBuild(state, 'import', o.inputs, manifestStamp(new Workspace(p.workspace).datasetDir)),
-        exists: (p) => manifestStamp(new Workspace(p.workspace).datasetDir) !== null,
+        current: (p, state, o) => recordedBuild(state, 'import', o.inputs, manifestStamp(datasetDir(new Workspace(p.workspace)))),
+        exists: (p) => manifestStamp(datasetDir(new Workspace(p.workspace))) !== null,
         after: (p) => (p.build ? 'build-export' : undefined),
       },
       run: importStep,
@@ -253,8 +254,8 @@ export const personaLens: Benchmark<PersonaLensPipeline> = {
       available: () => true,
       fingerprint: {
         inputs: scenariosInputs,
-        current: (p, state, o) => recordedBuild(state, 'scenarios', o.inputs, manifestStamp(new Workspace(p.workspace).scenariosDir)),
-        exists: (p) => manifestStamp(new Workspace(p.workspace).scenariosDir) !== null,
+        current: (p, state, o) => recordedBuild(state, 'scenarios', o.inputs, manifestStamp(scenariosDir(new Workspace(p.workspace)))),
+        exists: (p) => manifestStamp(scenariosDir(new Workspace(p.workspace))) !== null,
         after: () => 'import',
       },
       run: scenariosStep,
@@ -291,12 +292,12 @@ export const personaLens: Benchmark<PersonaLensPipeline> = {
     source: {
       // An import is checked whole: its format, and one import throughout.
       present: (ws) => {
-        if (!existsSync(join(ws.datasetDir, 'manifest.json'))) return false;
-        ws.requireDataset();
+        if (!existsSync(join(datasetDir(ws), 'manifest.json'))) return false;
+        requireDataset(ws);
         assertOneImport(ws, 'plens warehouse');
         return true;
       },
-      missing: (ws) => `imported dataset in ${ws.datasetDir}`,
+      missing: (ws) => `imported dataset in ${datasetDir(ws)}`,
       hint: '`plens import --from <data dir>` (PersonaLens)',
       example: 'table1',
     },

@@ -3,6 +3,7 @@ import { PlensError } from '../../core/errors.js';
 import type { Workspace } from '../../core/workspace.js';
 import { Database, sqlString } from '../../db/database.js';
 import type { Scenario } from './scenarios/scenario.js';
+import { datasetFile, requireDataset, scenariosDir, scenariosFile } from './dataset/workspace-files.js';
 
 /** A selected scenario as the dialogue stage streams it (cheap: ids and situation only). */
 export type ScenarioRow = Omit<Scenario, 'task_key'>;
@@ -82,16 +83,16 @@ export class ScenarioContextSource {
   ) {}
 
   static async open(workspace: Workspace): Promise<ScenarioContextSource> {
-    workspace.requireDataset();
-    if (!existsSync(workspace.scenariosFile)) {
-      throw new PlensError('E_PREREQUISITE', `no scenarios selected in ${workspace.scenariosDir}`, { hint: 'run `plens scenarios` first' });
+    requireDataset(workspace);
+    if (!existsSync(scenariosFile(workspace))) {
+      throw new PlensError('E_PREREQUISITE', `no scenarios selected in ${scenariosDir(workspace)}`, { hint: 'run `plens scenarios` first' });
     }
     // One thread keeps the scenario stream in stored order (and --limit deterministic).
     const db = await Database.open(':memory:', { threads: 1, memoryLimit: '256MB' });
     let streamDb: Database | undefined;
     try {
       // A view's body cannot bind values: the paths are written in as literals.
-      const file = (t: string) => sqlString(workspace.datasetFile(t));
+      const file = (t: string) => sqlString(datasetFile(workspace, t));
       // Views, not tables: context is read from Parquet a batch at a time, never held whole.
       await db.run(`
         CREATE VIEW users AS SELECT * FROM read_parquet(${file('users')});
@@ -112,7 +113,7 @@ export class ScenarioContextSource {
       for (const t of await db.all<{ task_id: string; user_intent: string; goal: string }>(
         'SELECT task_id, user_intent, goal FROM read_parquet($1)',
         undefined,
-        [workspace.datasetFile('tasks')],
+        [datasetFile(workspace, 'tasks')],
       )) {
         source.tasks.set(t.task_id, { intent: t.user_intent, goal: t.goal });
       }
@@ -135,13 +136,13 @@ export class ScenarioContextSource {
     yield* this.streamDb.stream<ScenarioRow>(
       `SELECT scenario_id, user_id, user_index, task_id, kind, relevant_domains, relevant_preference_types, location, device, time_of_day, day_of_week, environment
        FROM read_parquet($1)`,
-      [this.workspace.scenariosFile],
+      [scenariosFile(this.workspace)],
     );
   }
 
   /** The selected scenarios' ids and kinds, in stored order: several times cheaper to stream than whole rows. */
   async *scenarioHeads(): AsyncGenerator<ScenarioHead> {
-    yield* this.streamDb.stream<ScenarioHead>('SELECT scenario_id, kind FROM read_parquet($1)', [this.workspace.scenariosFile]);
+    yield* this.streamDb.stream<ScenarioHead>('SELECT scenario_id, kind FROM read_parquet($1)', [scenariosFile(this.workspace)]);
   }
 
   /** The selected scenarios with their context. */

@@ -50,6 +50,7 @@ import {
   type ParseResult,
   type TaskDefinition,
 } from './types.js';
+import { datasetDir } from '../dataset/workspace-files.js';
 
 type Ctx = StepContext<PersonaLensPipeline>;
 
@@ -579,8 +580,8 @@ export async function referenceStep(ctx: Ctx): Promise<StepResult> {
   const { Workspace } = await import('../../../core/workspace.js');
   const ws = new Workspace(buildReferenceDir(ctx.ws.root));
   const r = await runImport({ from, workspace: ws, progress: ctx.progress });
-  await ctx.save(inputs, manifestStamp(ws.datasetDir) ?? undefined);
-  return { step: ctx.step, status: 'ran', work: 1, detail: `imported ${r.users} users of ${from} to compare with -> ${ws.datasetDir}` };
+  await ctx.save(inputs, manifestStamp(datasetDir(ws)) ?? undefined);
+  return { step: ctx.step, status: 'ran', work: 1, detail: `imported ${r.users} users of ${from} to compare with -> ${datasetDir(ws)}` };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import { readTaskDefinitions } from './upstream/task-definitions.js';
 import { defaultReaders, readUsers } from './read-users.js';
 import { RowFiles } from './row-files.js';
 import { isPerUserTable, PER_USER_TABLES, USER_KEY_COLUMNS, type PerUserTable, type UserSummary } from './user-rows.js';
+import { datasetDir } from './workspace-files.js';
 
 export interface ImportOptions {
   from: string;
@@ -118,7 +119,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
         );
         fingerprint = await datasetFingerprint(db, (name) => name);
       } else
-        await replaceDirectoryAtomic(options.workspace.datasetDir, async (dir) => {
+        await replaceDirectoryAtomic(datasetDir(options.workspace), async (dir) => {
           const file = (name: DatasetTable) => join(dir, `${name}.parquet`);
           const copy = async (on: Database, name: DatasetTable) => {
             const rowGroup = ROW_GROUP_SIZE[name] ? `, ROW_GROUP_SIZE ${ROW_GROUP_SIZE[name]}` : '';
@@ -166,11 +167,11 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     return {
       dry_run: Boolean(options.dryRun),
       source: { data_dir: layout.dataDir, schema_file: layout.schemaFile },
-      dataset_dir: options.workspace.datasetDir,
+      dataset_dir: datasetDir(options.workspace),
       users: layout.users.length,
       tasks: { sd: tasks.filter((t) => t.kind === 'SD').length, md: tasks.filter((t) => t.kind === 'MD').length },
       scenarios,
-      tables: Object.fromEntries(DATASET_TABLE_NAMES.map((k) => [k, { file: join(options.workspace.datasetDir, tables[k]!.file), rows: tables[k]!.rows }])),
+      tables: Object.fromEntries(DATASET_TABLE_NAMES.map((k) => [k, { file: join(datasetDir(options.workspace), tables[k]!.file), rows: tables[k]!.rows }])),
       fingerprint,
       normalisations,
       warnings,

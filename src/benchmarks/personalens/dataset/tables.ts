@@ -1,5 +1,5 @@
-// The format number lives with the Workspace, which checks it; bump it there whenever a table below changes shape.
-export { DATASET_FORMAT } from '../../../core/workspace.js';
+// The format number lives with the workspace's dataset files, which check it; bump it there whenever a table below changes shape.
+export { DATASET_FORMAT } from './workspace-files.js';
 
 /**
  * The normalised dataset tables `plens import` writes, one Parquet file each in

@@ -26,6 +26,7 @@ import { originalScore } from '../original-scoring.js';
 import { SETTING_NAMES, type Setting } from '../settings.js';
 import { describeSuffixes, settingSuffixes, walkLayout, type LegacyDialogueFile, type LegacyJudgmentFile } from './layout.js';
 import { readLegacyDialogue, readLegacyReply, type LegacyMessage } from './read.js';
+import { datasetFile, requireDataset } from '../dataset/workspace-files.js';
 
 /** Recorded in place of the unknown prompts and sampling, so a legacy run never shares a `run` id with a native one. */
 export const LEGACY_PROMPT_VERSION = 'legacy';
@@ -179,7 +180,7 @@ export const legacyJudgeDir = (judge: string) => `legacy-${slugName(judge)}`;
 export async function importLegacy(options: LegacyImportOptions): Promise<LegacyImportSummary> {
   const started = performance.now();
   const root = resolveRoot(options.from);
-  options.workspace.requireDataset();
+  requireDataset(options.workspace);
   const suffixes = settingSuffixes(options.settingMap);
   const userModel = options.userModel ?? DEFAULT_LEGACY_USER_MODEL;
   const layout = walkLayout(root, suffixes);
@@ -345,7 +346,7 @@ async function loadPool(workspace: Workspace, users: string[]): Promise<Map<stri
       `SELECT scenario_id, kind, relevant_domains FROM read_parquet($1)
        WHERE list_contains($2, user_id)`,
       undefined,
-      [workspace.datasetFile('scenario_pool'), sqlList(users)],
+      [datasetFile(workspace, 'scenario_pool'), sqlList(users)],
     );
     for (const r of rows) out.set(r.scenario_id, r);
     return out;

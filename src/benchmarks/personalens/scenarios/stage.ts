@@ -7,6 +7,7 @@ import { plensVersion } from '../../../core/version.js';
 import type { Workspace } from '../../../core/workspace.js';
 import { Database } from '../../../db/database.js';
 import { requestedUsers, selectionSql, validateSelection, type ScenarioSelection } from './selection.js';
+import { datasetFile, requireDataset, scenariosDir, scenariosFile } from '../dataset/workspace-files.js';
 
 export interface ScenariosSummary {
   dry_run: boolean;
@@ -22,14 +23,14 @@ export interface ScenariosSummary {
 /** Selects scenarios from the imported pool and writes <workspace>/scenarios/scenarios.parquet. */
 export async function runScenarios(workspace: Workspace, selection: ScenarioSelection, options: { dryRun?: boolean } = {}): Promise<ScenariosSummary> {
   const started = performance.now();
-  workspace.requireDataset();
+  requireDataset(workspace);
   validateSelection(selection);
   const db = await Database.open(':memory:', { threads: 2 });
   try {
-    const poolFile = workspace.datasetFile('scenario_pool');
+    const poolFile = datasetFile(workspace, 'scenario_pool');
     if (selection.domains?.length) {
       const known = new Set(
-        (await db.all<{ domain: string }>('SELECT domain FROM read_parquet($1)', undefined, [workspace.datasetFile('domains')])).map((r) => r.domain),
+        (await db.all<{ domain: string }>('SELECT domain FROM read_parquet($1)', undefined, [datasetFile(workspace, 'domains')])).map((r) => r.domain),
       );
       const unknown = selection.domains.filter((d) => !known.has(d));
       if (unknown.length) throw usageError(`--domains: unknown domain(s) ${unknown.map((d) => `"${d}"`).join(', ')}`, `known: ${[...known].join(', ')}`);
@@ -51,7 +52,7 @@ export async function runScenarios(workspace: Workspace, selection: ScenarioSele
     // An empty selection is not a result: every later stage would fail on it, further from the cause.
     if (counts!.total === 0) throw await emptySelectionError(db, poolFile, selection, missing, requested);
     if (!options.dryRun) {
-      await replaceDirectoryAtomic(workspace.scenariosDir, async (staging) => {
+      await replaceDirectoryAtomic(scenariosDir(workspace), async (staging) => {
         await db.run('COPY selected TO $1 (FORMAT parquet, COMPRESSION zstd)', undefined, [join(staging, 'scenarios.parquet')]);
         const manifest = {
           stage: 'scenarios',
@@ -68,7 +69,7 @@ export async function runScenarios(workspace: Workspace, selection: ScenarioSele
     }
     return {
       dry_run: Boolean(options.dryRun),
-      file: workspace.scenariosFile,
+      file: scenariosFile(workspace),
       selection,
       scenarios: { total: counts!.total, sd: counts!.sd, md: counts!.md },
       users: counts!.users,

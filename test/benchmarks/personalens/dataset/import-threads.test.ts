@@ -8,6 +8,7 @@ import { locateUpstream } from '../../../../src/benchmarks/personalens/dataset/u
 import { PlensError } from '../../../../src/core/errors.js';
 import { Workspace } from '../../../../src/core/workspace.js';
 import { repoRoot, sampleDir, tempDir } from '../../../helpers/cli.js';
+import { datasetDir } from '../../../../src/benchmarks/personalens/dataset/workspace-files.js';
 
 // The import reads users on worker threads beside this one when there are many (the released data); a
 // small import reads them in this thread. Both must write the same tables, in the same order, and fail
@@ -37,12 +38,12 @@ describe('plens import on reader threads', () => {
     expect(b.normalisations).toEqual(a.normalisations);
     expect(b.warnings).toEqual(a.warnings);
     for (const table of DATASET_TABLE_NAMES) {
-      const rows = await parquetRows(threads.datasetDir, table);
-      expect(rows, table).toEqual(await parquetRows(one.datasetDir, table));
+      const rows = await parquetRows(datasetDir(threads), table);
+      expect(rows, table).toEqual(await parquetRows(datasetDir(one), table));
       expect(rows.length - 2, table).toBe(b.tables[table]!.rows);
     }
     const manifest = (ws: Workspace) => {
-      const m = JSON.parse(readFileSync(join(ws.datasetDir, 'manifest.json'), 'utf8')) as Record<string, unknown>;
+      const m = JSON.parse(readFileSync(join(datasetDir(ws), 'manifest.json'), 'utf8')) as Record<string, unknown>;
       return { ...m, created_at: undefined };
     };
     expect(manifest(threads)).toEqual(manifest(one));
