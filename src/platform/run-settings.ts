@@ -187,17 +187,6 @@ function checkValue(check: Check, v: unknown): string | undefined {
   }
 }
 
-/**
- * Defaults of what the stages compute, shared by their flags and pipelines. (The judge's default
- * dimensions belong to the judge stage, which applies them when none are given.)
- */
-export const STAGE_DEFAULTS = {
-  /** Dialogues per scenario and cell. */
-  replicates: 1,
-  /** Ask the judge once more when its reply does not parse. */
-  reask: false,
-} as const;
-
 /** What a stage run adds to the limits: where, what for, and how it reports. */
 export interface StageRunContext {
   workspace: Workspace;

@@ -3,7 +3,7 @@ import { usageError } from '../../../core/errors.js';
 import { interruptSignal } from '../../../platform/interrupt.js';
 import { llmStageOptions, llmStageRunOptions, setStageExitCode, withStageProgress, type LlmStageArgs } from '../../../platform/cli-stage-args.js';
 import { printResult, type GlobalArgs } from '../../../platform/cli-options.js';
-import { STAGE_DEFAULTS } from '../../../platform/run-settings.js';
+import { STAGE_DEFAULTS } from '../stage-defaults.js';
 
 interface DialoguesArgs extends LlmStageArgs {
   assistant: string[];

@@ -3,7 +3,8 @@ import { DEFAULT_DIMENSIONS } from '../judge-dimensions.js';
 import { interruptSignal } from '../../../platform/interrupt.js';
 import { llmStageOptions, llmStageRunOptions, setStageExitCode, withStageProgress, type LlmStageArgs } from '../../../platform/cli-stage-args.js';
 import { printResult, type GlobalArgs } from '../../../platform/cli-options.js';
-import { batchFlags, resolveBatch, STAGE_DEFAULTS } from '../../../platform/run-settings.js';
+import { batchFlags, resolveBatch } from '../../../platform/run-settings.js';
+import { STAGE_DEFAULTS } from '../stage-defaults.js';
 
 interface JudgeArgs extends LlmStageArgs {
   judge: string;
