@@ -60,8 +60,14 @@ export interface ComparisonSource {
 
 const fixed = (v: number | null, digits: number) => (v === null ? '' : v.toFixed(digits));
 
-/** The table as HTML: a heading row per block, each estimate with its interval under it, published values in their own column. */
-export function renderComparison(t: ComparisonTable): string {
+/**
+ * The table as HTML: a heading row per block, each estimate with its interval under it, published
+ * values in their own column. With `preview`, a table of more than preview + 5 rows (block
+ * headings included) shows its first whole blocks within `preview` rows (the first block's first
+ * rows when it alone is longer) and keeps the whole table in a closed <details>, as the result
+ * tables do: a grid of many models stays readable at the top of the page.
+ */
+export function renderComparison(t: ComparisonTable, options: { preview?: number } = {}): string {
   const anyPublished = t.blocks.some((b) => b.rows.some((r) => r.published));
   const anyPaperModel = anyPublished || t.blocks.some((b) => b.rows.some((r) => r.differs));
   const pub = t.source && anyPublished;
@@ -76,8 +82,11 @@ export function renderComparison(t: ComparisonTable): string {
   ];
   const width = head.length;
   const body: string[] = [];
+  /** Where each block's heading row is in body. */
+  const blockStarts: number[] = [];
   for (const block of t.blocks) {
     if (block.rows.length === 0) continue;
+    blockStarts.push(body.length);
     body.push(`<tr class="block"><th colspan="${width}" scope="colgroup">${esc(block.label)}</th></tr>`);
     for (const r of block.rows) {
       const cells = [`<th scope="row">${esc(r.label)}</th>`, `<td class="num">${r.n === null ? '' : r.n.toLocaleString('en-US')}</td>`];
@@ -95,7 +104,27 @@ export function renderComparison(t: ComparisonTable): string {
     }
   }
   const lines = [`<div class="table comparison" id="${esc(`comparison-${t.id}`)}">`, `<h3>${esc(t.title)}</h3>`];
-  lines.push('<div class="scroll"><table>', `<thead><tr>${head.join('')}</tr></thead>`, `<tbody>\n${body.join('\n')}\n</tbody>`, '</table></div>');
+  const grid = (rows: string[]) => [
+    '<div class="scroll"><table>',
+    `<thead><tr>${head.join('')}</tr></thead>`,
+    `<tbody>\n${rows.join('\n')}\n</tbody>`,
+    '</table></div>',
+  ];
+  const preview = options.preview;
+  if (preview !== undefined && body.length > preview + 5) {
+    // Whole blocks while they fit; the first block cut short when it alone does not.
+    const fits = [...blockStarts.slice(1), body.length].filter((end) => end <= preview);
+    const shown = fits.length ? fits[fits.length - 1]! : preview;
+    const models = (rows: string[]) => rows.filter((r) => !r.startsWith('<tr class="block">')).length;
+    lines.push(...grid(body.slice(0, shown)));
+    lines.push(
+      `<details class="more"><summary>All ${models(body)} rows (the first ${models(body.slice(0, shown))} are shown above)</summary>`,
+      ...grid(body),
+      '</details>',
+    );
+  } else {
+    lines.push(...grid(body));
+  }
   lines.push(`<p class="caption">${esc(t.caption)}</p>`);
   if (t.source) lines.push(`<p class="caption">${esc(t.source.rule)} Source: ${esc(t.source.citation)}.</p>`);
   for (const n of t.notes ?? []) lines.push(`<p class="note">${esc(n)}</p>`);

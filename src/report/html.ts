@@ -50,7 +50,7 @@ export function renderPage(page: ReportPage): string {
   // Results first: the models compared, then the charts and the result tables; the data's own tables after them.
   if (comparisons.length) {
     body.push('<section id="comparison"><h2>Models compared</h2>');
-    for (const c of comparisons) body.push(renderComparison(c));
+    for (const c of comparisons) body.push(renderComparison(c, { preview: TABLE_PREVIEW_ROWS }));
     body.push('</section>');
   }
 
@@ -167,6 +167,8 @@ td.num { white-space: nowrap; }
 .table.wide th, .table.wide td { padding: 0.2rem 0.35rem; }
 .ci { display: block; color: #555; font-size: 0.8rem; }
 .comparison tbody th { text-align: left; font-weight: 600; overflow-wrap: anywhere; }
+.comparison tbody th[scope="row"] { min-width: 11rem; }
+.comparison td.num .ci { white-space: normal; }
 .comparison tr.block th { background: #f0f3f7; text-align: left; padding-top: 0.4rem; }
 .comparison .pub { background: #fbf7ea; color: #5a4a00; font-style: italic; border-left: 1px dashed #d8c98a; }
 .comparison td.protocol { font-size: 0.8rem; color: #555; max-width: 18rem; }

@@ -9,6 +9,7 @@ import { chartSvg, countMarks } from './fixture.js';
 // 4 users, n = 5-6 predictions a cell for 3.1 and 3.2) made into a temporary workspace.
 
 interface IntervalRow {
+  model: string;
   task: string;
   metric: string;
   mode: string | null;
@@ -82,6 +83,39 @@ describe('PERSONA-bench results with 95% intervals', () => {
     }
     // Weighted F1 has none.
     expect(rows.filter((r) => r.metric === 'f1_weighted').every((r) => r.lo === null && r.hi === null)).toBe(true);
+  });
+
+  it("opens the report with the models compared: each task's headline metric per setting, as persona_result_intervals has it", () => {
+    const table = html.match(/<div class="table comparison" id="comparison-persona">[\s\S]*?<\/table>/)![0];
+    expect(html.indexOf('id="comparison-persona"')).toBeLessThan(html.indexOf('<section id="summary">'));
+    const heads = [...table.matchAll(/<th class="num">([^<]*)<\/th>/g)].map((m) => m[1]);
+    const settings = ['P-Conv', 'P-NonConv', 'NP-Conv'];
+    const headline = [
+      ['3.1', 'accuracy', '3.1 Acc.'],
+      ['3.2', 'rmse', '3.2 RMSE'],
+      ['3.3', 'rougeL', '3.3 ROUGE-L'],
+    ] as const;
+    expect(heads).toEqual(['n', ...headline.flatMap(([, , label]) => settings.map((s) => `${label} ${s}`))]);
+    const model = [...new Set(rows.map((r) => r.model))];
+    expect(model).toHaveLength(1);
+    const row = table.match(new RegExp(`<tr><th scope="row">${model[0]!.replace(/[.:]/g, '\\$&')}</th>([\\s\\S]*?)</tr>`))![1]!;
+    const cells = [...row.matchAll(/<td class="num">([^<]*)(?:<span class="ci">([^<]*)<\/span>)?<\/td>/g)].map((m) => [m[1], m[2] ?? null]);
+    const fixed = (v: number | null) => (v === null ? '' : v.toFixed(3));
+    const expected = headline.flatMap(([task, metric]) =>
+      settings.map((setting) => {
+        // 3.3 in the charted mode, best-of-n (the paper's).
+        const r = rows.find((x) => x.task === task && x.metric === metric && x.setting === setting && (task !== '3.3' || x.mode === 'best-of-n'))!;
+        return [fixed(r.value), r.lo === null ? null : `[${fixed(r.lo)}, ${fixed(r.hi)}]`];
+      }),
+    );
+    // n: the predictions scored over the three tasks and settings.
+    const n = headline.reduce(
+      (sum, [task, metric]) =>
+        sum +
+        rows.filter((x) => x.task === task && x.metric === metric && (task !== '3.3' || x.mode === 'best-of-n')).reduce((k, x) => k + Number(x.n_scored), 0),
+      0,
+    );
+    expect(cells).toEqual([[String(n), null], ...expected]);
   });
 
   it('draws each bar of the results chart with its interval', () => {

@@ -37,7 +37,7 @@ function openScale(max: number): [number, number] {
 }
 
 /** 3.3 is charted in one mode: best-of-n when the run has it (the paper's), else single-sample. */
-function chartedMode(rows: Row[]): string | null {
+export function chartedMode(rows: Row[]): string | null {
   const modes = new Set(rows.filter((r) => r['task'] === '3.3').map((r) => str(r['mode'])));
   return modes.has('best-of-n') ? 'best-of-n' : modes.has('single-sample') ? 'single-sample' : null;
 }

@@ -1,7 +1,9 @@
 import type { MetadataPart } from '../../report/metadata.js';
+import { personaComparison } from './comparison.js';
 
-/** PERSONA-bench's part of the report's metadata: its models and predictions in the summary. */
+/** PERSONA-bench's part of the report's metadata: its models compared, and its models and predictions in the summary. */
 export const PERSONABENCH_METADATA: MetadataPart = {
+  comparison: [{ view: 'persona_results', requires: ['persona_result_intervals'], build: personaComparison }],
   counts: [
     // PERSONA-bench (its tables exist, empty, in every warehouse: an empty one gives no figure).
     {

@@ -4,6 +4,7 @@ import type { Benchmark, StepContext } from '../../platform/benchmark.js';
 import { workspaceHas } from '../../warehouse/workspace-files.js';
 import { PREFEVAL_TABLE_GROUP } from './catalog.js';
 import { prefevalAccuracyChart } from './charts.js';
+import { prefevalComparison, prefevalMcqComparison } from './comparison.js';
 import { prefevalCommand } from './cli.js';
 import { PREFEVAL_EXPORT } from './export-cells.js';
 import { PREFEVAL_SECTION_SCHEMA, type PrefEvalPipeline, resolvePrefEvalSection } from './section.js';
@@ -66,6 +67,12 @@ export const prefEval: Benchmark<PrefEvalPipeline> = {
   sqlDir: join(packageRoot, 'warehouse', 'prefeval'),
   tables: PREFEVAL_TABLE_GROUP,
   charts: [{ label: 'PrefEval accuracy', view: 'prefeval_results', build: prefevalAccuracyChart }],
+  metadata: {
+    comparison: [
+      { view: 'prefeval_results', build: prefevalComparison },
+      { view: 'prefeval_mcq_results', build: prefevalMcqComparison },
+    ],
+  },
   reportMetadata: (p) => ({
     pipeline: p.name,
     pipeline_file: p.file,

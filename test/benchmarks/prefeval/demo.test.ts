@@ -1,6 +1,7 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../../../src/db/database.js';
 import { repoRoot, runCli, runCliJson, tempDir } from '../../helpers/cli.js';
 import { expectTablesCsvGolden } from '../../helpers/golden.js';
 
@@ -58,6 +59,47 @@ describe('plens make on PrefEval: the prefeval demo pipeline', () => {
       'prefeval_paired.md',
       'prefeval_results.md',
     ]);
+  });
+
+  it('opens the report with the models compared, each task a block per form and turn count and a column per baseline', async () => {
+    const html = readFileSync(join(env.PLENS_PREFEVAL_WORKSPACE, 'report.html'), 'utf8');
+    const db = await Database.open(env.PLENS_PREFEVAL_WAREHOUSE, { readOnly: true });
+    type Result = { model: string; form: string; baseline: string; inter_turns: number; n: bigint; accuracy: number; accuracy_lo: number; accuracy_hi: number };
+    let generation: Result[];
+    let mcq: Result[];
+    try {
+      generation = await db.all<Result>('SELECT * FROM prefeval_results');
+      mcq = await db.all<Result>('SELECT * FROM prefeval_mcq_results');
+    } finally {
+      db.close();
+    }
+    const forms = [
+      ['explicit', 'Explicit preference'],
+      ['choice', 'Implicit preference (choice)'],
+      ['persona', 'Implicit preference (persona)'],
+    ];
+    for (const [id, results] of [
+      ['prefeval', generation],
+      ['prefeval-mcq', mcq],
+    ] as const) {
+      const table = html.match(new RegExp(`<div class="table comparison" id="comparison-${id}">[\\s\\S]*?</table>`))![0];
+      expect([...table.matchAll(/<th class="num">([^<]*)<\/th>/g)].map((m) => m[1])).toEqual(['n', 'Zero-shot', 'Reminder', 'Self-critic']);
+      const blocks = table.split('<tr class="block">').slice(1);
+      expect(blocks.map((b) => b.match(/scope="colgroup">([^<]*)</)![1])).toEqual(
+        forms.flatMap(([, label]) => [`${label}, 0 filler turns`, `${label}, 3 filler turns`]),
+      );
+      for (const [b, block] of blocks.entries()) {
+        const form = forms[Math.floor(b / 2)]![0];
+        const turns = b % 2 === 0 ? 0 : 3;
+        const here = results.filter((r) => r.model === 'sim:default' && r.form === form && Number(r.inter_turns) === turns);
+        const cells = [...block.matchAll(/<td class="num">([^<]*)(?:<span class="ci">([^<]*)<\/span>)?<\/td>/g)].map((m) => [m[1], m[2] ?? null]);
+        const expected = ['zero-shot', 'remind', 'selfcritic'].map((baseline) => {
+          const r = here.find((x) => x.baseline === baseline)!;
+          return [r.accuracy.toFixed(2), `[${r.accuracy_lo.toFixed(2)}, ${r.accuracy_hi.toFixed(2)}]`];
+        });
+        expect(cells, `${id} ${form} ${turns}`).toEqual([[String(here.reduce((n, r) => n + Number(r.n), 0)), null], ...expected]);
+      }
+    }
   });
 
   it('gives the same tables, byte for byte, as the committed golden file', async () => {
