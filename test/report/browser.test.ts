@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { reportParts } from '../../src/registry/registry.js';
 import { checkReportInBrowser, decodePng } from '../../src/report/browser-check.js';
-import { renderPage } from '../../src/report/html.js';
+import { barePage } from './fixture.js';
 import { writeReport } from '../../src/report/report.js';
 import { repoRoot, tempDir } from '../helpers/cli.js';
 import { handMadeWarehouse } from '../helpers/hand-experiment.js';
@@ -77,16 +77,7 @@ describe(`the report in headless Chromium${skipNote}`, () => {
     ];
     writeFileSync(
       file,
-      renderPage({
-        title: 't',
-        generatedAt: 'now',
-        plensVersion: 'x',
-        warehouse: 'w',
-        summary: [],
-        charts: [],
-        metadata: [],
-        skipped: [],
-        warnings: [],
+      barePage({
         tables: [
           { name: 'long', title: 'Long', columns, rows },
           { name: 'short', title: 'Short', columns, rows: short },

@@ -6,8 +6,41 @@ import { expect } from 'vitest';
 import { compactPartition, DIALOGUE_COLUMNS } from '../../src/benchmarks/personalens/compact.js';
 import { JUDGMENT_COLUMNS } from '../../src/benchmarks/personalens/judge-stage.js';
 import { Database } from '../../src/db/database.js';
-import { runCli } from '../helpers/cli.js';
+import { checkReportInBrowser } from '../../src/report/browser-check.js';
+import type { ComparisonTable } from '../../src/report/comparison.js';
+import { type ReportPage, renderPage } from '../../src/report/html.js';
+import { runCli, tempDir } from '../helpers/cli.js';
 import { sampleWorkspace } from '../helpers/workspace.js';
+
+/** A report page with only what `parts` gives it (a chart, a table, a comparison), for the layout checks. */
+export function barePage(parts: Partial<ReportPage>): string {
+  return renderPage({
+    title: 't',
+    generatedAt: 'now',
+    plensVersion: 'x',
+    warehouse: 'w',
+    summary: [],
+    charts: [],
+    tables: [],
+    metadata: [],
+    skipped: [],
+    warnings: [],
+    ...parts,
+  });
+}
+
+/**
+ * Debian's chromium's check of a page holding one comparison table in a 1200 px window: its
+ * problems (but "the report has no chart", which such a page always has) and the tables it finds
+ * cut off. PLENS_SHOT names a screenshot to take.
+ */
+export async function checkComparisonAlone(table: ComparisonTable): Promise<{ problems: string[]; cutOff: unknown[] }> {
+  const file = join(tempDir('plens-comparison-page-'), 'page.html');
+  writeFileSync(file, barePage({ comparisons: [table] }));
+  const shot = process.env['PLENS_SHOT'];
+  const check = await checkReportInBrowser(file, { chromium: '/usr/bin/chromium', width: 1200, height: 1200, ...(shot ? { screenshot: shot } : {}) });
+  return { problems: check.problems.filter((p) => p !== 'the report has no chart'), cutOff: check.layout.tables };
+}
 
 /** The SVG of one chart of the report, by its id. */
 export function chartSvg(html: string, id: string): string {

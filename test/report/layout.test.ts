@@ -4,10 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { reportParts } from '../../src/registry/registry.js';
 import { checkReportInBrowser, MIN_TEXT_PX } from '../../src/report/browser-check.js';
 import { CHART_MAX_WIDTH, type ChartSpec, renderChart } from '../../src/report/charts.js';
-import { renderPage } from '../../src/report/html.js';
 import { writeReport } from '../../src/report/report.js';
 import { tempDir } from '../helpers/cli.js';
-import { chartSvg, countMarks, gridWarehouse, PAPER_SETTINGS } from './fixture.js';
+import { barePage, chartSvg, countMarks, gridWarehouse, PAPER_SETTINGS } from './fixture.js';
 
 // Debian's chromium; CI machines do not have it (install: apt-get install -y chromium).
 const CHROMIUM = '/usr/bin/chromium';
@@ -98,18 +97,7 @@ describe(`a 5-assistant x 6-setting report in headless Chromium${skipNote}`, () 
         })),
       } as ChartSpec['spec'],
     };
-    const page = renderPage({
-      title: 'old',
-      generatedAt: 'now',
-      plensVersion: 'x',
-      warehouse: 'w',
-      summary: [],
-      charts: [await renderChart(old)],
-      tables: [],
-      metadata: [],
-      skipped: [],
-      warnings: [],
-    });
+    const page = barePage({ title: 'old', charts: [await renderChart(old)] });
     const dir = tempDir('plens-old-layout-');
     const wide = join(dir, 'wide.html');
     writeFileSync(wide, page);
@@ -132,17 +120,8 @@ describe(`a 5-assistant x 6-setting report in headless Chromium${skipNote}`, () 
   it('fails a table wider than the page, and text set below 9 px', async () => {
     const dir = tempDir('plens-narrow-');
     const columns = Array.from({ length: 30 }, (_, i) => ({ key: `c${i}`, label: `column_number_${i}` }));
-    const page = renderPage({
-      title: 't',
-      generatedAt: 'now',
-      plensVersion: 'x',
-      warehouse: 'w',
-      summary: [],
-      charts: [],
+    const page = barePage({
       tables: [{ name: 'wide', title: 'Wide', columns, rows: [Object.fromEntries(columns.map((c) => [c.key, 'a_long_unbreakable_value']))] }],
-      metadata: [],
-      skipped: [],
-      warnings: [],
     });
     const file = join(dir, 'wide.html');
     writeFileSync(
