@@ -1,4 +1,4 @@
-import { escapeHtml as esc } from '../tables/render.js';
+import { escapeHtml as esc, shownThenAll } from '../tables/render.js';
 
 /**
  * The table a report opens with: one row per model, its estimates with their 95% intervals, and,
@@ -116,12 +116,7 @@ export function renderComparison(t: ComparisonTable, options: { preview?: number
     const fits = [...blockStarts.slice(1), body.length].filter((end) => end <= preview);
     const shown = fits.length ? fits[fits.length - 1]! : preview;
     const models = (rows: string[]) => rows.filter((r) => !r.startsWith('<tr class="block">')).length;
-    lines.push(...grid(body.slice(0, shown)));
-    lines.push(
-      `<details class="more"><summary>All ${models(body)} rows (the first ${models(body.slice(0, shown))} are shown above)</summary>`,
-      ...grid(body),
-      '</details>',
-    );
+    lines.push(...shownThenAll(grid(body.slice(0, shown)), grid(body), { total: models(body), shown: models(body.slice(0, shown)) }));
   } else {
     lines.push(...grid(body));
   }

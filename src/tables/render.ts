@@ -127,6 +127,14 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (ch) => HTML_SPECIAL[ch]!);
 }
 
+/**
+ * A long table's first rows, and under them the whole table in a closed <details> (`shown` and
+ * `all` are each a table's HTML lines; the counts are the rows the summary names).
+ */
+export function shownThenAll(shown: string[], all: string[], counts: { total: number; shown: number }): string[] {
+  return [...shown, `<details class="more"><summary>All ${counts.total} rows (the first ${counts.shown} are shown above)</summary>`, ...all, '</details>'];
+}
+
 /** An HTML table (title, caption and notes around it); every piece of data is escaped. */
 /**
  * A table as HTML. With `preview`, a table longer than preview + 5 rows shows its first `preview` rows
@@ -144,8 +152,7 @@ export function renderHtmlTable(table: RenderableTable, options: { preview?: num
   if (table.title) lines.push(`<h3>${escapeHtml(table.title)}</h3>`);
   const preview = options.preview;
   if (preview !== undefined && rows.length > preview + 5) {
-    lines.push(...grid(rows.slice(0, preview)));
-    lines.push(`<details class="more"><summary>All ${rows.length} rows (the first ${preview} are shown above)</summary>`, ...grid(rows), '</details>');
+    lines.push(...shownThenAll(grid(rows.slice(0, preview)), grid(rows), { total: rows.length, shown: preview }));
   } else {
     lines.push(...grid(rows));
   }

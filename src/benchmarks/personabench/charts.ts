@@ -1,5 +1,6 @@
 import type { TopLevelSpec } from 'vega-lite';
 import { type ChartSpec, MIN_CHART_TEXT_PX, panelsPerRow } from '../../report/charts.js';
+import { num, str } from '../../report/row-values.js';
 
 /**
  * PERSONA-bench's charts: the results per setting with their 95% intervals (persona_result_intervals)
@@ -9,8 +10,6 @@ import { type ChartSpec, MIN_CHART_TEXT_PX, panelsPerRow } from '../../report/ch
  */
 
 type Row = Record<string, unknown>;
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'bigint' ? Number(v) : null);
-const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
 
 /** The benchmark's order of settings. */
 export const PERSONA_SETTINGS = ['P-Conv', 'P-NonConv', 'NP-Conv'];

@@ -1,9 +1,8 @@
 import type { ComparisonMeasure, ComparisonRow, ComparisonTable } from '../../report/comparison.js';
 import { chartedMode, PERSONA_SETTINGS } from './charts.js';
+import { num, str } from '../../report/row-values.js';
 
 type Row = Record<string, unknown>;
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'bigint' ? Number(v) : null);
-const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
 
 /** Each task's headline metric: the README's first for 3.1 and 3.3, RMSE for 3.2. */
 const HEADLINE: Array<{ task: string; metric: string; label: string }> = [

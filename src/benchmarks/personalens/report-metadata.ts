@@ -2,10 +2,9 @@ import type { ComparisonRow, ComparisonTable } from '../../report/comparison.js'
 import type { MetadataPart } from '../../report/metadata.js';
 import { isVersion, PAPER_CITATION, PAPER_PROTOCOL, paperRowFor } from './paper-values.js';
 import { PromptSet } from './prompt-set.js';
+import { num, str } from '../../report/row-values.js';
 
 type Row = Record<string, unknown>;
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'bigint' ? Number(v) : null);
-const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
 
 /** What a run of an assistant was made with: the models, temperatures and prompt versions the protocol names. */
 export interface RunConfig {

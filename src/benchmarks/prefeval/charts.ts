@@ -1,7 +1,7 @@
 import { CHART_MAX_WIDTH, type ChartSpec } from '../../report/charts.js';
+import { num } from '../../report/row-values.js';
 
 type Row = Record<string, unknown>;
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'bigint' ? Number(v) : null);
 
 /**
  * Preference-following accuracy against the number of filler turns, one panel per baseline, a

@@ -1,8 +1,7 @@
 import type { ComparisonMeasure, ComparisonRow, ComparisonTable } from '../../report/comparison.js';
+import { num, str } from '../../report/row-values.js';
 
 type Row = Record<string, unknown>;
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'bigint' ? Number(v) : null);
-const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
 
 /** The baselines in the README's order, with their headings. */
 const BASELINES: Array<{ key: string; label: string }> = [
