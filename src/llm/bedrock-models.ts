@@ -70,6 +70,17 @@ export function bedrockPrice(model: string): { in: number; out: number } | undef
   return BEDROCK_PRICES[bedrockBaseModel(model)];
 }
 
+/**
+ * The native-body family of a model that takes a completion prompt through InvokeModel: Meta's
+ * Llama (`meta.llama…`) or Mistral AI's (`mistral.…`, Mixtral included); undefined for others.
+ */
+export function bedrockPromptFamily(model: string): 'llama' | 'mistral' | undefined {
+  const base = bedrockBaseModel(model);
+  if (base.startsWith('meta.llama')) return 'llama';
+  if (base.startsWith('mistral.')) return 'mistral';
+  return undefined;
+}
+
 /** The region an inference-profile or model ARN names, if the model is one. */
 export function bedrockArnRegion(model: string): string | undefined {
   return /^arn:aws[\w-]*:bedrock:([a-z0-9-]+):/.exec(bedrockModelId(model))?.[1];

@@ -5,9 +5,9 @@
  * the same retryable kinds as the HTTP providers'. The SDK is loaded on the first call, so a plan
  * (--dry-run) or a run of other providers never loads it.
  */
-import type { BedrockRuntimeClient, ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
+import type { BedrockRuntimeClient, ConverseCommandOutput, InvokeModelCommandOutput } from '@aws-sdk/client-bedrock-runtime';
 import { registerSecret } from '../core/redact.js';
-import { bedrockArnRegion, bedrockModelId } from './bedrock-models.js';
+import { bedrockArnRegion, bedrockModelId, bedrockPromptFamily } from './bedrock-models.js';
 import { isRetryableStatus, LlmCallError, parseRetryAfter } from './errors.js';
 import { DEFAULT_TIMEOUTS, type HttpTimeouts } from './http-transport.js';
 import type { ChatRequest, ChatResponse, Provider } from './types.js';
@@ -59,12 +59,14 @@ export class BedrockProvider implements Provider {
   readonly modelId: string;
   private client: Promise<BedrockRuntimeClient> | undefined;
   private ConverseCommand: typeof import('@aws-sdk/client-bedrock-runtime').ConverseCommand | undefined;
+  private InvokeModelCommand: typeof import('@aws-sdk/client-bedrock-runtime').InvokeModelCommand | undefined;
 
   constructor(private readonly options: BedrockOptions) {
     this.modelId = bedrockModelId(options.model);
   }
 
   async complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
+    if (request.prompt !== undefined) return this.completePrompt(request.prompt, request, signal);
     const client = await (this.client ??= this.connect());
     const command = new this.ConverseCommand!({
       modelId: this.modelId,
@@ -93,9 +95,45 @@ export class BedrockProvider implements Provider {
     };
   }
 
+  /**
+   * A completion prompt (its chat template applied by the caller) in the model's native InvokeModel
+   * body: Llama's `{prompt, max_gen_len, temperature}`, Mistral's `{prompt, max_tokens,
+   * temperature}` (`top_p` when set). Llama's answer counts its tokens; Mistral's body does not, so
+   * its tokens are estimated at 4 characters each.
+   */
+  private async completePrompt(prompt: string, request: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
+    const family = bedrockPromptFamily(this.modelId);
+    if (!family)
+      throw new LlmCallError('config', `Bedrock ${this.modelId}: a completion prompt is sent to Llama and Mistral models only, not this one`, {
+        retryable: false,
+      });
+    const client = await (this.client ??= this.connect());
+    const { temperature, maxTokens, topP } = request.params;
+    const body = {
+      prompt,
+      ...(family === 'llama' ? { max_gen_len: maxTokens } : { max_tokens: maxTokens }),
+      temperature,
+      ...(topP !== undefined ? { top_p: topP } : {}),
+    };
+    const command = new this.InvokeModelCommand!({
+      modelId: this.modelId,
+      contentType: 'application/json',
+      accept: 'application/json',
+      body: JSON.stringify(body),
+    });
+    let out: InvokeModelCommandOutput;
+    try {
+      out = await client.send(command, { abortSignal: signal });
+    } catch (error) {
+      throw bedrockError(error, this.modelId, signal);
+    }
+    return promptAnswer(family, out.body, this.modelId, prompt);
+  }
+
   private async connect(): Promise<BedrockRuntimeClient> {
     const sdk = await import('@aws-sdk/client-bedrock-runtime');
     this.ConverseCommand = sdk.ConverseCommand;
+    this.InvokeModelCommand = sdk.InvokeModelCommand;
     return new sdk.BedrockRuntimeClient({
       ...(await awsClientSettings(this.options)),
       ...(this.options.baseUrl ? { endpoint: this.options.baseUrl } : {}),
@@ -107,6 +145,38 @@ export class BedrockProvider implements Provider {
     this.client = undefined;
     if (client) (await client.catch(() => undefined))?.destroy();
   }
+}
+
+/** A native InvokeModel answer of a Llama or Mistral model as a response; an answer without text is a bad response (retryable). */
+function promptAnswer(family: 'llama' | 'mistral', body: Uint8Array | undefined, modelId: string, prompt: string): ChatResponse {
+  let parsed: {
+    generation?: unknown;
+    prompt_token_count?: unknown;
+    generation_token_count?: unknown;
+    stop_reason?: unknown;
+    outputs?: Array<{ text?: unknown; stop_reason?: unknown }>;
+  };
+  try {
+    parsed = JSON.parse(Buffer.from(body ?? new Uint8Array()).toString('utf8')) as typeof parsed;
+  } catch (error) {
+    throw new LlmCallError('bad_response', `Bedrock ${modelId}: the InvokeModel answer is not JSON`, { retryable: true, cause: error });
+  }
+  const estimate = (text: string) => Math.ceil(text.length / 4);
+  const count = (n: unknown, text: string) => (typeof n === 'number' && Number.isFinite(n) ? n : estimate(text));
+  const text = family === 'llama' ? parsed.generation : parsed.outputs?.[0]?.text;
+  if (typeof text !== 'string')
+    throw new LlmCallError('bad_response', `Bedrock ${modelId}: the InvokeModel answer has no ${family === 'llama' ? 'generation' : 'outputs[0].text'}`, {
+      retryable: true,
+    });
+  const stop = family === 'llama' ? parsed.stop_reason : parsed.outputs?.[0]?.stop_reason;
+  return {
+    text,
+    usage: {
+      inputTokens: family === 'llama' ? count(parsed.prompt_token_count, prompt) : estimate(prompt),
+      outputTokens: family === 'llama' ? count(parsed.generation_token_count, text) : estimate(text),
+    },
+    finishReason: typeof stop === 'string' ? stop : null,
+  };
 }
 
 /**

@@ -48,6 +48,11 @@ export function callKey(provider: string, model: string, request: ChatRequest, e
     h.update(`${head}${part(m.role)}${m.content.length}:`).update(m.content);
     head = '';
   }
+  // Only when set, so keys of chat calls stay what they were; the tag keeps it apart from a message.
+  if (request.prompt !== undefined) {
+    h.update(`${head}${part('prompt')}${request.prompt.length}:`).update(request.prompt);
+    head = '';
+  }
   if (head !== '') h.update(head);
   return h.digest('hex');
 }

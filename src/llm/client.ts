@@ -59,6 +59,8 @@ export class LlmClient {
   readonly endpoint: string | undefined;
   /** An offline provider (the simulator): never cached, no latency recorded. */
   private readonly offline: boolean;
+  /** Whether the provider takes a completion prompt (ChatRequest.prompt). */
+  private readonly takesPrompt: boolean;
   private readonly limiter: RateLimiter;
   private readonly aimd: AimdController | undefined;
   private readonly inFlight = new Map<string, Promise<CallOutcome>>();
@@ -77,6 +79,7 @@ export class LlmClient {
   ) {
     this.id = modelId(spec);
     this.offline = Boolean(providerEntry(spec.provider).offline);
+    this.takesPrompt = Boolean(providerEntry(spec.provider).takesPrompt);
     this.endpoint = endpoint;
     const shards = Math.max(1, options.shards ?? 1);
     this.limiter = new RateLimiter({ ...(spec.rpm ? { rpm: spec.rpm / shards } : {}), ...(spec.tpm ? { tpm: spec.tpm / shards } : {}) });
@@ -237,6 +240,9 @@ export class LlmClient {
   }
 
   async call(request: ChatRequest, signal: AbortSignal): Promise<CallOutcome> {
+    // Sent to a chat API, its messages would go instead: another request than the one asked for.
+    if (request.prompt !== undefined && !this.takesPrompt)
+      throw new LlmCallError('config', `${this.id}: this provider takes no completion prompt (Bedrock's Llama and Mistral models do)`, { retryable: false });
     const batched = this.batchAnswers.size > 0 ? this.fromBatch(request) : undefined;
     if (batched) return batched;
     // The simulator is instant and deterministic: caching it would only cost disk.

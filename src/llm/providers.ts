@@ -50,6 +50,8 @@ export interface ProviderEntry {
   sdk?: ProviderSdk;
   /** Offline and deterministic: never cached, no latency recorded, costs nothing without a price. */
   offline?: boolean;
+  /** Takes a completion prompt (ChatRequest.prompt, its chat template applied); the others refuse a call that has one. */
+  takesPrompt?: boolean;
   /**
    * Prices (USD per 1M tokens) for a spec, or undefined when unknown: an estimate then leaves the
    * model out. The default reads price_in and price_out from the spec.
@@ -115,6 +117,8 @@ export const PROVIDER_REGISTRY = {
   },
   bedrock: {
     describe: 'Amazon Bedrock (Converse API) through the AWS SDK: region=..., the AWS credential chain; the PersonaLens short names',
+    // Llama and Mistral models through InvokeModel (bedrock.ts); Converse for every chat request.
+    takesPrompt: true,
     sdk: {
       secretEnv: ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'],
       credentials: 'it uses the AWS credential chain (AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, SSO)',
@@ -143,6 +147,7 @@ export const PROVIDER_REGISTRY = {
     describe: 'the offline simulator: deterministic, no network, no key',
     noBatch: 'the offline simulator answers at once and costs nothing; batch mode is for paid endpoints',
     offline: true,
+    takesPrompt: true,
     // It costs nothing unless the spec gives it a price (tests and demos estimate with one).
     prices: (spec) => ({ in: spec.priceIn ?? 0, out: spec.priceOut ?? 0 }),
     load: async () => {

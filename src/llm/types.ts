@@ -19,6 +19,13 @@ export interface ChatRequest {
    */
   system: string | null;
   messages: ChatMessage[];
+  /**
+   * A completion prompt, the model's chat template already applied by the benchmark (PrefEval's
+   * original Llama and Mistral requests): sent as it is in place of `system` and `messages`, which
+   * keep the same conversation for logs and the simulator. Only Bedrock (InvokeModel, for Llama and
+   * Mistral models) and the simulator take one; any other provider refuses the call.
+   */
+  prompt?: string;
   params: SamplingParams;
   /** What the call is for (user / assistant / judge:<dimension>): part of the cache key, and how the simulator knows its role. */
   purpose: string;

@@ -2,7 +2,8 @@
  * A mock Amazon Bedrock Converse endpoint on 127.0.0.1 (real HTTP, node:http) for the bedrock
  * provider's tests. It checks every request's SigV4 signature with its own computation (from the
  * SigV4 specification, not the SDK's signer) against the credentials it is given, answers
- * `POST /model/{modelId}/converse`, and fails with Bedrock's error types on demand.
+ * `POST /model/{modelId}/converse`, and `POST /model/{modelId}/invoke` for Llama and Mistral models
+ * in their native bodies (as Bedrock documents them), and fails with Bedrock's error types on demand.
  */
 import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
@@ -12,6 +13,9 @@ export interface MockBedrockRequest {
   index: number;
   /** The model id as sent (decoded from the path). */
   modelId: string;
+  operation: 'converse' | 'invoke';
+  /** InvokeModel's native body (Llama's or Mistral's); the Converse body is then empty. */
+  invoke?: { prompt: string; max_gen_len?: number; max_tokens?: number; temperature?: number; top_p?: number };
   body: {
     system?: Array<{ text: string }>;
     messages: Array<{ role: string; content: Array<{ text: string }> }>;
@@ -130,19 +134,27 @@ export async function startMockBedrock(options: MockBedrockOptions): Promise<Moc
         if (options.latencyMs) setTimeout(go, options.latencyMs);
         else go();
       };
-      const route = /^\/model\/([^/]+)\/converse$/.exec((req.url ?? '').split('?')[0]!);
+      const route = /^\/model\/([^/]+)\/(converse|invoke)$/.exec((req.url ?? '').split('?')[0]!);
       if (req.method !== 'POST' || !route)
         return send(404, { message: `no route ${req.method} ${req.url}` }, { 'x-amzn-errortype': 'UnknownOperationException' });
       const check = verifySigV4(req, body, options.credentials.secretAccessKey);
+      const operation = route[2] as 'converse' | 'invoke';
       let parsed: MockBedrockRequest['body'];
+      let invoke: MockBedrockRequest['invoke'];
       try {
-        parsed = JSON.parse(body.toString('utf8')) as MockBedrockRequest['body'];
+        if (operation === 'converse') parsed = JSON.parse(body.toString('utf8')) as MockBedrockRequest['body'];
+        else {
+          invoke = JSON.parse(body.toString('utf8')) as MockBedrockRequest['invoke'];
+          parsed = { messages: [] };
+        }
       } catch {
         return send(400, { message: 'body is not JSON' }, { 'x-amzn-errortype': 'ValidationException' });
       }
       const record: MockBedrockRequest = {
         index: requests.length,
         modelId: decodeURIComponent(route[1]!),
+        operation,
+        ...(invoke ? { invoke } : {}),
         body: parsed,
         headers: req.headers,
         authorization: check.auth,
@@ -173,6 +185,20 @@ export async function startMockBedrock(options: MockBedrockOptions): Promise<Moc
         );
       }
       const text = options.reply ? options.reply(record) : `Mock Bedrock answer from ${record.modelId}.`;
+      if (invoke) {
+        // The native answers: Llama's counts its tokens (here a token per 3 prompt characters, so a
+        // test tells a count read from an estimate), Mistral's does not (Bedrock puts them in headers).
+        if (typeof invoke.prompt !== 'string') return send(400, { message: 'prompt is required' }, { 'x-amzn-errortype': 'ValidationException' });
+        if (record.modelId.includes('meta.llama'))
+          return send(200, {
+            generation: text,
+            prompt_token_count: Math.ceil(invoke.prompt.length / 3),
+            generation_token_count: Math.ceil(text.length / 4),
+            stop_reason: 'stop',
+          });
+        if (record.modelId.includes('mistral.')) return send(200, { outputs: [{ text, stop_reason: 'stop' }] });
+        return send(400, { message: `this mock takes no native body for ${record.modelId}` }, { 'x-amzn-errortype': 'ValidationException' });
+      }
       const promptChars =
         (parsed.system ?? []).reduce((n, b) => n + b.text.length, 0) +
         parsed.messages.reduce((n, m) => n + m.content.reduce((k, c) => k + c.text.length, 0), 0);

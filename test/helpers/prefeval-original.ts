@@ -448,3 +448,27 @@ export function overridesOf(runs: Iterable<OriginalMcqRun>): Map<string, string>
     });
   return out;
 }
+
+/**
+ * A PrefEval pipeline for a differential test, written to `<dir>/<name>.yaml`: its workspace and
+ * warehouse in `dir`, the `prefeval:` section's lines as given (each indented two spaces), the call
+ * cache off (the original sends every request again: so does plens, to compare them one by one),
+ * 4 calls at a time, no report. Returns the file.
+ */
+export function writeDiffPipeline(dir: string, name: string, section: string[]): string {
+  const file = join(dir, `${name}.yaml`);
+  const lines = [
+    `name: ${name}`,
+    `workspace: ${dir}/out`,
+    `warehouse: ${dir}/w.duckdb`,
+    'benchmark: prefeval',
+    'prefeval:',
+    ...section.map((l) => `  ${l}`),
+    'limits:',
+    '  cache: off',
+    '  concurrency: 4',
+    'report: false',
+  ];
+  writeFileSync(file, lines.join('\n') + '\n');
+  return file;
+}

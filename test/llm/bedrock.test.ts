@@ -319,3 +319,43 @@ describe('bedrock provider against a mock Converse endpoint (real HTTP, SigV4 ch
     expect(out.response.text).toContain('[REDACTED]');
   });
 });
+
+describe('bedrock provider: completion prompts through InvokeModel (Llama and Mistral native bodies)', () => {
+  const prompted = (prompt: string): ChatRequest => ({ ...request('the same conversation'), prompt });
+
+  it("sends Llama's and Mistral's native bodies, reads each family's answer, and keys a prompt apart from the chat request", async () => {
+    envKeys();
+    const llama = await setup('meta.llama3-8b-instruct-v1:0', { cache: 'on' });
+    const out = await llama.call(prompted('<|begin_of_text|>Hi<|eot_id|>'), signal());
+    expect(out.response).toEqual({ text: ANSWER, usage: { inputTokens: 10, outputTokens: 7 }, finishReason: 'stop' });
+    const [sent] = server!.requests;
+    expect(sent).toMatchObject({ operation: 'invoke', modelId: 'meta.llama3-8b-instruct-v1:0', signatureValid: true });
+    expect(sent!.invoke).toEqual({ prompt: '<|begin_of_text|>Hi<|eot_id|>', max_gen_len: 512, temperature: 0.5 });
+    // The same conversation as a chat request goes through Converse, under another key.
+    await llama.call(request('the same conversation'), signal());
+    expect(server!.requests.map((r) => r.operation)).toEqual(['invoke', 'converse']);
+    expect(llama.callKeyOf(prompted('<|begin_of_text|>Hi<|eot_id|>'))).not.toBe(llama.callKeyOf(request('the same conversation')));
+    expect(llama.callKeyOf(prompted('a'))).not.toBe(llama.callKeyOf(prompted('b')));
+    await server!.close();
+
+    const mistral = await setup('mistral.mistral-7b-instruct-v0:2');
+    const m = await mistral.call({ ...prompted('<s>[INST] Hi [/INST]'), params: { temperature: 0.5, maxTokens: 512, topP: 0.9 } }, signal());
+    // Mistral's answer counts no tokens: 4 characters a token.
+    expect(m.response).toEqual({ text: ANSWER, usage: { inputTokens: 5, outputTokens: 7 }, finishReason: 'stop' });
+    expect(server!.requests[0]!.invoke).toEqual({ prompt: '<s>[INST] Hi [/INST]', max_tokens: 512, temperature: 0.5, top_p: 0.9 });
+  });
+
+  it('refuses a prompt for a model without a native prompt body, and on a provider without one, sending nothing', async () => {
+    envKeys();
+    const claude = await setup('claude-3-haiku-v1');
+    await expect(claude.call(prompted('Human: hi'), signal())).rejects.toMatchObject({ kind: 'config', message: expect.stringMatching(/Llama and Mistral/) });
+    expect(server!.requests).toHaveLength(0);
+    const openai = LlmClient.create(parseModelSpec(`openai:gpt-4o?base_url=${server!.url}/v1`), {
+      cache: opened(CallCache.open(join(tempDir(), 'cache'), 'off')),
+      env: { OPENAI_API_KEY: 'sk-plens-test-key' },
+    });
+    clients.push(openai);
+    await expect(openai.call(prompted('hi'), signal())).rejects.toMatchObject({ kind: 'config', message: expect.stringMatching(/no completion prompt/) });
+    expect(server!.requests).toHaveLength(0);
+  });
+});

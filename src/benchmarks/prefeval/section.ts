@@ -26,9 +26,14 @@ export interface PrefEvalSettings {
   retrieval?: string;
   /** `plens` (our wording) or `original` (read from `data`, which must then be a checkout). */
   prompts: 'plens' | 'original';
+  /** `chat` (chat messages to every model) or `original` (Bedrock Llama and Mistral get the original's completion prompts: chat-templates.ts). */
+  templates: 'chat' | 'original';
   /** Model spec -> its row in the checkout README's leaderboard, shown beside plens's figures. */
   published?: Record<string, string>;
 }
+
+/** The baselines `templates: original` covers (chat-templates.ts). */
+const TEMPLATE_BASELINES: readonly Baseline[] = ['zero-shot', 'remind', 'cot'];
 
 export interface PrefEvalPipeline extends Pipeline {
   prefeval: PrefEvalSettings;
@@ -74,6 +79,11 @@ export const PREFEVAL_SECTION_SCHEMA = {
         "RAG's similarities: original (the checkout's precomputed SimCSE retrievals, benchmark_dataset/rag_retrieval) or an embeddings spec (local:FOLDER or openai:MODEL?base_url=...)",
     },
     prompts: { enum: ['plens', 'original'], description: "plens's wording (default) or the original's, read from the data checkout" },
+    templates: {
+      enum: ['chat', 'original'],
+      description:
+        "chat (default): every model gets chat messages (Bedrock's Converse applies the model's template); original: Bedrock Llama and Mistral models get the prompt text the original lays out by hand, through InvokeModel (explicit form, zero-shot/remind/cot generation)",
+    },
     published: {
       type: 'object',
       additionalProperties: { type: 'string', minLength: 1 },
@@ -94,6 +104,7 @@ interface Written {
   judge?: string;
   retrieval?: string;
   prompts?: 'plens' | 'original';
+  templates?: 'chat' | 'original';
   published?: Record<string, string>;
 }
 
@@ -134,6 +145,20 @@ export function resolvePrefEvalSection(raw: Record<string, unknown>, ctx: Sectio
       throw error instanceof PlensError ? ctx.error(error.message, '/prefeval/retrieval', 'original, local:FOLDER or openai:MODEL?base_url=URL') : error;
     }
   }
+  const templates = s.templates ?? 'chat';
+  if (templates === 'original') {
+    const beyond = [
+      ...tasks.filter((t) => t !== 'generation').map((t) => `task ${t}`),
+      ...forms.filter((f) => f !== 'explicit').map((f) => `form ${f}`),
+      ...baselines.filter((b) => !TEMPLATE_BASELINES.includes(b)).map((b) => `baseline ${b}`),
+    ];
+    if (beyond.length > 0)
+      throw ctx.error(
+        `prefeval.templates: original covers the explicit form's zero-shot, remind and cot generation requests, not ${beyond.join(', ')}`,
+        '/prefeval/templates',
+        'run those in a pipeline of their own without templates: original (the chat requests, docs/prefeval.md says how they differ)',
+      );
+  }
   const settings: PrefEvalSettings = {
     tasks,
     data: ctx.userPath(s.data),
@@ -146,6 +171,7 @@ export function resolvePrefEvalSection(raw: Record<string, unknown>, ctx: Sectio
     judge: s.judge ?? null,
     ...(retrieval !== undefined ? { retrieval } : {}),
     prompts: s.prompts ?? 'plens',
+    templates,
     ...(s.published ? { published: s.published } : {}),
   };
   for (const model of Object.keys(s.published ?? {}))

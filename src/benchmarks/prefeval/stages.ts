@@ -5,15 +5,18 @@
  * record come from the kit.
  */
 import { join } from 'node:path';
+import { usageError } from '../../core/errors.js';
 import { failureOf, hashParts, LlmStageKit, llmStageFormat, partitionName, samplingIdentity, type LlmStageOptions } from '../../engine/llm-stage.js';
 import { Partition, type ColumnsOf, type PartitionFormat } from '../../engine/partition.js';
 import type { StageOutput, StageSummary, WorkCost } from '../../engine/stage-runner.js';
 import type { LlmClient } from '../../llm/client.js';
+import { bedrockPromptFamily } from '../../llm/bedrock-models.js';
 import { LlmCallError } from '../../llm/errors.js';
 import { parseModelSpec } from '../../llm/model-spec.js';
 import type { ChatMessage, ChatRequest, SamplingParams } from '../../llm/types.js';
 import { interTurnMessages, readInterTurns, readTopic, type ExplicitTask, type Form } from './data.js';
 import { checkText, questionText, revisionText, simulatedCheck, simulatedResponse, type Baseline } from './assembly.js';
+import { preferencePrompt, questionPrompt } from './chat-templates.js';
 import { RetrievalError, type Retriever } from './rag.js';
 import { MarkupRejected, readCheck, verdictOf, type Verdict } from './parse.js';
 import { CHECKS, type Check, type PrefEvalPrompts } from './prompts.js';
@@ -192,6 +195,8 @@ export interface GridOptions {
 
 export interface ResponsesOptions extends Omit<LlmStageOptions, 'prompts' | 'limit'>, GridOptions {
   model: string;
+  /** `original`: a Bedrock Llama or Mistral model gets the original's completion prompts (chat-templates.ts); default chat. */
+  templates?: 'chat' | 'original';
   /** RAG's retriever (needed when baselines hold rag; a dry run needs none). */
   retriever?: Retriever;
 }
@@ -318,9 +323,25 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
     // The original's self-critic revision may run to 500 tokens.
     const revisionParams = client.params({ temperature: 0, maxTokens: SELF_CRITIC_REVISION_TOKENS });
     const retrieval = options.retrieval ?? null;
-    const grid = new GridPartitions(responsesRoot(options.workspace.root), RESPONSES_FORMAT, [], client.id, p, retrieval, params);
+    // The original's own prompt text for this model, or chat messages (the family's answers are another partition's).
+    const family = options.templates === 'original' && spec.provider === 'bedrock' ? bedrockPromptFamily(spec.model) : undefined;
+    const beyond = [...options.forms.filter((f) => f !== 'explicit'), ...options.baselines.filter((b) => b === 'selfcritic' || b === 'rag')];
+    if (family && beyond.length > 0)
+      throw usageError(`templates: original covers the explicit form's zero-shot, remind and cot requests, not ${beyond.join(', ')}`);
+    const grid = new GridPartitions(
+      responsesRoot(options.workspace.root),
+      RESPONSES_FORMAT,
+      family ? [`templates:${family}`] : [],
+      client.id,
+      p,
+      retrieval,
+      params,
+    );
     const items = (): ResponseItem[] => grid.items(options, tasks);
-    const request = (messages: ChatMessage[], purpose: string, simulated: string): ChatRequest => gridRequest(p, params, messages, purpose, simulated);
+    const request = (messages: ChatMessage[], purpose: string, simulated: string, prompt?: string): ChatRequest => ({
+      ...gridRequest(p, params, messages, purpose, simulated),
+      ...(family && prompt !== undefined ? { prompt } : {}),
+    });
     const summary = await kit.run<ResponseItem>({
       stage: 'prefeval-responses',
       items: async function* () {
@@ -347,7 +368,8 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
           let responseToPref: string | null = null;
           if (item.task.conversation === null) {
             const first: ChatMessage[] = [{ role: 'user', content: item.task.preference }];
-            const pref = await calls.call(client, request(first, 'prefeval:preference', simulatedResponse(item.task, 'preference', null)), {
+            const prefPrompt = family ? preferencePrompt(family, p.system, item.task.preference) : undefined;
+            const pref = await calls.call(client, request(first, 'prefeval:preference', simulatedResponse(item.task, 'preference', null), prefPrompt), {
               turn: 0,
               role: 'assistant',
             });
@@ -369,12 +391,22 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
           // Self-critic answers first as zero-shot does (the same request: the cache shares it).
           const question = questionText(item.task.question, selfCritic ? 'zero-shot' : item.baseline, p, retrieved);
           const context: ChatMessage[] = [...opening, ...fillers.get(item.interTurns)!];
+          const questionPromptText = family
+            ? questionPrompt(family, {
+                system: p.system,
+                preference: item.task.preference,
+                responseToPref: responseToPref!,
+                filler: fillers.get(item.interTurns)!,
+                question,
+              })
+            : undefined;
           const answer = await calls.call(
             client,
             request(
               [...context, { role: 'user', content: question }],
               'prefeval:question',
               simulatedResponse(item.task, selfCritic ? 'zero-shot' : item.baseline, item.interTurns),
+              questionPromptText,
             ),
             { turn: first, role: 'assistant' },
           );
