@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../../src/db/database.js';
@@ -19,6 +19,7 @@ import {
   sentKey,
   type OriginalMcqRun,
   type PrefEvalTask,
+  writeDiffPipeline,
 } from '../../helpers/prefeval-original.js';
 
 /**
@@ -102,31 +103,18 @@ describe.skipIf(!checkout && !process.env['CI'])(
           return scriptedModelReply(s.messages, s.max_tokens, (key) => overrides.get(key));
         },
       });
-      const file = join(dir, 'p.yaml');
-      writeFileSync(
-        file,
-        [
-          'name: prefeval-mcq-diff',
-          `workspace: ${dir}/out`,
-          `warehouse: ${dir}/w.duckdb`,
-          'benchmark: prefeval',
-          'prefeval:',
-          '  tasks: [classification]',
-          `  data: ${data}`,
-          `  topics: [${TOPIC}]`,
-          `  limit: ${LIMIT}`,
-          `  forms: [${FORMS.map((f) => f.form).join(', ')}]`,
-          `  baselines: [${TASKS.join(', ')}]`,
-          `  inter_turns: [${TURNS.join(', ')}]`,
-          '  prompts: original',
-          `  models: ["bedrock:${HAIKU}?base_url=${server.url}"]`,
-          'limits:',
-          // The original sends every request again (self-critic's first choice is zero-shot's): so does plens here.
-          '  cache: off',
-          '  concurrency: 4',
-          'report: false',
-        ].join('\n') + '\n',
-      );
+      // The original sends every request again (self-critic's first choice is zero-shot's): so does plens here (the cache off).
+      const file = writeDiffPipeline(dir, 'prefeval-mcq-diff', [
+        'tasks: [classification]',
+        `data: ${data}`,
+        `topics: [${TOPIC}]`,
+        `limit: ${LIMIT}`,
+        `forms: [${FORMS.map((f) => f.form).join(', ')}]`,
+        `baselines: [${TASKS.join(', ')}]`,
+        `inter_turns: [${TURNS.join(', ')}]`,
+        'prompts: original',
+        `models: ["bedrock:${HAIKU}?base_url=${server.url}"]`,
+      ]);
       const r = await runCliInProcess(['make', 'warehouse', '-p', file, '--no-progress'], { env: isolatedAwsEnv(creds, 'us-east-1') });
       if (r.code !== 0) throw new Error(`plens make exited ${r.code}:\n${r.stderr.slice(-3000)}${r.stdout.slice(-2000)}`);
     }, 240_000);

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../../src/db/database.js';
@@ -13,6 +13,7 @@ import {
   type JudgeCheck,
   type OriginalPrefEvalRun,
   type PrefEvalTask,
+  writeDiffPipeline,
 } from '../../helpers/prefeval-original.js';
 
 /**
@@ -134,33 +135,19 @@ describe.skipIf(!checkout && !process.env['CI'])(`PrefEval against the original 
       },
     });
     dir = tempDir('plens-prefeval-diff-');
-    const file = join(dir, 'p.yaml');
-    writeFileSync(
-      file,
-      [
-        'name: prefeval-diff',
-        `workspace: ${dir}/out`,
-        `warehouse: ${dir}/w.duckdb`,
-        'benchmark: prefeval',
-        'prefeval:',
-        `  data: ${checkout}`,
-        `  topics: [${TOPIC}]`,
-        `  limit: ${LIMIT}`,
-        '  forms: [explicit, choice, persona]',
-        `  baselines: [${TASKS.join(', ')}]`,
-        `  inter_turns: [${TURNS.join(', ')}]`,
-        '  prompts: original',
-        `  models: ["bedrock:${HAIKU}?base_url=${server.url}"]`,
-        // The README leaderboard's row for the model: its published figures beside plens's.
-        `  published: {"bedrock:${HAIKU}?base_url=${server.url}": Claude-3-Haiku}`,
-        `  judge: "bedrock:claude-3-sonnet-v1?base_url=${server.url}"`,
-        'limits:',
-        // The original sends every request again: so does plens here, to compare them one by one.
-        '  cache: off',
-        '  concurrency: 4',
-        'report: false',
-      ].join('\n') + '\n',
-    );
+    const file = writeDiffPipeline(dir, 'prefeval-diff', [
+      `data: ${checkout}`,
+      `topics: [${TOPIC}]`,
+      `limit: ${LIMIT}`,
+      'forms: [explicit, choice, persona]',
+      `baselines: [${TASKS.join(', ')}]`,
+      `inter_turns: [${TURNS.join(', ')}]`,
+      'prompts: original',
+      `models: ["bedrock:${HAIKU}?base_url=${server.url}"]`,
+      // The README leaderboard's row for the model: its published figures beside plens's.
+      `published: {"bedrock:${HAIKU}?base_url=${server.url}": Claude-3-Haiku}`,
+      `judge: "bedrock:claude-3-sonnet-v1?base_url=${server.url}"`,
+    ]);
     const r = await runCliInProcess(['make', 'warehouse', '-p', file, '--no-progress'], { env: isolatedAwsEnv(creds, 'us-east-1') });
     if (r.code !== 0) throw new Error(`plens make exited ${r.code}:\n${r.stderr.slice(-3000)}${r.stdout.slice(-2000)}`);
   }, 240_000);

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../../src/db/database.js';
@@ -26,6 +26,7 @@ import {
   type OriginalMcqRun,
   type OriginalPrefEvalRun,
   type PrefForm,
+  writeDiffPipeline,
 } from '../../helpers/prefeval-original.js';
 
 /**
@@ -101,35 +102,20 @@ function ragSuite(source: 'fixture' | 'real'): void {
   let data: string;
   let judgeModel: string;
   const creds = { accessKeyId: 'AKIAPLENSPREFEVALRAG1', secretAccessKey: 'plensPrefEvalRagSecret/abcdefghijklmnopqrstuv' };
-  const pipeline = (name: string, forms: FormName[], turns: number[]) => {
-    const file = join(dir, `${name}.yaml`);
-    writeFileSync(
-      file,
-      [
-        `name: prefeval-rag-${name}`,
-        `workspace: ${dir}/out`,
-        `warehouse: ${dir}/w.duckdb`,
-        'benchmark: prefeval',
-        'prefeval:',
-        '  tasks: [generation, classification]',
-        `  data: ${data}`,
-        `  topics: [${TOPIC}]`,
-        `  limit: ${LIMIT}`,
-        `  forms: [${forms.join(', ')}]`,
-        '  baselines: [rag]',
-        `  inter_turns: [${turns.join(', ')}]`,
-        '  retrieval: original',
-        '  prompts: original',
-        `  models: ["bedrock:${HAIKU}?base_url=${server.url}"]`,
-        `  judge: "bedrock:claude-3-sonnet-v1?base_url=${server.url}"`,
-        'limits:',
-        '  cache: off',
-        '  concurrency: 4',
-        'report: false',
-      ].join('\n') + '\n',
-    );
-    return file;
-  };
+  const pipeline = (name: string, forms: FormName[], turns: number[]) =>
+    writeDiffPipeline(dir, `prefeval-rag-${name}`, [
+      'tasks: [generation, classification]',
+      `data: ${data}`,
+      `topics: [${TOPIC}]`,
+      `limit: ${LIMIT}`,
+      `forms: [${forms.join(', ')}]`,
+      'baselines: [rag]',
+      `inter_turns: [${turns.join(', ')}]`,
+      'retrieval: original',
+      'prompts: original',
+      `models: ["bedrock:${HAIKU}?base_url=${server.url}"]`,
+      `judge: "bedrock:claude-3-sonnet-v1?base_url=${server.url}"`,
+    ]);
 
   beforeAll(async () => {
     if (!checkout) throw new Error(`PrefEval RAG differential test: ${prefevalOriginalMissing()}`);
