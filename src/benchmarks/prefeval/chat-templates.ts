@@ -3,48 +3,146 @@ import type { ChatMessage } from '../../llm/types.js';
 /**
  * `templates: original`: the completion prompts the original builds by hand for Bedrock's Llama and
  * Mistral models, each a model's chat-template markup laid out as the original lays it out (its own
- * line breaks and spaces, the system prompt inside the text) and sent with InvokeModel. Markup and
- * layout are format facts: a byte apart is another request. The wording inside (system prompt,
- * preference, question with its baseline's text) is what the chat requests carry.
+ * line breaks, its eight-space indents inside some Llama strings, Mistral's conversation with its
+ * first six characters cut, the fixed system prompt of its implicit paths), sent with InvokeModel.
+ * Markup and layout are format facts: a byte apart is another request. The wording inside (system
+ * prompt, preference, question with its baseline's text, critique and revision requests) is what
+ * the chat requests carry.
  *
- * Covered: the explicit form's preference turn and its question at zero-shot, remind and cot, the
- * requests of the leaderboard. The other paths (implicit forms, self-critic, RAG, the classification
- * task) are refused when the option is set (section.ts).
+ * Covered: the generation task, every form and baseline. The classification task is refused when
+ * the option is set (section.ts).
  */
 export type TemplateFamily = 'llama' | 'mistral';
 
-/** The filler turns as one string: each message in the family's markup, joined with nothing between. */
-function fillerText(family: TemplateFamily, filler: readonly ChatMessage[]): string {
-  return filler
-    .map((m) =>
-      family === 'llama'
-        ? `<|start_header_id|>${m.role}<|end_header_id|>\n${m.content}<|eot_id|>`
-        : m.role === 'user'
-          ? `[INST] ${m.content} [/INST]`
-          : `${m.content}</s>`,
-    )
+/** How a record opens: the stated preference and its answer (explicit), or the revealing conversation (implicit). */
+export type Opening = { preference: string; responseToPref: string } | { conversation: readonly ChatMessage[] };
+
+/** The system prompt the original writes into its implicit paths' strings, whatever the configured one. */
+const IMPLICIT_SYSTEM = 'You are a helpful AI assistant.';
+/** The indent of the lines of the original's indented Llama strings (they sit inside a function). */
+const INDENT = '        ';
+
+const L = {
+  begin: '<|begin_of_text|>',
+  eot: '<|eot_id|>',
+  header: (role: string) => `<|start_header_id|>${role}<|end_header_id|>`,
+};
+
+/** Messages in the family's markup, joined with nothing between (the original's filler and implicit conversations). */
+function marked(family: TemplateFamily, messages: readonly ChatMessage[]): string {
+  return messages
+    .map((m) => (family === 'llama' ? `${L.header(m.role)}\n${m.content}${L.eot}` : m.role === 'user' ? `[INST] ${m.content} [/INST]` : `${m.content}</s>`))
     .join('');
 }
 
-/** The explicit preference turn: the system prompt and the preference, the assistant's turn opened. */
-export function preferencePrompt(family: TemplateFamily, system: string, preference: string): string {
-  if (family === 'mistral') return `<s>[INST]${system} ${preference} [/INST]`;
-  return (
-    `\n<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n${system} <|eot_id|>` +
-    `<|start_header_id|>user<|end_header_id|>\n\n${preference}<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n`
-  );
-}
+/** Lines as a triple-quoted string lays them out: each after the first starts with `indent`. */
+const lines = (indent: string, ...parts: string[]) => parts.join(`\n${indent}`);
 
-/** The question after the preference, its answer and the filler (`question` already carries its baseline's text and the word limit). */
-export function questionPrompt(
-  family: TemplateFamily,
-  v: { system: string; preference: string; responseToPref: string; filler: readonly ChatMessage[]; question: string },
-): string {
-  const filler = fillerText(family, v.filler);
-  if (family === 'mistral') return `<s>[INST]\n${v.system}\n${v.preference}\n[/INST]\n${v.responseToPref}</s>\n${filler}\n[INST]\n${v.question}\n[/INST]`;
-  const turn = (role: string, text: string) => `<|start_header_id|>${role}<|end_header_id|>\n${text}\n<|eot_id|>\n`;
-  return (
-    `<|begin_of_text|>\n${turn('system', v.system)}${turn('user', v.preference)}${turn('assistant', v.responseToPref)}${filler}\n` +
-    `${turn('user', v.question)}<|start_header_id|>assistant<|end_header_id|>`
-  );
+/** A Llama turn in the layout of the original's multi-line strings: header, text, end, a line each. */
+const turn = (role: string, text: string) => [L.header(role), text, L.eot];
+
+export class OriginalTemplates {
+  private readonly filler: string;
+  private readonly conversation: string | undefined;
+
+  constructor(
+    private readonly family: TemplateFamily,
+    private readonly v: { system: string; opening: Opening; filler: readonly ChatMessage[] },
+  ) {
+    this.filler = marked(family, v.filler);
+    this.conversation = 'conversation' in v.opening ? marked(family, v.opening.conversation) : undefined;
+  }
+
+  private get explicit(): { preference: string; responseToPref: string } | undefined {
+    return 'preference' in this.v.opening ? this.v.opening : undefined;
+  }
+
+  /** The explicit preference turn (its answer is the opening's responseToPref afterwards). */
+  static preference(family: TemplateFamily, system: string, preference: string): string {
+    if (family === 'mistral') return `<s>[INST]${system} ${preference} [/INST]`;
+    return `\n${L.begin}${L.header('system')}\n\n${system} ${L.eot}${L.header('user')}\n\n${preference}${L.eot}${L.header('assistant')}\n`;
+  }
+
+  /** The question (its baseline's text and the word limit already in it); `rag`: the retrieval baseline's string. */
+  question(question: string, rag: boolean): string {
+    const { family, filler } = this;
+    const e = this.explicit;
+    if (e) {
+      // The plain and the RAG strings are alike for an explicit preference.
+      if (family === 'mistral')
+        return lines('', `<s>[INST]`, this.v.system, e.preference, '[/INST]', `${e.responseToPref}</s>`, filler, '[INST]', question, '[/INST]');
+      return lines(
+        '',
+        L.begin,
+        ...turn('system', this.v.system),
+        ...turn('user', e.preference),
+        ...turn('assistant', e.responseToPref),
+        filler,
+        ...turn('user', question),
+        L.header('assistant'),
+      );
+    }
+    const conversation = this.conversation!;
+    // Implicit: RAG's string names the configured system prompt and is not indented; the others are.
+    const system = rag ? this.v.system : IMPLICIT_SYSTEM;
+    if (family === 'mistral') return lines('', '<s>[INST]', system, conversation.slice(6), filler, '[INST]', question, '[/INST]');
+    return lines(rag ? '' : INDENT, L.begin, L.header('system'), system, L.eot, conversation, filler, ...turn('user', question), L.header('assistant'));
+  }
+
+  /** Self-critic's critique request after the zero-shot answer (`question` as asked, no word limit). */
+  critique(question: string, answer: string, critique: string): string {
+    const { family, filler } = this;
+    const e = this.explicit;
+    if (family === 'mistral') {
+      const head = e
+        ? ['<s>[INST]', this.v.system, e.preference, '[/INST]', `${e.responseToPref}</s>`, filler]
+        : ['<s>[INST]', IMPLICIT_SYSTEM, this.conversation!.slice(6), '[/INST]', filler];
+      return lines('', ...head, '[INST]', question, '[/INST]', `${answer}</s>`, '[INST]', critique, '[/INST]', '');
+    }
+    const head = e
+      ? [L.begin, ...turn('system', this.v.system), ...turn('user', e.preference), L.header('assistant'), e.responseToPref, `${L.eot}${filler}`]
+      : [L.begin, ...turn('system', IMPLICIT_SYSTEM), this.conversation!, L.eot, filler];
+    return lines(INDENT, ...head, ...turn('user', question), ...turn('assistant', answer), ...turn('user', critique), L.header('assistant'), '');
+  }
+
+  /** Self-critic's revision request, after the critique and its answer. */
+  revision(question: string, answer: string, critique: string, critic: string, revision: string): string {
+    const { family, filler } = this;
+    const e = this.explicit;
+    if (family === 'mistral') {
+      const head = e
+        ? ['<s>[INST]', this.v.system, e.preference, '[/INST]', `${e.responseToPref}</s>`, filler]
+        : ['<s>[INST]', IMPLICIT_SYSTEM, this.conversation!.slice(6), '', filler];
+      return lines(
+        '',
+        ...head,
+        '[INST]',
+        question,
+        '[/INST]',
+        `${answer}</s>`,
+        '[INST]',
+        critique,
+        '[/INST]',
+        `${critic}</s>`,
+        '[INST]',
+        revision,
+        '[/INST]',
+        '',
+      );
+    }
+    const head = e
+      ? [L.begin, ...turn('system', this.v.system), ...turn('user', e.preference), ...turn('assistant', e.responseToPref), filler]
+      : [L.begin, ...turn('system', IMPLICIT_SYSTEM), this.conversation!, L.eot, filler];
+    return lines(
+      INDENT,
+      ...head,
+      ...turn('user', question),
+      ...turn('assistant', answer),
+      ...turn('user', critique),
+      ...turn('assistant', critic),
+      ...turn('user', revision),
+      L.header('assistant'),
+      '',
+    );
+  }
 }

@@ -32,9 +32,6 @@ export interface PrefEvalSettings {
   published?: Record<string, string>;
 }
 
-/** The baselines `templates: original` covers (chat-templates.ts). */
-const TEMPLATE_BASELINES: readonly Baseline[] = ['zero-shot', 'remind', 'cot'];
-
 export interface PrefEvalPipeline extends Pipeline {
   prefeval: PrefEvalSettings;
 }
@@ -82,7 +79,7 @@ export const PREFEVAL_SECTION_SCHEMA = {
     templates: {
       enum: ['chat', 'original'],
       description:
-        "chat (default): every model gets chat messages (Bedrock's Converse applies the model's template); original: Bedrock Llama and Mistral models get the prompt text the original lays out by hand, through InvokeModel (explicit form, zero-shot/remind/cot generation)",
+        "chat (default): every model gets chat messages (Bedrock's Converse applies the model's template); original: Bedrock Llama and Mistral models get the prompt text the original lays out by hand, through InvokeModel (the generation task)",
     },
     published: {
       type: 'object',
@@ -146,19 +143,12 @@ export function resolvePrefEvalSection(raw: Record<string, unknown>, ctx: Sectio
     }
   }
   const templates = s.templates ?? 'chat';
-  if (templates === 'original') {
-    const beyond = [
-      ...tasks.filter((t) => t !== 'generation').map((t) => `task ${t}`),
-      ...forms.filter((f) => f !== 'explicit').map((f) => `form ${f}`),
-      ...baselines.filter((b) => !TEMPLATE_BASELINES.includes(b)).map((b) => `baseline ${b}`),
-    ];
-    if (beyond.length > 0)
-      throw ctx.error(
-        `prefeval.templates: original covers the explicit form's zero-shot, remind and cot generation requests, not ${beyond.join(', ')}`,
-        '/prefeval/templates',
-        'run those in a pipeline of their own without templates: original (the chat requests, docs/prefeval.md says how they differ)',
-      );
-  }
+  if (templates === 'original' && tasks.includes('classification'))
+    throw ctx.error(
+      'prefeval.templates: original covers the generation task, not classification',
+      '/prefeval/templates',
+      'run tasks: [classification] in a pipeline of its own without templates: original (the chat requests; docs/prefeval.md says how they differ)',
+    );
   const settings: PrefEvalSettings = {
     tasks,
     data: ctx.userPath(s.data),

@@ -5,7 +5,6 @@
  * record come from the kit.
  */
 import { join } from 'node:path';
-import { usageError } from '../../core/errors.js';
 import { failureOf, hashParts, LlmStageKit, llmStageFormat, partitionName, samplingIdentity, type LlmStageOptions } from '../../engine/llm-stage.js';
 import { Partition, type ColumnsOf, type PartitionFormat } from '../../engine/partition.js';
 import type { StageOutput, StageSummary, WorkCost } from '../../engine/stage-runner.js';
@@ -16,7 +15,7 @@ import { parseModelSpec } from '../../llm/model-spec.js';
 import type { ChatMessage, ChatRequest, SamplingParams } from '../../llm/types.js';
 import { interTurnMessages, readInterTurns, readTopic, type ExplicitTask, type Form } from './data.js';
 import { checkText, questionText, revisionText, simulatedCheck, simulatedResponse, type Baseline } from './assembly.js';
-import { preferencePrompt, questionPrompt } from './chat-templates.js';
+import { OriginalTemplates } from './chat-templates.js';
 import { RetrievalError, type Retriever } from './rag.js';
 import { MarkupRejected, readCheck, verdictOf, type Verdict } from './parse.js';
 import { CHECKS, type Check, type PrefEvalPrompts } from './prompts.js';
@@ -325,9 +324,6 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
     const retrieval = options.retrieval ?? null;
     // The original's own prompt text for this model, or chat messages (the family's answers are another partition's).
     const family = options.templates === 'original' && spec.provider === 'bedrock' ? bedrockPromptFamily(spec.model) : undefined;
-    const beyond = [...options.forms.filter((f) => f !== 'explicit'), ...options.baselines.filter((b) => b === 'selfcritic' || b === 'rag')];
-    if (family && beyond.length > 0)
-      throw usageError(`templates: original covers the explicit form's zero-shot, remind and cot requests, not ${beyond.join(', ')}`);
     const grid = new GridPartitions(
       responsesRoot(options.workspace.root),
       RESPONSES_FORMAT,
@@ -368,7 +364,7 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
           let responseToPref: string | null = null;
           if (item.task.conversation === null) {
             const first: ChatMessage[] = [{ role: 'user', content: item.task.preference }];
-            const prefPrompt = family ? preferencePrompt(family, p.system, item.task.preference) : undefined;
+            const prefPrompt = family ? OriginalTemplates.preference(family, p.system, item.task.preference) : undefined;
             const pref = await calls.call(client, request(first, 'prefeval:preference', simulatedResponse(item.task, 'preference', null), prefPrompt), {
               turn: 0,
               role: 'assistant',
@@ -391,13 +387,11 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
           // Self-critic answers first as zero-shot does (the same request: the cache shares it).
           const question = questionText(item.task.question, selfCritic ? 'zero-shot' : item.baseline, p, retrieved);
           const context: ChatMessage[] = [...opening, ...fillers.get(item.interTurns)!];
-          const questionPromptText = family
-            ? questionPrompt(family, {
+          const templates = family
+            ? new OriginalTemplates(family, {
                 system: p.system,
-                preference: item.task.preference,
-                responseToPref: responseToPref!,
+                opening: responseToPref === null ? { conversation: opening } : { preference: item.task.preference, responseToPref },
                 filler: fillers.get(item.interTurns)!,
-                question,
               })
             : undefined;
           const answer = await calls.call(
@@ -406,7 +400,7 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
               [...context, { role: 'user', content: question }],
               'prefeval:question',
               simulatedResponse(item.task, selfCritic ? 'zero-shot' : item.baseline, item.interTurns),
-              questionPromptText,
+              templates?.question(question, item.baseline === 'rag'),
             ),
             { turn: first, role: 'assistant' },
           );
@@ -419,17 +413,25 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
             { role: 'assistant', content: answer.response.text },
             { role: 'user', content: p.critique },
           ];
-          const critic = await calls.call(client, request(critiqued, 'prefeval:critique', 'Critic: the answer could use my stated preference more.'), {
-            turn: first + 1,
-            role: 'assistant',
-          });
+          const critic = await calls.call(
+            client,
+            request(
+              critiqued,
+              'prefeval:critique',
+              'Critic: the answer could use my stated preference more.',
+              templates?.critique(item.task.question, answer.response.text, p.critique),
+            ),
+            { turn: first + 1, role: 'assistant' },
+          );
+          const revisionRequest = revisionText(p, item.task.question);
           const revision = await calls.call(
             client,
             {
               ...request(
-                [...critiqued, { role: 'assistant', content: critic.response.text }, { role: 'user', content: revisionText(p, item.task.question) }],
+                [...critiqued, { role: 'assistant', content: critic.response.text }, { role: 'user', content: revisionRequest }],
                 'prefeval:revision',
                 simulatedResponse(item.task, 'selfcritic', item.interTurns),
+                templates?.revision(item.task.question, answer.response.text, p.critique, critic.response.text, revisionRequest),
               ),
               params: revisionParams,
             },

@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot, runCli, tempDir } from '../../helpers/cli.js';
 
-// `templates: original` (chat-templates.ts) covers the explicit form's zero-shot, remind and cot
-// generation requests; test/differential/prefeval/templates.test.ts compares them with the
-// original's. Anything else it is asked for is refused before a call, at the line that set it.
+// `templates: original` (chat-templates.ts) covers the generation task;
+// test/differential/prefeval/templates.test.ts compares its requests with the original's. The
+// classification task with it is refused before a call, at the line that set it.
 describe('prefeval.templates', () => {
   const data = join(repoRoot, 'data', 'prefeval-sample');
   const pipeline = (lines: string[]) => {
@@ -22,29 +22,25 @@ describe('prefeval.templates', () => {
     return file;
   };
 
-  it('refuses a baseline, form or task it does not cover, naming each, at its line', async () => {
-    const r = await runCli([
-      'make',
-      'all',
-      '-p',
-      pipeline(['  templates: original', '  baselines: [zero-shot, selfcritic]', '  forms: [explicit, choice]']),
-      '--dry-run',
-    ]);
+  it('refuses the classification task, at its line', async () => {
+    const r = await runCli(['make', 'all', '-p', pipeline(['  templates: original', '  tasks: [generation, classification]']), '--dry-run']);
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(
-      /p\.yaml:7:\d+ \/prefeval\/templates: prefeval\.templates: original covers the explicit form's zero-shot, remind and cot generation requests, not form choice, baseline selfcritic/,
-    );
-    const mcq = await runCli(['make', 'all', '-p', pipeline(['  templates: original', '  tasks: [generation, classification]']), '--dry-run']);
-    expect(mcq.code).toBe(3);
-    expect(mcq.stderr).toMatch(/not task classification/);
+    expect(r.stderr).toMatch(/p\.yaml:7:\d+ \/prefeval\/templates: prefeval\.templates: original covers the generation task, not classification/);
   });
 
-  it('plans the covered grid with no key, and a value outside chat/original is a schema error', async () => {
+  it('plans every form and baseline of the generation task with no key, and a value outside chat/original is a schema error', async () => {
     const ok = await runCli([
       'make',
       'all',
       '-p',
-      pipeline(['  templates: original', '  baselines: [zero-shot, remind, cot]', '  limit: 1', '  topics: [travel_restaurant]', '  inter_turns: [0, 2]']),
+      pipeline([
+        '  templates: original',
+        '  forms: [explicit, choice, persona]',
+        '  baselines: [zero-shot, remind, cot, selfcritic]',
+        '  limit: 1',
+        '  topics: [travel_restaurant]',
+        '  inter_turns: [0, 2]',
+      ]),
       '--dry-run',
     ]);
     expect(ok.code, ok.stderr).toBe(0);

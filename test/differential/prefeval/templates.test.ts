@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliInProcess, tempDir } from '../../helpers/cli.js';
 import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
@@ -6,7 +7,9 @@ import {
   prefevalOriginalMissing,
   runOriginalPrefEval,
   scriptedGenerationReply,
+  makeRagFixture,
   type PrefEvalTask,
+  scratchCheckout,
   writeDiffPipeline,
 } from '../../helpers/prefeval-original.js';
 
@@ -14,15 +17,23 @@ import {
  * `templates: original` against the original scripts, run unmodified (harness: run_original.py),
  * for its Llama and Mistral models on Bedrock: every InvokeModel body the model is sent (the prompt
  * text the original lays out by hand, the token limit under each family's name, the temperature),
- * request by request, for the explicit form's preference turn and question at zero-shot, remind
- * and cot, with 0 and 2 filler turns. The judge's requests (Claude) carry the answers read from each
- * family's native reply.
+ * request by request: the explicit preference turn, the question of every form (explicit,
+ * choice-based, persona-driven) at zero-shot, remind and cot, and self-critic's three calls, with 0
+ * and 2 filler turns; RAG's question with 2 filler turns, on synthetic retrieval files in the
+ * original's layout (make_rag_fixture.py). The judge's requests (Claude) carry the answers read from each family's native
+ * reply.
  */
 const checkout = prefevalOriginalAvailable();
 const TOPIC = 'travel_restaurant';
 const LIMIT = 2;
-const TASKS: PrefEvalTask[] = ['zero-shot', 'remind', 'cot'];
+const TASKS: PrefEvalTask[] = ['zero-shot', 'remind', 'cot', 'selfcritic'];
+/** The original's forms: explicit, and its implicit --pref_type values (plens's forms choice and persona). */
+const FORMS = [{ form: 'explicit' }, { form: 'choice', pref_type: 'choice' }, { form: 'persona', pref_type: 'persona' }] as const;
+/** The model's calls a record takes: the explicit preference turn, the answer, and self-critic's critique and revision. */
+const callsPer = (explicit: boolean, task: PrefEvalTask) => (explicit ? 1 : 0) + (task === 'selfcritic' ? 3 : 1);
 const TURNS = [0, 2];
+/** RAG takes 5 exchanges: an explicit preference needs 2 filler turns for them. */
+const RAG_TURNS = 2;
 /** The original's model names and their Bedrock ids (get_model_info). */
 const MODELS = [
   { name: 'llama38b', id: 'meta.llama3-8b-instruct-v1:0' },
@@ -45,10 +56,16 @@ describe.skipIf(!checkout && !process.env['CI'])(
 
     beforeAll(async () => {
       if (!checkout) throw new Error(`PrefEval differential test: ${prefevalOriginalMissing()}`);
+      const dir = tempDir('plens-prefeval-templates-');
+      const ragRetrieval = join(makeRagFixture({ out: join(dir, 'fixture'), topic: TOPIC, limit: LIMIT, checkout }).rag_dir, 'rag_retrieval');
+      const data = scratchCheckout(checkout, join(dir, 'checkout'), { ragRetrieval });
+      const cells = [...TASKS.flatMap((task) => TURNS.map((turns) => ({ task, turns }))), { task: 'rag' as const, turns: RAG_TURNS }];
       for (const model of MODELS)
-        for (const task of TASKS)
-          for (const turns of TURNS) {
-            const run = await runOriginalPrefEval({ topic: TOPIC, inter_turns: turns, task, limit: LIMIT, model: model.name });
+        for (const f of FORMS)
+          for (const { task, turns } of cells) {
+            const form = 'pref_type' in f ? { pref_form: 'implicit' as const, pref_type: f.pref_type } : {};
+            const common = { checkout: data, topic: TOPIC, limit: LIMIT, model: model.name, rag_dir: ragRetrieval, ...form };
+            const run = await runOriginalPrefEval({ ...common, inter_turns: turns, task });
             originalGeneration.push(...run.generation_requests.map((q) => ({ model: q.modelId, body: q.body as unknown as Record<string, unknown> })));
             originalJudge.push(...run.judge_requests.map((q) => JSON.stringify(q.body.messages)));
           }
@@ -60,26 +77,39 @@ describe.skipIf(!checkout && !process.env['CI'])(
         // call) or of its last message; the judge's replies do not matter here.
         reply: (r) => (r.invoke ? scriptedGenerationReply(r.invoke.prompt) : '<preference>p</preference><answer>Yes</answer><explanation>x</explanation>'),
       });
-      const file = writeDiffPipeline(tempDir('plens-prefeval-templates-'), 'prefeval-templates', [
-        `data: ${checkout}`,
-        `topics: [${TOPIC}]`,
-        `limit: ${LIMIT}`,
-        `baselines: [${TASKS.join(', ')}]`,
-        `inter_turns: [${TURNS.join(', ')}]`,
-        'prompts: original',
-        'templates: original',
-        `models: [${MODELS.map((m) => `"bedrock:${m.id}?base_url=${server.url}"`).join(', ')}]`,
-        `judge: "bedrock:claude-3-sonnet-v1?base_url=${server.url}"`,
-      ]);
-      const r = await runCliInProcess(['make', 'warehouse', '-p', file, '--no-progress'], { env: isolatedAwsEnv(creds, 'us-east-1') });
-      if (r.code !== 0) throw new Error(`plens make exited ${r.code}:\n${r.stderr.slice(-3000)}${r.stdout.slice(-2000)}`);
+      const pipeline = (name: string, lines: string[]) =>
+        writeDiffPipeline(dir, name, [
+          `data: ${data}`,
+          `topics: [${TOPIC}]`,
+          `limit: ${LIMIT}`,
+          `forms: [${FORMS.map((f) => f.form).join(', ')}]`,
+          ...lines,
+          'prompts: original',
+          'templates: original',
+          `models: [${MODELS.map((m) => `"bedrock:${m.id}?base_url=${server.url}"`).join(', ')}]`,
+          `judge: "bedrock:claude-3-sonnet-v1?base_url=${server.url}"`,
+        ]);
+      // RAG runs at 2 filler turns only: a pipeline of its own.
+      for (const file of [
+        pipeline('prefeval-templates', [`baselines: [${TASKS.join(', ')}]`, `inter_turns: [${TURNS.join(', ')}]`]),
+        pipeline('prefeval-templates-rag', ['baselines: [rag]', `inter_turns: [${RAG_TURNS}]`, 'retrieval: original']),
+      ]) {
+        const r = await runCliInProcess(['make', 'warehouse', '-p', file, '--no-progress'], { env: isolatedAwsEnv(creds, 'us-east-1') });
+        if (r.code !== 0) throw new Error(`plens make exited ${r.code}:\n${r.stderr.slice(-3000)}${r.stdout.slice(-2000)}`);
+      }
     }, 240_000);
     afterAll(async () => server?.close());
 
     it("sends each model the original's InvokeModel bodies, request by request (the prompt text byte for byte)", () => {
       const sent = server.requests.filter((r) => r.operation === 'invoke').map((r) => ({ model: r.modelId, body: r.invoke! }) as Sent);
-      // Explicit: the preference turn and the question, a record each; the cache off, the preference turn is sent in every cell, as the original does.
-      expect(originalGeneration).toHaveLength(MODELS.length * TASKS.length * TURNS.length * LIMIT * 2);
+      // The cache off, an explicit record's preference turn is sent in every cell, as the original does.
+      const perModel =
+        LIMIT *
+        FORMS.reduce(
+          (n, f) => n + TURNS.length * TASKS.reduce((k, t) => k + callsPer(f.form === 'explicit', t), 0) + callsPer(f.form === 'explicit', 'rag'),
+          0,
+        );
+      expect(originalGeneration).toHaveLength(MODELS.length * perModel);
       expect(sent.map(key).sort()).toEqual(originalGeneration.map(key).sort());
       // Every family's own limit field, and nothing went through Converse for these models.
       expect(new Set(sent.map((r) => Object.keys(r.body).sort().join(',')))).toEqual(
