@@ -237,6 +237,8 @@ export interface OriginalMcqInput {
   pref_type?: ImplicitPrefType;
   /** Task rag only: a folder holding rag_retrieval/ (or that folder itself). */
   rag_dir?: string;
+  /** The original's model name (get_model_info); Bedrock ones only. Default claude3hk. */
+  model?: string;
   /** Replaces the reply to a record's final choice call (selfcritic: the revised choice), verbatim, by record index. */
   replies?: { choice?: Record<string, string> };
   keep?: boolean;
@@ -311,6 +313,19 @@ export function scriptedModelReply(messages: readonly ClaudeMessage[], maxTokens
   const key = choiceCallKey(messages, maxTokens);
   if (key === null) return scriptedGenerationReply(messages.at(-1)?.content ?? '');
   return override?.(key) ?? `${scriptedChoiceLetter(key)}</choice>`;
+}
+
+/**
+ * The scripted reply to a Llama or Mistral InvokeModel body, as run_original_mcq.py (and, for the
+ * generation task, run_original.py) gives it: a choice call (the choice token limit, `<choice>` in the
+ * prompt) gets the letter of its prompt, Llama's after the `<choice>` it must write itself; every other
+ * call scriptedGenerationReply of its prompt.
+ */
+export function scriptedPromptReply(body: { prompt: string; max_gen_len?: number; max_tokens?: number }): string {
+  const llama = body.max_gen_len !== undefined;
+  const limit = llama ? body.max_gen_len : body.max_tokens;
+  if (limit !== CHOICE_MAX_TOKENS || !body.prompt.includes(CHOICE_PREFILL)) return scriptedGenerationReply(body.prompt);
+  return `${llama ? CHOICE_PREFILL : ''}${scriptedChoiceLetter(body.prompt)}</choice>`;
 }
 
 /**

@@ -9,8 +9,9 @@ import type { ChatMessage } from '../../llm/types.js';
  * prompt, preference, question with its baseline's text, critique and revision requests) is what
  * the chat requests carry.
  *
- * Covered: the generation task, every form and baseline. The classification task is refused when
- * the option is set (section.ts).
+ * Covered: every request of both tasks. The classification task's strings are the generation
+ * task's, the question carrying its options; for Mistral, its question and revision strings end
+ * with the answer begun, `<choice>` (`choice: true`).
  */
 export type TemplateFamily = 'llama' | 'mistral';
 
@@ -47,7 +48,7 @@ export class OriginalTemplates {
 
   constructor(
     private readonly family: TemplateFamily,
-    private readonly v: { system: string; opening: Opening; filler: readonly ChatMessage[] },
+    private readonly v: { system: string; opening: Opening; filler: readonly ChatMessage[]; choice?: boolean },
   ) {
     this.filler = marked(family, v.filler);
     this.conversation = 'conversation' in v.opening ? marked(family, v.opening.conversation) : undefined;
@@ -63,8 +64,13 @@ export class OriginalTemplates {
     return `\n${L.begin}${L.header('system')}\n\n${system} ${L.eot}${L.header('user')}\n\n${preference}${L.eot}${L.header('assistant')}\n`;
   }
 
-  /** The question (its baseline's text and the word limit already in it); `rag`: the retrieval baseline's string. */
+  /** The question (its baseline's text and the word limit or the options already in it); `rag`: the retrieval baseline's string. */
   question(question: string, rag: boolean): string {
+    const text = this.questionText(question, rag);
+    return this.family === 'mistral' && this.v.choice ? `${text}\n<choice>\n` : text;
+  }
+
+  private questionText(question: string, rag: boolean): string {
     const { family, filler } = this;
     const e = this.explicit;
     if (e) {
@@ -107,6 +113,11 @@ export class OriginalTemplates {
 
   /** Self-critic's revision request, after the critique and its answer. */
   revision(question: string, answer: string, critique: string, critic: string, revision: string): string {
+    const text = this.revisionText(question, answer, critique, critic, revision);
+    return this.family === 'mistral' && this.v.choice ? `${text}<choice>\n` : text;
+  }
+
+  private revisionText(question: string, answer: string, critique: string, critic: string, revision: string): string {
     const { family, filler } = this;
     const e = this.explicit;
     if (family === 'mistral') {

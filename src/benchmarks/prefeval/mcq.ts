@@ -19,6 +19,7 @@ import { extractChoice } from './parse.js';
 import { PythonRandom } from '../../stats/python-random.js';
 import { shuffleOptions } from './shuffle.js';
 import { RetrievalError, type Retriever } from './rag.js';
+import { OriginalTemplates } from './chat-templates.js';
 import {
   GRID_COLUMNS,
   GRID_COST_COLUMNS,
@@ -29,6 +30,7 @@ import {
   type GridRecord,
   gridRequest,
   type PrefEvalSummary,
+  templateFamily,
 } from './stages.js';
 
 /** The original's self-critic critique may run to 300 tokens (its answers to config's max_mcq_tokens). */
@@ -122,10 +124,17 @@ export async function runPrefEvalMcq(options: McqOptions): Promise<PrefEvalSumma
     const params = client.params({ temperature: 0, maxTokens: p.mcq.maxTokens });
     const critiqueParams = client.params({ temperature: 0, maxTokens: MCQ_CRITIQUE_TOKENS });
     const retrieval = options.retrieval ?? null;
-    const grid = new GridPartitions(mcqRoot(options.workspace.root), MCQ_FORMAT, ['mcq'], client.id, p, retrieval, params);
+    // The original's own prompt text for this model, or chat messages (the family's answers are another partition's).
+    const family = templateFamily(options, spec);
+    const tag = ['mcq', ...(family ? [`templates:${family}`] : [])];
+    const grid = new GridPartitions(mcqRoot(options.workspace.root), MCQ_FORMAT, tag, client.id, p, retrieval, params);
     const items = (): McqItem[] => grid.items(options, tasks);
-    const request = (messages: ChatMessage[], purpose: string, simulated: string, callParams = params): ChatRequest =>
-      gridRequest(p, callParams, messages, purpose, simulated);
+    const request = (messages: ChatMessage[], purpose: string, simulated: string, callParams = params, prompt?: string): ChatRequest => ({
+      ...gridRequest(p, callParams, messages, purpose, simulated),
+      ...(prompt !== undefined ? { prompt } : {}),
+    });
+    // The original begins the answer with `<choice>` for Claude and Mistral and keeps it before the reply; Llama answers on its own.
+    const prefill = family === 'llama' ? '' : CHOICE_PREFILL;
     const summary = await kit.run<McqItem>({
       stage: 'prefeval-mcq',
       items: async function* () {
@@ -180,7 +189,11 @@ export async function runPrefEvalMcq(options: McqOptions): Promise<PrefEvalSumma
           let opening: ChatMessage[];
           if (t.conversation === null) {
             const first: ChatMessage[] = [{ role: 'user', content: t.preference }];
-            const pref = await calls.call(client, request(first, 'prefeval:mcq-preference', 'Understood, noted.'), { turn: 0, role: 'assistant' });
+            const prefPrompt = family ? OriginalTemplates.preference(family, p.system, t.preference) : undefined;
+            const pref = await calls.call(client, request(first, 'prefeval:mcq-preference', 'Understood, noted.', params, prefPrompt), {
+              turn: 0,
+              role: 'assistant',
+            });
             base.response_to_pref = pref.response.text;
             opening = [...first, { role: 'assistant', content: pref.response.text }];
           } else opening = t.conversation;
@@ -197,46 +210,67 @@ export async function runPrefEvalMcq(options: McqOptions): Promise<PrefEvalSumma
           }
           const selfCritic = item.baseline === 'selfcritic';
           const asked = mcqQuestionText(question, selfCritic ? 'zero-shot' : item.baseline, p, t.shown, retrieved);
+          const templates = family
+            ? new OriginalTemplates(family, {
+                system: p.system,
+                opening: base.response_to_pref === null ? { conversation: opening } : { preference: t.preference, responseToPref: base.response_to_pref },
+                filler: fillers.get(item.interTurns)!,
+                choice: true,
+              })
+            : undefined;
           const answer = await calls.call(
             client,
             request(
               [...context, { role: 'user', content: asked }, { role: 'assistant', content: CHOICE_PREFILL }],
               'prefeval:mcq-question',
               simulated('question'),
+              params,
+              templates?.question(asked, item.baseline === 'rag'),
             ),
             { turn: turn0, role: 'assistant' },
           );
-          let final = CHOICE_PREFILL + answer.response.text;
+          let final = prefill + answer.response.text;
           if (selfCritic) {
             // The critique sees the question with its options (no reminder) and the first answer as kept.
+            const shownQuestion = t.question + mcqBlock(p, t.shown);
+            const critique = t.conversation === null ? p.mcq.critique.explicit : p.mcq.critique.implicit;
             const critiqued: ChatMessage[] = [
               ...context,
-              { role: 'user', content: t.question + mcqBlock(p, t.shown) },
+              { role: 'user', content: shownQuestion },
               { role: 'assistant', content: final },
-              { role: 'user', content: t.conversation === null ? p.mcq.critique.explicit : p.mcq.critique.implicit },
+              { role: 'user', content: critique },
             ];
             const critic = await calls.call(
               client,
-              request(critiqued, 'prefeval:mcq-critique', 'Critic: the choice could fit my stated preference better.', critiqueParams),
+              request(
+                critiqued,
+                'prefeval:mcq-critique',
+                'Critic: the choice could fit my stated preference better.',
+                critiqueParams,
+                templates?.critique(shownQuestion, final, critique),
+              ),
               { turn: turn0 + 1, role: 'assistant' },
             );
+            const revisionRequest = p.mcq.revision + mcqBlock(p, t.shown);
             const revision = await calls.call(
               client,
               request(
                 [
                   ...critiqued,
                   { role: 'assistant', content: critic.response.text },
-                  { role: 'user', content: p.mcq.revision + mcqBlock(p, t.shown) },
+                  { role: 'user', content: revisionRequest },
                   { role: 'assistant', content: CHOICE_PREFILL },
                 ],
                 'prefeval:mcq-revision',
                 simulated('revision'),
+                params,
+                templates?.revision(shownQuestion, final, critique, critic.response.text, revisionRequest),
               ),
               { turn: turn0 + 2, role: 'assistant' },
             );
             base.first_choice = final;
             base.self_critic = critic.response.text;
-            final = CHOICE_PREFILL + revision.response.text;
+            final = prefill + revision.response.text;
           }
           const choice = extractChoice(final);
           return { ...base, response_to_q: final, choice, is_correct: choice === t.correct, ...costOf(calls.cost) } as unknown as StageOutput;

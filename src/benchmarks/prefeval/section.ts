@@ -79,7 +79,7 @@ export const PREFEVAL_SECTION_SCHEMA = {
     templates: {
       enum: ['chat', 'original'],
       description:
-        "chat (default): every model gets chat messages (Bedrock's Converse applies the model's template); original: Bedrock Llama and Mistral models get the prompt text the original lays out by hand, through InvokeModel (the generation task)",
+        "chat (default): every model gets chat messages (Bedrock's Converse applies the model's template); original: Bedrock Llama and Mistral models get the prompt text the original lays out by hand, through InvokeModel",
     },
     published: {
       type: 'object',
@@ -143,12 +143,6 @@ export function resolvePrefEvalSection(raw: Record<string, unknown>, ctx: Sectio
     }
   }
   const templates = s.templates ?? 'chat';
-  if (templates === 'original' && tasks.includes('classification'))
-    throw ctx.error(
-      'prefeval.templates: original covers the generation task, not classification',
-      '/prefeval/templates',
-      'run tasks: [classification] in a pipeline of its own without templates: original (the chat requests; docs/prefeval.md says how they differ)',
-    );
   const settings: PrefEvalSettings = {
     tasks,
     data: ctx.userPath(s.data),

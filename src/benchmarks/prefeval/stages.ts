@@ -11,11 +11,11 @@ import type { StageOutput, StageSummary, WorkCost } from '../../engine/stage-run
 import type { LlmClient } from '../../llm/client.js';
 import { bedrockPromptFamily } from '../../llm/bedrock-models.js';
 import { LlmCallError } from '../../llm/errors.js';
-import { parseModelSpec } from '../../llm/model-spec.js';
+import { parseModelSpec, type ModelSpec } from '../../llm/model-spec.js';
 import type { ChatMessage, ChatRequest, SamplingParams } from '../../llm/types.js';
 import { interTurnMessages, readInterTurns, readTopic, type ExplicitTask, type Form } from './data.js';
 import { checkText, questionText, revisionText, simulatedCheck, simulatedResponse, type Baseline } from './assembly.js';
-import { OriginalTemplates } from './chat-templates.js';
+import { OriginalTemplates, type TemplateFamily } from './chat-templates.js';
 import { RetrievalError, type Retriever } from './rag.js';
 import { MarkupRejected, readCheck, verdictOf, type Verdict } from './parse.js';
 import { CHECKS, type Check, type PrefEvalPrompts } from './prompts.js';
@@ -190,12 +190,12 @@ export interface GridOptions {
   wording: PrefEvalPrompts;
   /** RAG's similarity source as the pipeline names it (`original` or an embeddings spec): part of a RAG partition's identity. */
   retrieval?: string;
+  /** `original`: a Bedrock Llama or Mistral model gets the original's completion prompts (chat-templates.ts); default chat. */
+  templates?: 'chat' | 'original';
 }
 
 export interface ResponsesOptions extends Omit<LlmStageOptions, 'prompts' | 'limit'>, GridOptions {
   model: string;
-  /** `original`: a Bedrock Llama or Mistral model gets the original's completion prompts (chat-templates.ts); default chat. */
-  templates?: 'chat' | 'original';
   /** RAG's retriever (needed when baselines hold rag; a dry run needs none). */
   retriever?: Retriever;
 }
@@ -236,6 +236,11 @@ export function gridFailure(error: unknown): { status: 'failed'; error_kind: str
 export const promptVersionOf = (p: PrefEvalPrompts) => (p.source === 'plens' ? PROMPT_VERSION : 'prefeval-original');
 
 /** A request of the grid's model: the assistant's system prompt, the stage's parameters, the simulator's reply carried along. */
+/** The family whose hand-built prompts the original sends this model under `templates: original`; undefined: chat messages. */
+export function templateFamily(options: Pick<GridOptions, 'templates'>, spec: ModelSpec): TemplateFamily | undefined {
+  return options.templates === 'original' && spec.provider === 'bedrock' ? bedrockPromptFamily(spec.model) : undefined;
+}
+
 export function gridRequest(p: PrefEvalPrompts, params: SamplingParams, messages: ChatMessage[], purpose: string, simulated: string): ChatRequest {
   return { system: p.system, messages, params, purpose, promptVersion: promptVersionOf(p), replicate: 0, simulation: { reply: simulated } };
 }
@@ -323,7 +328,7 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
     const revisionParams = client.params({ temperature: 0, maxTokens: SELF_CRITIC_REVISION_TOKENS });
     const retrieval = options.retrieval ?? null;
     // The original's own prompt text for this model, or chat messages (the family's answers are another partition's).
-    const family = options.templates === 'original' && spec.provider === 'bedrock' ? bedrockPromptFamily(spec.model) : undefined;
+    const family = templateFamily(options, spec);
     const grid = new GridPartitions(
       responsesRoot(options.workspace.root),
       RESPONSES_FORMAT,

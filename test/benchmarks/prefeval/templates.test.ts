@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot, runCli, tempDir } from '../../helpers/cli.js';
 
-// `templates: original` (chat-templates.ts) covers the generation task;
-// test/differential/prefeval/templates.test.ts compares its requests with the original's. The
-// classification task with it is refused before a call, at the line that set it.
+// `templates: original` (chat-templates.ts) covers every request of both tasks;
+// test/differential/prefeval/templates.test.ts compares them with the original's (it needs the
+// checkout). Here: the option in a pipeline, without one.
 describe('prefeval.templates', () => {
   const data = join(repoRoot, 'data', 'prefeval-sample');
   const pipeline = (lines: string[]) => {
@@ -22,19 +22,14 @@ describe('prefeval.templates', () => {
     return file;
   };
 
-  it('refuses the classification task, at its line', async () => {
-    const r = await runCli(['make', 'all', '-p', pipeline(['  templates: original', '  tasks: [generation, classification]']), '--dry-run']);
-    expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/p\.yaml:7:\d+ \/prefeval\/templates: prefeval\.templates: original covers the generation task, not classification/);
-  });
-
-  it('plans every form and baseline of the generation task with no key, and a value outside chat/original is a schema error', async () => {
+  it('plans every form and baseline of both tasks with no key, and a value outside chat/original is a schema error', async () => {
     const ok = await runCli([
       'make',
       'all',
       '-p',
       pipeline([
         '  templates: original',
+        '  tasks: [generation, classification]',
         '  forms: [explicit, choice, persona]',
         '  baselines: [zero-shot, remind, cot, selfcritic]',
         '  limit: 1',

@@ -1,14 +1,17 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../../../src/db/database.js';
 import { runCliInProcess, tempDir } from '../../helpers/cli.js';
 import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
 import {
   prefevalOriginalAvailable,
   prefevalOriginalMissing,
   runOriginalPrefEval,
-  scriptedGenerationReply,
+  scriptedPromptReply,
   makeRagFixture,
+  type OriginalMcqRun,
   type PrefEvalTask,
+  runOriginalPrefEvalMcq,
   scratchCheckout,
   writeDiffPipeline,
 } from '../../helpers/prefeval-original.js';
@@ -75,7 +78,7 @@ describe.skipIf(!checkout && !process.env['CI'])(
         credentials: creds,
         // The original's stub answers a generation call with a hash of its prompt (a Llama or Mistral
         // call) or of its last message; the judge's replies do not matter here.
-        reply: (r) => (r.invoke ? scriptedGenerationReply(r.invoke.prompt) : '<preference>p</preference><answer>Yes</answer><explanation>x</explanation>'),
+        reply: (r) => (r.invoke ? scriptedPromptReply(r.invoke) : '<preference>p</preference><answer>Yes</answer><explanation>x</explanation>'),
       });
       const pipeline = (name: string, lines: string[]) =>
         writeDiffPipeline(dir, name, [
@@ -123,6 +126,110 @@ describe.skipIf(!checkout && !process.env['CI'])(
         .filter((r) => r.operation === 'converse')
         .map((r) => JSON.stringify(r.body.messages.map((m) => ({ role: m.role, content: m.content.map((c) => c.text).join('') }))));
       expect(judged.sort()).toEqual([...originalJudge].sort());
+    });
+  },
+);
+
+/**
+ * The classification task the same way (run_original_mcq.py): the preference turn, the question with
+ * its options (Mistral's string ends with the answer begun, `<choice>`), self-critic's critique and
+ * revised choice, RAG's question; then the letter read from each answer
+ * (Llama's reply carries its own `<choice>`, Mistral's and Claude's have it put before them).
+ */
+describe.skipIf(!checkout && !process.env['CI'])(
+  `PrefEval templates: original against the original's Llama and Mistral classification requests${checkout ? '' : ` (skipped: ${prefevalOriginalMissing()})`}`,
+  () => {
+    const original: Array<{ model: string; form: string; task: string; turns: number; run: OriginalMcqRun }> = [];
+    let server: MockBedrockServer;
+    let warehouse: string;
+
+    beforeAll(async () => {
+      if (!checkout) throw new Error(`PrefEval differential test: ${prefevalOriginalMissing()}`);
+      const dir = tempDir('plens-prefeval-templates-mcq-');
+      const ragRetrieval = join(makeRagFixture({ out: join(dir, 'fixture'), topic: TOPIC, limit: LIMIT, checkout }).rag_dir, 'rag_retrieval');
+      const data = scratchCheckout(checkout, join(dir, 'checkout'), { ragRetrieval });
+      const cells = [...TASKS.flatMap((task) => TURNS.map((turns) => ({ task, turns }))), { task: 'rag' as const, turns: RAG_TURNS }];
+      for (const model of MODELS)
+        for (const f of FORMS)
+          for (const { task, turns } of cells) {
+            const form = 'pref_type' in f ? { pref_form: 'implicit' as const, pref_type: f.pref_type } : {};
+            const run = await runOriginalPrefEvalMcq({
+              checkout: data,
+              topic: TOPIC,
+              limit: LIMIT,
+              model: model.name,
+              rag_dir: ragRetrieval,
+              inter_turns: turns,
+              task,
+              ...form,
+            });
+            original.push({ model: model.id, form: f.form, task, turns, run });
+          }
+      const creds = { accessKeyId: 'AKIAPLENSTEMPLATES02', secretAccessKey: 'plensTemplatesSecret/abcdefghijklmnopqrstuv' };
+      server = await startMockBedrock({ credentials: creds, reply: (r) => scriptedPromptReply(r.invoke!) });
+      warehouse = join(dir, 'w.duckdb');
+      const pipeline = (name: string, forms: string[], lines: string[]) =>
+        writeDiffPipeline(dir, name, [
+          'tasks: [classification]',
+          `data: ${data}`,
+          `topics: [${TOPIC}]`,
+          `limit: ${LIMIT}`,
+          `forms: [${forms.join(', ')}]`,
+          ...lines,
+          'prompts: original',
+          'templates: original',
+          `models: [${MODELS.map((m) => `"bedrock:${m.id}?base_url=${server.url}"`).join(', ')}]`,
+        ]);
+      for (const file of [
+        pipeline(
+          'prefeval-templates-mcq',
+          FORMS.map((f) => f.form),
+          [`baselines: [${TASKS.join(', ')}]`, `inter_turns: [${TURNS.join(', ')}]`],
+        ),
+        pipeline(
+          'prefeval-templates-mcq-rag',
+          FORMS.map((f) => f.form),
+          ['baselines: [rag]', `inter_turns: [${RAG_TURNS}]`, 'retrieval: original'],
+        ),
+      ]) {
+        const r = await runCliInProcess(['make', 'warehouse', '-p', file, '--no-progress'], { env: isolatedAwsEnv(creds, 'us-east-1') });
+        if (r.code !== 0) throw new Error(`plens make exited ${r.code}:\n${r.stderr.slice(-3000)}${r.stdout.slice(-2000)}`);
+      }
+    }, 240_000);
+    afterAll(async () => server?.close());
+
+    it("sends each model the original's InvokeModel bodies, request by request", () => {
+      const want = original.flatMap((o) => o.run.requests.map((q) => ({ model: q.modelId, body: q.body as unknown as Record<string, unknown> })));
+      const sent = server.requests.map((r) => ({ model: r.modelId, body: r.invoke! }) as Sent);
+      expect(server.requests.every((r) => r.operation === 'invoke')).toBe(true);
+      expect(sent.length).toBeGreaterThan(0);
+      expect(sent.map(key).sort()).toEqual(want.map(key).sort());
+    });
+
+    it('keeps each answer as the original keeps it and reads the same letter from it', async () => {
+      const db = await Database.open(warehouse, { readOnly: true });
+      try {
+        for (const o of original) {
+          const rows = await db.all<Record<string, unknown>>(
+            `SELECT task_index, response_to_q, choice, correct, first_choice, self_critic FROM prefeval_mcq
+               WHERE form = $1 AND baseline = $2 AND inter_turns = $3 AND model LIKE '%' || $4 || '%' ORDER BY task_index`,
+            undefined,
+            [o.form, o.task, o.turns, o.model],
+          );
+          const where = `${o.model} ${o.form} ${o.task} ${o.turns}`;
+          expect(rows, where).toHaveLength(o.run.results.length);
+          o.run.results.forEach((rec, i) =>
+            expect(rows[i], where).toMatchObject({
+              response_to_q: rec.response_to_q,
+              choice: rec.choice,
+              correct: rec.correct_idx,
+              ...(o.task === 'selfcritic' ? { first_choice: rec.first_choice, self_critic: rec.self_critic } : {}),
+            }),
+          );
+        }
+      } finally {
+        await db.close();
+      }
     });
   },
 );
