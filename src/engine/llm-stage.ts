@@ -233,7 +233,8 @@ export function hashParts(parts: readonly unknown[], length = 32): string {
  * top_p only when it is set, so the keys of runs without it stay what they were.
  */
 export function samplingIdentity(p: SamplingParams): unknown[] {
-  return p.topP === undefined ? [p.temperature, p.maxTokens] : [p.temperature, p.maxTokens, { top_p: p.topP }];
+  const identity: unknown[] = p.topP === undefined ? [p.temperature, p.maxTokens] : [p.temperature, p.maxTokens, { top_p: p.topP }];
+  return p.providerDefaults ? [...identity, 'provider-defaults'] : identity;
 }
 
 /** A name safe in a folder name: runs of other characters become '_'. */

@@ -37,6 +37,8 @@ export function callKey(provider: string, model: string, request: ChatRequest, e
   head += part(String(request.params.temperature)) + part(String(request.params.maxTokens));
   // Only when set, so keys of calls without it stay what they were.
   if (request.params.topP !== undefined) head += part(`top_p:${request.params.topP}`);
+  // Only when set, as top_p: the endpoint's defaults are other settings than the ones named.
+  if (request.params.providerDefaults) head += part('provider-defaults');
   head += part(request.purpose) + part(request.promptVersion) + part(String(request.replicate));
   // No system prompt at all differs from an empty one; '-' is no length prefix, so no string collides.
   if (request.system === null) head += '-';

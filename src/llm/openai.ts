@@ -16,8 +16,7 @@ export function openAiChatBody(model: string, request: ChatRequest): Record<stri
   return {
     model,
     messages: request.system === null ? request.messages : [{ role: 'system', content: request.system }, ...request.messages],
-    temperature: request.params.temperature,
-    max_tokens: request.params.maxTokens,
+    ...(request.params.providerDefaults ? {} : { temperature: request.params.temperature, max_tokens: request.params.maxTokens }),
     ...(request.params.topP !== undefined ? { top_p: request.params.topP } : {}),
   };
 }

@@ -10,6 +10,12 @@ export interface SamplingParams {
   maxTokens: number;
   /** Nucleus sampling; sent only when set (the spec's `top_p`). */
   topP?: number;
+  /**
+   * Send no temperature and no token limit: the endpoint's own defaults (PrefEval's original GPT
+   * requests). Only OpenAI-compatible chat bodies honour it; temperature and maxTokens then still
+   * price the call's estimate.
+   */
+  providerDefaults?: true;
 }
 
 export interface ChatRequest {

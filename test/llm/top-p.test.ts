@@ -64,3 +64,22 @@ describe("top_p in the stages' keys", () => {
     expect(samplingIdentity({ temperature: 0, maxTokens: 800 })).toEqual([0, 800]);
   });
 });
+
+describe('provider defaults (no temperature, no token limit)', () => {
+  const defaults = (): ChatRequest => ({ ...request(), params: { ...request().params, providerDefaults: true } });
+
+  it('the OpenAI body leaves both out; the key and the sampling identity tell the request apart, and keys without it stay', () => {
+    expect(openAiChatBody('m', defaults())).toEqual({
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'S' },
+        { role: 'user', content: 'hi' },
+      ],
+    });
+    expect(openAiChatBody('m', request())).toMatchObject({ temperature: 0, max_tokens: 800 });
+    expect(callKey('openai', 'm', request())).toBe('151f6c4292980dc84ba90530fa4dfbd962ba16e6e665c6905b28cf22186579d0');
+    expect(callKey('openai', 'm', defaults())).not.toBe(callKey('openai', 'm', request()));
+    expect(samplingIdentity(defaults().params)).not.toEqual(samplingIdentity(request().params));
+    expect(samplingIdentity(request().params)).toEqual([0, 800]);
+  });
+});

@@ -1,7 +1,7 @@
 import type { ChatMessage } from '../../llm/types.js';
 
 /**
- * `templates: original`: the completion prompts the original builds by hand for Bedrock's Llama and
+ * `requests: original`: the completion prompts the original builds by hand for Bedrock's Llama and
  * Mistral models, each a model's chat-template markup laid out as the original lays it out (its own
  * line breaks, its eight-space indents inside some Llama strings, Mistral's conversation with its
  * first six characters cut, the fixed system prompt of its implicit paths), sent with InvokeModel.

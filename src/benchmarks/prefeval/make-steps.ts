@@ -33,7 +33,7 @@ function gridOf(ctx: Ctx) {
     interTurns: s.interTurns,
     wording: wordingOf(ctx.p),
     ...(s.retrieval !== undefined ? { retrieval: s.retrieval } : {}),
-    templates: s.templates,
+    requests: s.requests,
   };
 }
 

@@ -7,6 +7,7 @@
  * kit.
  */
 import { join } from 'node:path';
+import { usageError } from '../../core/errors.js';
 import { hashParts, LlmStageKit, llmStageFormat, type LlmStageOptions } from '../../engine/llm-stage.js';
 import { Partition, type ColumnsOf, type PartitionFormat } from '../../engine/partition.js';
 import type { StageOutput, WorkCost } from '../../engine/stage-runner.js';
@@ -30,7 +31,7 @@ import {
   type GridRecord,
   gridRequest,
   type PrefEvalSummary,
-  templateFamily,
+  requestFamily,
 } from './stages.js';
 
 /** The original's self-critic critique may run to 300 tokens (its answers to config's max_mcq_tokens). */
@@ -124,9 +125,14 @@ export async function runPrefEvalMcq(options: McqOptions): Promise<PrefEvalSumma
     const params = client.params({ temperature: 0, maxTokens: p.mcq.maxTokens });
     const critiqueParams = client.params({ temperature: 0, maxTokens: MCQ_CRITIQUE_TOKENS });
     const retrieval = options.retrieval ?? null;
-    // The original's own prompt text for this model, or chat messages (the family's answers are another partition's).
-    const family = templateFamily(options, spec);
-    const tag = ['mcq', ...(family ? [`templates:${family}`] : [])];
+    // The original's own prompt text for this model (Llama, Mistral; their answers are another partition's), or chat messages.
+    const family = requestFamily(options, spec);
+    if (family === 'gpt')
+      throw usageError(
+        'prefeval.requests: original: the original has no GPT request for the classification task (its run retries forever there)',
+        'run the classification task for this model with requests: chat (the Claude path, docs/prefeval.md)',
+      );
+    const tag = ['mcq', ...(family ? [`requests:${family}`] : [])];
     const grid = new GridPartitions(mcqRoot(options.workspace.root), MCQ_FORMAT, tag, client.id, p, retrieval, params);
     const items = (): McqItem[] => grid.items(options, tasks);
     const request = (messages: ChatMessage[], purpose: string, simulated: string, callParams = params, prompt?: string): ChatRequest => ({

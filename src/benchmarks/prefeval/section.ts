@@ -26,8 +26,8 @@ export interface PrefEvalSettings {
   retrieval?: string;
   /** `plens` (our wording) or `original` (read from `data`, which must then be a checkout). */
   prompts: 'plens' | 'original';
-  /** `chat` (chat messages to every model) or `original` (Bedrock Llama and Mistral get the original's completion prompts: chat-templates.ts). */
-  templates: 'chat' | 'original';
+  /** `chat` (the Claude path's requests to every model) or `original` (each model its family's requests in the original: stages.ts requestFamily). */
+  requests: 'chat' | 'original';
   /** Model spec -> its row in the checkout README's leaderboard, shown beside plens's figures. */
   published?: Record<string, string>;
 }
@@ -76,10 +76,10 @@ export const PREFEVAL_SECTION_SCHEMA = {
         "RAG's similarities: original (the checkout's precomputed SimCSE retrievals, benchmark_dataset/rag_retrieval) or an embeddings spec (local:FOLDER or openai:MODEL?base_url=...)",
     },
     prompts: { enum: ['plens', 'original'], description: "plens's wording (default) or the original's, read from the data checkout" },
-    templates: {
+    requests: {
       enum: ['chat', 'original'],
       description:
-        "chat (default): every model gets chat messages (Bedrock's Converse applies the model's template); original: Bedrock Llama and Mistral models get the prompt text the original lays out by hand, through InvokeModel",
+        "chat (default): every model gets the original's Claude requests as chat messages; original: each model gets what the original sends its family: Bedrock Llama and Mistral the prompt text it lays out by hand (InvokeModel), OpenAI models no system prompt (but RAG's), temperature or token limit",
     },
     published: {
       type: 'object',
@@ -101,7 +101,7 @@ interface Written {
   judge?: string;
   retrieval?: string;
   prompts?: 'plens' | 'original';
-  templates?: 'chat' | 'original';
+  requests?: 'chat' | 'original';
   published?: Record<string, string>;
 }
 
@@ -142,7 +142,6 @@ export function resolvePrefEvalSection(raw: Record<string, unknown>, ctx: Sectio
       throw error instanceof PlensError ? ctx.error(error.message, '/prefeval/retrieval', 'original, local:FOLDER or openai:MODEL?base_url=URL') : error;
     }
   }
-  const templates = s.templates ?? 'chat';
   const settings: PrefEvalSettings = {
     tasks,
     data: ctx.userPath(s.data),
@@ -155,7 +154,7 @@ export function resolvePrefEvalSection(raw: Record<string, unknown>, ctx: Sectio
     judge: s.judge ?? null,
     ...(retrieval !== undefined ? { retrieval } : {}),
     prompts: s.prompts ?? 'plens',
-    templates,
+    requests: s.requests ?? 'chat',
     ...(s.published ? { published: s.published } : {}),
   };
   for (const model of Object.keys(s.published ?? {}))

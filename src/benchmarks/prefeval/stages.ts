@@ -10,6 +10,7 @@ import { Partition, type ColumnsOf, type PartitionFormat } from '../../engine/pa
 import type { StageOutput, StageSummary, WorkCost } from '../../engine/stage-runner.js';
 import type { LlmClient } from '../../llm/client.js';
 import { bedrockPromptFamily } from '../../llm/bedrock-models.js';
+import { usageError } from '../../core/errors.js';
 import { LlmCallError } from '../../llm/errors.js';
 import { parseModelSpec, type ModelSpec } from '../../llm/model-spec.js';
 import type { ChatMessage, ChatRequest, SamplingParams } from '../../llm/types.js';
@@ -190,8 +191,8 @@ export interface GridOptions {
   wording: PrefEvalPrompts;
   /** RAG's similarity source as the pipeline names it (`original` or an embeddings spec): part of a RAG partition's identity. */
   retrieval?: string;
-  /** `original`: a Bedrock Llama or Mistral model gets the original's completion prompts (chat-templates.ts); default chat. */
-  templates?: 'chat' | 'original';
+  /** `original`: each model gets the request the original sends its family (requestFamily); default chat. */
+  requests?: 'chat' | 'original';
 }
 
 export interface ResponsesOptions extends Omit<LlmStageOptions, 'prompts' | 'limit'>, GridOptions {
@@ -235,12 +236,27 @@ export function gridFailure(error: unknown): { status: 'failed'; error_kind: str
 /** The wording's version in keys and call events: plens's own, or the original's read from a checkout. */
 export const promptVersionOf = (p: PrefEvalPrompts) => (p.source === 'plens' ? PROMPT_VERSION : 'prefeval-original');
 
-/** A request of the grid's model: the assistant's system prompt, the stage's parameters, the simulator's reply carried along. */
-/** The family whose hand-built prompts the original sends this model under `templates: original`; undefined: chat messages. */
-export function templateFamily(options: Pick<GridOptions, 'templates'>, spec: ModelSpec): TemplateFamily | undefined {
-  return options.templates === 'original' && spec.provider === 'bedrock' ? bedrockPromptFamily(spec.model) : undefined;
+/** The original's request families other than Claude's: Llama and Mistral on Bedrock (hand-built prompts), GPT (OpenAI). */
+export type RequestFamily = TemplateFamily | 'gpt';
+
+/**
+ * Under `requests: original`, the family whose requests the original sends this model: a Bedrock
+ * Llama or Mistral model its hand-built prompt text (chat-templates.ts), an OpenAI model its GPT
+ * requests (no system prompt but RAG's, no temperature, no token limit). Undefined: the chat
+ * requests, as every model gets by default (the original's Claude path).
+ */
+export function requestFamily(options: Pick<GridOptions, 'requests'>, spec: ModelSpec): RequestFamily | undefined {
+  if (options.requests !== 'original') return undefined;
+  if (spec.provider === 'openai') return 'gpt';
+  return spec.provider === 'bedrock' ? bedrockPromptFamily(spec.model) : undefined;
 }
 
+/** A chat request as the original sends a GPT model: the system prompt only where it sends one (RAG), the endpoint's sampling defaults. */
+export function gptShaped(request: ChatRequest, withSystem: boolean): ChatRequest {
+  return { ...request, system: withSystem ? request.system : null, params: { ...request.params, providerDefaults: true } };
+}
+
+/** A request of the grid's model: the assistant's system prompt, the stage's parameters, the simulator's reply carried along. */
 export function gridRequest(p: PrefEvalPrompts, params: SamplingParams, messages: ChatMessage[], purpose: string, simulated: string): ChatRequest {
   return { system: p.system, messages, params, purpose, promptVersion: promptVersionOf(p), replicate: 0, simulation: { reply: simulated } };
 }
@@ -327,12 +343,25 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
     // The original's self-critic revision may run to 500 tokens.
     const revisionParams = client.params({ temperature: 0, maxTokens: SELF_CRITIC_REVISION_TOKENS });
     const retrieval = options.retrieval ?? null;
-    // The original's own prompt text for this model, or chat messages (the family's answers are another partition's).
-    const family = templateFamily(options, spec);
+    // The original's requests for this model's family (its answers are another partition's).
+    const requestsOf = requestFamily(options, spec);
+    if (requestsOf === 'gpt') {
+      const none = [
+        ...options.forms.filter((f) => f !== 'explicit').map((f) => `form ${f}`),
+        ...(options.baselines.includes('selfcritic') ? ['baseline selfcritic'] : []),
+      ];
+      if (none.length > 0)
+        throw usageError(
+          `prefeval.requests: original: the original has no GPT request for ${none.join(', ')} (its run stops with an error there)`,
+          'leave those out for this model, or run it with requests: chat (the Claude path, docs/prefeval.md)',
+        );
+    }
+    // The original's own prompt text for this model (Llama, Mistral), or chat messages.
+    const family = requestsOf === 'gpt' ? undefined : requestsOf;
     const grid = new GridPartitions(
       responsesRoot(options.workspace.root),
       RESPONSES_FORMAT,
-      family ? [`templates:${family}`] : [],
+      requestsOf ? [`requests:${requestsOf}`] : [],
       client.id,
       p,
       retrieval,
@@ -343,6 +372,8 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
       ...gridRequest(p, params, messages, purpose, simulated),
       ...(family && prompt !== undefined ? { prompt } : {}),
     });
+    // GPT: the system prompt only in RAG's question, as the original sends it.
+    const shaped = (r: ChatRequest, withSystem: boolean): ChatRequest => (requestsOf === 'gpt' ? gptShaped(r, withSystem) : r);
     const summary = await kit.run<ResponseItem>({
       stage: 'prefeval-responses',
       items: async function* () {
@@ -370,10 +401,14 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
           if (item.task.conversation === null) {
             const first: ChatMessage[] = [{ role: 'user', content: item.task.preference }];
             const prefPrompt = family ? OriginalTemplates.preference(family, p.system, item.task.preference) : undefined;
-            const pref = await calls.call(client, request(first, 'prefeval:preference', simulatedResponse(item.task, 'preference', null), prefPrompt), {
-              turn: 0,
-              role: 'assistant',
-            });
+            const pref = await calls.call(
+              client,
+              shaped(request(first, 'prefeval:preference', simulatedResponse(item.task, 'preference', null), prefPrompt), false),
+              {
+                turn: 0,
+                role: 'assistant',
+              },
+            );
             responseToPref = pref.response.text;
             opening = [...first, { role: 'assistant', content: responseToPref }];
           } else opening = item.task.conversation;
@@ -401,11 +436,14 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
             : undefined;
           const answer = await calls.call(
             client,
-            request(
-              [...context, { role: 'user', content: question }],
-              'prefeval:question',
-              simulatedResponse(item.task, selfCritic ? 'zero-shot' : item.baseline, item.interTurns),
-              templates?.question(question, item.baseline === 'rag'),
+            shaped(
+              request(
+                [...context, { role: 'user', content: question }],
+                'prefeval:question',
+                simulatedResponse(item.task, selfCritic ? 'zero-shot' : item.baseline, item.interTurns),
+                templates?.question(question, item.baseline === 'rag'),
+              ),
+              item.baseline === 'rag',
             ),
             { turn: first, role: 'assistant' },
           );

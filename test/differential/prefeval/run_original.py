@@ -1,5 +1,6 @@
 """Runs the ORIGINAL PrefEval generation task (explicit or implicit preferences), its LLM judge and its
-error analysis, unmodified, and prints every Bedrock request they make as one JSON object on stdout.
+error analysis, unmodified, and prints every model request they make (Bedrock, and OpenAI's for a GPT
+model) as one JSON object on stdout.
 
 Nothing of the original is copied into this repository: its scripts, utils, judge templates and data
 are read from the checkout (../shared/prefeval-original) at run time. The run happens in a scratch
@@ -26,9 +27,11 @@ writes its results into the scratch directory, never into the checkout:
                                              and simcse_question_inter_conversation_similarities/<topic>_300_inter_similarities.json
     scratch/benchmark_results/...            what the original writes
 
-The third-party modules the original imports but this run never reaches (tiktoken, openai,
-google.genai) are empty stand-ins; tqdm is the identity; boto3.client gives a recording fake
-bedrock-runtime client (below). bs4 and yaml are the real ones (python3-bs4, python3-yaml).
+The third-party modules the original imports but this run never reaches (tiktoken, google.genai) are
+empty stand-ins; tqdm is the identity; boto3.client gives a recording fake bedrock-runtime client, and
+openai.OpenAI a recording fake OpenAI client whose chat.completions.create records its arguments as a
+generation call ({"modelId": model, "body": every argument}) (below). bs4 and yaml are the real ones
+(python3-bs4, python3-yaml).
 
 Input, as JSON on stdin or as the first argument:
     {"checkout": ..., "topic": "travel_restaurant", "inter_turns": 10,
@@ -51,7 +54,7 @@ inter_turns >= 2 (it ranks only the 2 preference messages and the 2*inter_turns 
 implicit choice inter_turns >= 1 (4 conversation messages); otherwise it raises AssertionError.
 
 Replies. Generation calls get reply_for(last message text) = "reply " + sha256(utf-8 text)[:12], where
-the text is the content of the body's last message (Claude) or the whole prompt (Llama, Mistral).
+the text is the content of the body's last message (Claude, GPT) or the whole prompt (Llama, Mistral).
 Judge calls are told apart by phase (every call of the evaluation script is a judge call); which check a
 call is comes from the judge template whose fixed opening (its text before the first placeholder) the
 message starts with, and the task index is how many calls of that check came before. Their reply is
@@ -182,6 +185,16 @@ class Recorder:
             answer = {"outputs": [{"text": text}]}
         return {"body": io.BytesIO(json.dumps(answer).encode("utf-8"))}
 
+    def openai(self, kwargs):
+        """A GPT model's call (OpenAI().chat.completions.create): recorded with every argument it was given."""
+        body = json.loads(json.dumps(kwargs))
+        self.generation.append({"modelId": body.get("model"), "body": body})
+        messages = body.get("messages") or []
+        last = messages[-1]["content"] if messages else ""
+        text = self.generation_reply(body, last if isinstance(last, str) else json.dumps(last, ensure_ascii=False))
+        message = types.SimpleNamespace(content=text)
+        return types.SimpleNamespace(choices=[types.SimpleNamespace(message=message)])
+
 
 def install_stubs(recorder):
     class FakeBedrockRuntime:
@@ -214,17 +227,31 @@ def install_stubs(recorder):
             self.response = error_response or {"Error": {"Code": "Unknown", "Message": ""}}
 
     class Unreachable:
-        """Stands in for the names the original imports for non-Bedrock models; never called here."""
+        """Stands in for the names the original imports for models this harness does not run (Gemini)."""
 
         def __init__(self, *args, **kwargs):
-            raise RuntimeError("run_original.py runs Bedrock models only")
+            die("run_original.py runs Bedrock and OpenAI GPT models only")
+
+    class FakeOpenAI:
+        """The OpenAI client the original makes for a GPT model: each chat completion is recorded as a generation call."""
+
+        def __init__(self, *args, **kwargs):
+            self.chat = types.SimpleNamespace(completions=types.SimpleNamespace(create=self.create))
+
+        def create(self, **kwargs):
+            try:
+                return recorder.openai(kwargs)
+            except SystemExit:
+                raise
+            except BaseException:
+                die("run_original.py: the fake OpenAI client failed:\n" + traceback.format_exc())
 
     module("boto3", client=client, Session=Session)
     botocore = module("botocore")
     botocore.exceptions = module("botocore.exceptions", ClientError=ClientError)
     module("tqdm", tqdm=lambda iterable=None, *args, **kwargs: iterable)
     module("tiktoken")
-    module("openai", OpenAI=Unreachable)
+    module("openai", OpenAI=FakeOpenAI)
     google = module("google")
     google.__path__ = []
     gtypes = module("google.genai.types")
@@ -340,8 +367,8 @@ def main():
     unknown = set(replies) - set(CHECKS)
     if unknown:
         raise SystemExit("run_original.py: replies has unknown checks %s" % sorted(unknown))
-    if not any(family in model for family in ("claude", "llama", "mistral")):
-        raise SystemExit("run_original.py: only Bedrock models (claude*, llama*, mistral*) can be run, not %r" % model)
+    if not any(family in model for family in ("claude", "llama", "mistral", "gpt")):
+        raise SystemExit("run_original.py: only Bedrock models (claude*, llama*, mistral*) and GPT models (gpt*) can be run, not %r" % model)
 
     checkout = find_checkout(spec.get("checkout"))
     if not os.path.isfile(os.path.join(checkout, "benchmark_dataset", dataset_path(pref_form, pref_type, topic))):

@@ -1,12 +1,14 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../../src/db/database.js';
+import { startMockLlm, type MockLlmServer } from '../../../src/testkit/mock-server.js';
 import { runCliInProcess, tempDir } from '../../helpers/cli.js';
 import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
 import {
   prefevalOriginalAvailable,
   prefevalOriginalMissing,
   runOriginalPrefEval,
+  scriptedGenerationReply,
   scriptedPromptReply,
   makeRagFixture,
   type OriginalMcqRun,
@@ -17,7 +19,7 @@ import {
 } from '../../helpers/prefeval-original.js';
 
 /**
- * `templates: original` against the original scripts, run unmodified (harness: run_original.py),
+ * `requests: original` against the original scripts, run unmodified (harness: run_original.py),
  * for its Llama and Mistral models on Bedrock: every InvokeModel body the model is sent (the prompt
  * text the original lays out by hand, the token limit under each family's name, the temperature),
  * request by request: the explicit preference turn, the question of every form (explicit,
@@ -35,6 +37,8 @@ const FORMS = [{ form: 'explicit' }, { form: 'choice', pref_type: 'choice' }, { 
 /** The model's calls a record takes: the explicit preference turn, the answer, and self-critic's critique and revision. */
 const callsPer = (explicit: boolean, task: PrefEvalTask) => (explicit ? 1 : 0) + (task === 'selfcritic' ? 3 : 1);
 const TURNS = [0, 2];
+/** The baselines the original has a GPT request for (besides RAG). */
+const GPT_TASKS: PrefEvalTask[] = ['zero-shot', 'remind', 'cot'];
 /** RAG takes 5 exchanges: an explicit preference needs 2 filler turns for them. */
 const RAG_TURNS = 2;
 /** The original's model names and their Bedrock ids (get_model_info). */
@@ -51,7 +55,7 @@ interface Sent {
 const key = (r: Sent) => JSON.stringify([r.model, Object.entries(r.body).sort(([a], [b]) => a.localeCompare(b))]);
 
 describe.skipIf(!checkout && !process.env['CI'])(
-  `PrefEval templates: original against the original's Llama and Mistral requests${checkout ? '' : ` (skipped: ${prefevalOriginalMissing()})`}`,
+  `PrefEval requests: original against the original's Llama and Mistral requests${checkout ? '' : ` (skipped: ${prefevalOriginalMissing()})`}`,
   () => {
     const originalGeneration: Sent[] = [];
     const originalJudge: string[] = [];
@@ -88,7 +92,7 @@ describe.skipIf(!checkout && !process.env['CI'])(
           `forms: [${FORMS.map((f) => f.form).join(', ')}]`,
           ...lines,
           'prompts: original',
-          'templates: original',
+          'requests: original',
           `models: [${MODELS.map((m) => `"bedrock:${m.id}?base_url=${server.url}"`).join(', ')}]`,
           `judge: "bedrock:claude-3-sonnet-v1?base_url=${server.url}"`,
         ]);
@@ -137,7 +141,7 @@ describe.skipIf(!checkout && !process.env['CI'])(
  * (Llama's reply carries its own `<choice>`, Mistral's and Claude's have it put before them).
  */
 describe.skipIf(!checkout && !process.env['CI'])(
-  `PrefEval templates: original against the original's Llama and Mistral classification requests${checkout ? '' : ` (skipped: ${prefevalOriginalMissing()})`}`,
+  `PrefEval requests: original against the original's Llama and Mistral classification requests${checkout ? '' : ` (skipped: ${prefevalOriginalMissing()})`}`,
   () => {
     const original: Array<{ model: string; form: string; task: string; turns: number; run: OriginalMcqRun }> = [];
     let server: MockBedrockServer;
@@ -177,7 +181,7 @@ describe.skipIf(!checkout && !process.env['CI'])(
           `forms: [${forms.join(', ')}]`,
           ...lines,
           'prompts: original',
-          'templates: original',
+          'requests: original',
           `models: [${MODELS.map((m) => `"bedrock:${m.id}?base_url=${server.url}"`).join(', ')}]`,
         ]);
       for (const file of [
@@ -230,6 +234,92 @@ describe.skipIf(!checkout && !process.env['CI'])(
       } finally {
         await db.close();
       }
+    });
+  },
+);
+
+/**
+ * A GPT model the same way: the original calls OpenAI's chat completions with only the model and the
+ * messages (no temperature, no token limit), with no system message but in RAG's question. Its run
+ * stops with an error for self-critic and the implicit forms, and never ends for the classification
+ * task, so those are not compared (plens refuses them: test/benchmarks/prefeval/requests.test.ts).
+ */
+describe.skipIf(!checkout && !process.env['CI'])(
+  `PrefEval requests: original against the original's GPT requests${checkout ? '' : ` (skipped: ${prefevalOriginalMissing()})`}`,
+  () => {
+    const original: Sent[] = [];
+    const originalJudge: string[] = [];
+    const sent: Sent[] = [];
+    let bedrock: MockBedrockServer;
+    let openai: MockLlmServer;
+
+    beforeAll(async () => {
+      if (!checkout) throw new Error(`PrefEval differential test: ${prefevalOriginalMissing()}`);
+      const dir = tempDir('plens-prefeval-gpt-');
+      const ragRetrieval = join(makeRagFixture({ out: join(dir, 'fixture'), topic: TOPIC, limit: LIMIT, checkout }).rag_dir, 'rag_retrieval');
+      const data = scratchCheckout(checkout, join(dir, 'checkout'), { ragRetrieval });
+      const cells = [...GPT_TASKS.flatMap((task) => TURNS.map((turns) => ({ task, turns }))), { task: 'rag' as const, turns: RAG_TURNS }];
+      for (const { task, turns } of cells) {
+        const run = await runOriginalPrefEval({
+          checkout: data,
+          topic: TOPIC,
+          limit: LIMIT,
+          model: 'gpt4o-mini',
+          rag_dir: ragRetrieval,
+          inter_turns: turns,
+          task,
+        });
+        original.push(...run.generation_requests.map((q) => ({ model: q.modelId, body: q.body as unknown as Record<string, unknown> })));
+        originalJudge.push(...run.judge_requests.map((q) => JSON.stringify(q.body.messages)));
+      }
+      const creds = { accessKeyId: 'AKIAPLENSTEMPLATES03', secretAccessKey: 'plensTemplatesSecret/abcdefghijklmnopqrstuv' };
+      bedrock = await startMockBedrock({ credentials: creds, reply: () => '<preference>p</preference><answer>Yes</answer><explanation>x</explanation>' });
+      openai = await startMockLlm({
+        reply: (r) => scriptedGenerationReply(r.messages.at(-1)?.content ?? ''),
+        observeBody: (raw) => {
+          const body = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
+          sent.push({ model: String(body['model']), body });
+        },
+      });
+      const pipeline = (name: string, lines: string[]) =>
+        writeDiffPipeline(dir, name, [
+          `data: ${data}`,
+          `topics: [${TOPIC}]`,
+          `limit: ${LIMIT}`,
+          ...lines,
+          'prompts: original',
+          'requests: original',
+          `models: ["openai:gpt-4o-mini?base_url=${openai.url}/v1"]`,
+          `judge: "bedrock:claude-3-sonnet-v1?base_url=${bedrock.url}"`,
+        ]);
+      for (const file of [
+        pipeline('prefeval-gpt', [`baselines: [${GPT_TASKS.join(', ')}]`, `inter_turns: [${TURNS.join(', ')}]`]),
+        pipeline('prefeval-gpt-rag', ['baselines: [rag]', `inter_turns: [${RAG_TURNS}]`, 'retrieval: original']),
+      ]) {
+        const r = await runCliInProcess(['make', 'warehouse', '-p', file, '--no-progress'], {
+          env: { ...isolatedAwsEnv(creds, 'us-east-1'), OPENAI_API_KEY: 'sk-plens-gpt-test' },
+        });
+        if (r.code !== 0) throw new Error(`plens make exited ${r.code}:\n${r.stderr.slice(-3000)}${r.stdout.slice(-2000)}`);
+      }
+    }, 240_000);
+    afterAll(async () => {
+      await bedrock?.close();
+      await openai?.close();
+    });
+
+    it("sends the original's chat completion bodies, request by request: the model and the messages, nothing else", () => {
+      // Explicit: the preference turn and the question, a record each.
+      expect(original).toHaveLength(LIMIT * 2 * (GPT_TASKS.length * TURNS.length + 1));
+      expect(sent.map(key).sort()).toEqual(original.map(key).sort());
+      // The system message only in RAG's question.
+      expect(sent.filter((r) => (r.body['messages'] as Array<{ role: string }>)[0]!.role === 'system')).toHaveLength(LIMIT);
+    });
+
+    it("the judge sees the GPT answers as the original's judge does", () => {
+      const judged = bedrock.requests.map((r) =>
+        JSON.stringify(r.body.messages.map((m) => ({ role: m.role, content: m.content.map((c) => c.text).join('') }))),
+      );
+      expect(judged.sort()).toEqual([...originalJudge].sort());
     });
   },
 );
