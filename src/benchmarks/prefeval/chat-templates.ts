@@ -95,16 +95,24 @@ export class OriginalTemplates {
     return lines(rag ? '' : INDENT, L.begin, L.header('system'), system, L.eot, conversation, filler, ...turn('user', question), L.header('assistant'));
   }
 
+  /**
+   * The lines of Mistral's self-critic strings before the question: the explicit preference and its
+   * answer, or the implicit conversation followed by `implicitBreak` (the critique's `[/INST]`, the
+   * revision's empty line), then the filler.
+   */
+  private mistralHead(implicitBreak: string): string[] {
+    const e = this.explicit;
+    return e
+      ? ['<s>[INST]', this.v.system, e.preference, '[/INST]', `${e.responseToPref}</s>`, this.filler]
+      : ['<s>[INST]', IMPLICIT_SYSTEM, this.conversation!.slice(6), implicitBreak, this.filler];
+  }
+
   /** Self-critic's critique request after the zero-shot answer (`question` as asked, no word limit). */
   critique(question: string, answer: string, critique: string): string {
     const { family, filler } = this;
     const e = this.explicit;
-    if (family === 'mistral') {
-      const head = e
-        ? ['<s>[INST]', this.v.system, e.preference, '[/INST]', `${e.responseToPref}</s>`, filler]
-        : ['<s>[INST]', IMPLICIT_SYSTEM, this.conversation!.slice(6), '[/INST]', filler];
-      return lines('', ...head, '[INST]', question, '[/INST]', `${answer}</s>`, '[INST]', critique, '[/INST]', '');
-    }
+    if (family === 'mistral')
+      return lines('', ...this.mistralHead('[/INST]'), '[INST]', question, '[/INST]', `${answer}</s>`, '[INST]', critique, '[/INST]', '');
     const head = e
       ? [L.begin, ...turn('system', this.v.system), ...turn('user', e.preference), L.header('assistant'), e.responseToPref, `${L.eot}${filler}`]
       : [L.begin, ...turn('system', IMPLICIT_SYSTEM), this.conversation!, L.eot, filler];
@@ -121,12 +129,9 @@ export class OriginalTemplates {
     const { family, filler } = this;
     const e = this.explicit;
     if (family === 'mistral') {
-      const head = e
-        ? ['<s>[INST]', this.v.system, e.preference, '[/INST]', `${e.responseToPref}</s>`, filler]
-        : ['<s>[INST]', IMPLICIT_SYSTEM, this.conversation!.slice(6), '', filler];
       return lines(
         '',
-        ...head,
+        ...this.mistralHead(''),
         '[INST]',
         question,
         '[/INST]',

@@ -47,7 +47,19 @@ const MODELS = [
   { name: 'mistral7b', id: 'mistral.mistral-7b-instruct-v0:2' },
 ];
 
-/** An InvokeModel body, as either side sent it. */
+/**
+ * A scratch checkout with synthetic retrieval files (make_rag_fixture.py) for the topic's first
+ * records, and the cells to run: each baseline at each turn count, and RAG at RAG_TURNS.
+ */
+function scratch(prefix: string, tasks: readonly PrefEvalTask[]) {
+  const dir = tempDir(prefix);
+  const ragRetrieval = join(makeRagFixture({ out: join(dir, 'fixture'), topic: TOPIC, limit: LIMIT, checkout: checkout! }).rag_dir, 'rag_retrieval');
+  const data = scratchCheckout(checkout!, join(dir, 'checkout'), { ragRetrieval });
+  const cells = [...tasks.flatMap((task) => TURNS.map((turns) => ({ task, turns }))), { task: 'rag' as const, turns: RAG_TURNS }];
+  return { dir, data, ragRetrieval, cells };
+}
+
+/** A request body, as either side sent it. */
 interface Sent {
   model: string;
   body: Record<string, unknown>;
@@ -63,10 +75,7 @@ describe.skipIf(!checkout && !process.env['CI'])(
 
     beforeAll(async () => {
       if (!checkout) throw new Error(`PrefEval differential test: ${prefevalOriginalMissing()}`);
-      const dir = tempDir('plens-prefeval-templates-');
-      const ragRetrieval = join(makeRagFixture({ out: join(dir, 'fixture'), topic: TOPIC, limit: LIMIT, checkout }).rag_dir, 'rag_retrieval');
-      const data = scratchCheckout(checkout, join(dir, 'checkout'), { ragRetrieval });
-      const cells = [...TASKS.flatMap((task) => TURNS.map((turns) => ({ task, turns }))), { task: 'rag' as const, turns: RAG_TURNS }];
+      const { dir, data, ragRetrieval, cells } = scratch('plens-prefeval-templates-', TASKS);
       for (const model of MODELS)
         for (const f of FORMS)
           for (const { task, turns } of cells) {
@@ -149,10 +158,7 @@ describe.skipIf(!checkout && !process.env['CI'])(
 
     beforeAll(async () => {
       if (!checkout) throw new Error(`PrefEval differential test: ${prefevalOriginalMissing()}`);
-      const dir = tempDir('plens-prefeval-templates-mcq-');
-      const ragRetrieval = join(makeRagFixture({ out: join(dir, 'fixture'), topic: TOPIC, limit: LIMIT, checkout }).rag_dir, 'rag_retrieval');
-      const data = scratchCheckout(checkout, join(dir, 'checkout'), { ragRetrieval });
-      const cells = [...TASKS.flatMap((task) => TURNS.map((turns) => ({ task, turns }))), { task: 'rag' as const, turns: RAG_TURNS }];
+      const { dir, data, ragRetrieval, cells } = scratch('plens-prefeval-templates-mcq-', TASKS);
       for (const model of MODELS)
         for (const f of FORMS)
           for (const { task, turns } of cells) {
@@ -255,10 +261,7 @@ describe.skipIf(!checkout && !process.env['CI'])(
 
     beforeAll(async () => {
       if (!checkout) throw new Error(`PrefEval differential test: ${prefevalOriginalMissing()}`);
-      const dir = tempDir('plens-prefeval-gpt-');
-      const ragRetrieval = join(makeRagFixture({ out: join(dir, 'fixture'), topic: TOPIC, limit: LIMIT, checkout }).rag_dir, 'rag_retrieval');
-      const data = scratchCheckout(checkout, join(dir, 'checkout'), { ragRetrieval });
-      const cells = [...GPT_TASKS.flatMap((task) => TURNS.map((turns) => ({ task, turns }))), { task: 'rag' as const, turns: RAG_TURNS }];
+      const { dir, data, ragRetrieval, cells } = scratch('plens-prefeval-gpt-', GPT_TASKS);
       for (const { task, turns } of cells) {
         const run = await runOriginalPrefEval({
           checkout: data,
