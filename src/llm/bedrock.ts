@@ -1,8 +1,9 @@
 /**
  * Amazon Bedrock through the AWS SDK v3 Converse API (the PersonaLens original ran only on
- * Bedrock). The SDK signs (SigV4) and sends; plens keeps its own single retry layer and rate
- * limits, so the SDK's retries are off (maxAttempts 1) and its errors become LlmCallErrors with
- * the same retryable kinds as the HTTP providers'. The SDK is loaded on the first call, so a plan
+ * Bedrock), and InvokeModel for a completion prompt to a Llama or Mistral model. The SDK signs
+ * (SigV4) and sends; plens keeps its own single retry layer and rate limits, so the SDK's retries
+ * are off (maxAttempts 1) and its errors become LlmCallErrors with the same retryable kinds as the
+ * HTTP providers'. The SDK is loaded on the first call, so a plan
  * (--dry-run) or a run of other providers never loads it.
  */
 import type { BedrockRuntimeClient, ConverseCommandOutput, InvokeModelCommandOutput } from '@aws-sdk/client-bedrock-runtime';
