@@ -127,9 +127,9 @@ export async function runPrefEvalMcq(options: McqOptions): Promise<PrefEvalSumma
     const retrieval = options.retrieval ?? null;
     // The original's own prompt text for this model (Llama, Mistral; their answers are another partition's), or chat messages.
     const family = requestFamily(options, spec);
-    if (family === 'gpt')
+    if (family === 'gpt' || family === 'gemini')
       throw usageError(
-        'prefeval.requests: original: the original has no GPT request for the classification task (its run retries forever there)',
+        `prefeval.requests: original: the original has no ${family === 'gpt' ? 'GPT' : 'Gemini'} request for the classification task (its run retries forever there)`,
         'run the classification task for this model with requests: chat (the Claude path, docs/prefeval.md)',
       );
     const tag = ['mcq', ...(family ? [`requests:${family}`] : [])];

@@ -79,7 +79,7 @@ export const PREFEVAL_SECTION_SCHEMA = {
     requests: {
       enum: ['chat', 'original'],
       description:
-        "chat (default): every model gets the original's Claude requests as chat messages; original: each model gets what the original sends its family: Bedrock Llama and Mistral the prompt text it lays out by hand (InvokeModel), OpenAI models no system prompt (but RAG's), temperature or token limit",
+        "chat (default): every model gets the original's Claude requests as chat messages; original: each model gets what the original sends its family: Bedrock Llama and Mistral the prompt text it lays out by hand (InvokeModel), models on the openai provider no system prompt (but RAG's; Gemini keeps it), temperature or token limit",
     },
     published: {
       type: 'object',

@@ -236,24 +236,43 @@ export function gridFailure(error: unknown): { status: 'failed'; error_kind: str
 /** The wording's version in keys and call events: plens's own, or the original's read from a checkout. */
 export const promptVersionOf = (p: PrefEvalPrompts) => (p.source === 'plens' ? PROMPT_VERSION : 'prefeval-original');
 
-/** The original's request families other than Claude's: Llama and Mistral on Bedrock (hand-built prompts), GPT (OpenAI). */
-export type RequestFamily = TemplateFamily | 'gpt';
+/** The original's request families other than Claude's: Llama and Mistral on Bedrock (hand-built prompts), GPT and Gemini. */
+export type RequestFamily = TemplateFamily | 'gpt' | 'gemini';
 
 /**
  * Under `requests: original`, the family whose requests the original sends this model: a Bedrock
- * Llama or Mistral model its hand-built prompt text (chat-templates.ts), an OpenAI model its GPT
- * requests (no system prompt but RAG's, no temperature, no token limit). Undefined: the chat
- * requests, as every model gets by default (the original's Claude path).
+ * Llama or Mistral model its hand-built prompt text (chat-templates.ts); a model on the openai
+ * provider its Gemini requests when its name says gemini (the system prompt, no temperature, no
+ * token limit), else its GPT requests (no system prompt but RAG's, no temperature, no token
+ * limit). Undefined: the chat requests, as every model gets by default (the original's Claude path).
  */
 export function requestFamily(options: Pick<GridOptions, 'requests'>, spec: ModelSpec): RequestFamily | undefined {
   if (options.requests !== 'original') return undefined;
-  if (spec.provider === 'openai') return 'gpt';
+  if (spec.provider === 'openai') return /gemini/i.test(spec.model) ? 'gemini' : 'gpt';
   return spec.provider === 'bedrock' ? bedrockPromptFamily(spec.model) : undefined;
 }
 
-/** A chat request as the original sends a GPT model: the system prompt only where it sends one (RAG), the endpoint's sampling defaults. */
-export function gptShaped(request: ChatRequest, withSystem: boolean): ChatRequest {
-  return { ...request, system: withSystem ? request.system : null, params: { ...request.params, providerDefaults: true } };
+/** The baselines the original has a request for in a GPT or Gemini model's family, explicit preferences only (its run stops on the others). */
+const CHAT_FAMILY_BASELINES: Record<'gpt' | 'gemini', readonly Baseline[]> = {
+  gpt: ['zero-shot', 'remind', 'cot', 'rag'],
+  gemini: ['zero-shot', 'remind', 'cot'],
+};
+
+/** What the original has no request for in this family, as `form X` / `baseline Y`. */
+export function pathsWithoutRequest(family: 'gpt' | 'gemini', o: Pick<GridOptions, 'forms' | 'baselines'>): string[] {
+  return [
+    ...o.forms.filter((f) => f !== 'explicit').map((f) => `form ${f}`),
+    ...o.baselines.filter((b) => !CHAT_FAMILY_BASELINES[family].includes(b)).map((b) => `baseline ${b}`),
+  ];
+}
+
+/**
+ * A chat request as the original sends a GPT or Gemini model: the endpoint's sampling defaults; for
+ * GPT the system prompt only where it sends one (RAG), for Gemini always (its system_instruction).
+ */
+export function chatFamilyShaped(family: 'gpt' | 'gemini', request: ChatRequest, rag: boolean): ChatRequest {
+  const system = family === 'gemini' || rag ? request.system : null;
+  return { ...request, system, params: { ...request.params, providerDefaults: true } };
 }
 
 /** A request of the grid's model: the assistant's system prompt, the stage's parameters, the simulator's reply carried along. */
@@ -345,19 +364,17 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
     const retrieval = options.retrieval ?? null;
     // The original's requests for this model's family (its answers are another partition's).
     const requestsOf = requestFamily(options, spec);
-    if (requestsOf === 'gpt') {
-      const none = [
-        ...options.forms.filter((f) => f !== 'explicit').map((f) => `form ${f}`),
-        ...(options.baselines.includes('selfcritic') ? ['baseline selfcritic'] : []),
-      ];
+    const chatFamily = requestsOf === 'gpt' || requestsOf === 'gemini' ? requestsOf : undefined;
+    if (chatFamily) {
+      const none = pathsWithoutRequest(chatFamily, options);
       if (none.length > 0)
         throw usageError(
-          `prefeval.requests: original: the original has no GPT request for ${none.join(', ')} (its run stops with an error there)`,
+          `prefeval.requests: original: the original has no ${chatFamily === 'gpt' ? 'GPT' : 'Gemini'} request for ${none.join(', ')} (its run stops with an error there)`,
           'leave those out for this model, or run it with requests: chat (the Claude path, docs/prefeval.md)',
         );
     }
     // The original's own prompt text for this model (Llama, Mistral), or chat messages.
-    const family = requestsOf === 'gpt' ? undefined : requestsOf;
+    const family = requestsOf === 'llama' || requestsOf === 'mistral' ? requestsOf : undefined;
     const grid = new GridPartitions(
       responsesRoot(options.workspace.root),
       RESPONSES_FORMAT,
@@ -372,8 +389,8 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
       ...gridRequest(p, params, messages, purpose, simulated),
       ...(family && prompt !== undefined ? { prompt } : {}),
     });
-    // GPT: the system prompt only in RAG's question, as the original sends it.
-    const shaped = (r: ChatRequest, withSystem: boolean): ChatRequest => (requestsOf === 'gpt' ? gptShaped(r, withSystem) : r);
+    // GPT and Gemini: the system prompt and sampling the original sends the family.
+    const shaped = (r: ChatRequest, rag: boolean): ChatRequest => (chatFamily ? chatFamilyShaped(chatFamily, r, rag) : r);
     const summary = await kit.run<ResponseItem>({
       stage: 'prefeval-responses',
       items: async function* () {

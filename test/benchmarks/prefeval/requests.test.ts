@@ -37,7 +37,7 @@ describe('prefeval.requests', () => {
     expect(bad.stderr).toMatch(/\/prefeval\/requests/);
   });
 
-  it('refuses, in the plan, what the original has no GPT request for, and plans what it has', async () => {
+  it('refuses, in the plan, what the original has no GPT or Gemini request for, and plans what it has', async () => {
     const gpt = 'openai:gpt-4o-mini';
     const common = ['  requests: original', '  limit: 1', '  topics: [travel_restaurant]', '  inter_turns: [2]'];
     const selfcritic = await runCli(['make', 'all', '-p', pipeline([...common, '  baselines: [zero-shot, selfcritic]'], gpt), '--dry-run']);
@@ -49,6 +49,13 @@ describe('prefeval.requests', () => {
     expect(mcq.stderr).toMatch(/no GPT request for the classification task/);
     const ok = await runCli(['make', 'all', '-p', pipeline([...common, '  baselines: [zero-shot, remind, cot]'], gpt), '--dry-run']);
     expect(ok.code, ok.stderr).toBe(0);
+    // A Gemini model (its name says so) on the openai provider: no RAG request in the original either.
+    const gemini = 'openai:gemini-1.5-pro?base_url=http://127.0.0.1:9/v1beta/openai';
+    const rag = await runCli(['make', 'all', '-p', pipeline([...common, '  baselines: [zero-shot, rag]', '  retrieval: original'], gemini), '--dry-run']);
+    expect(rag.code).toBe(2);
+    expect(rag.stderr).toMatch(/the original has no Gemini request for baseline rag/);
+    const gptRag = await runCli(['make', 'all', '-p', pipeline([...common, '  baselines: [rag]', '  retrieval: original'], gpt), '--dry-run']);
+    expect(gptRag.code, gptRag.stderr).toBe(0);
     // With the chat requests (the default) the same model runs every baseline.
     const chat = await runCli([
       'make',

@@ -246,18 +246,25 @@ describe.skipIf(!checkout && !process.env['CI'])(
 
 /**
  * A GPT model the same way: the original calls OpenAI's chat completions with only the model and the
- * messages (no temperature, no token limit), with no system message but in RAG's question. Its run
- * stops with an error for self-critic and the implicit forms, and never ends for the classification
- * task, so those are not compared (plens refuses them: test/benchmarks/prefeval/requests.test.ts).
+ * messages (no temperature, no token limit), with no system message but in RAG's question. A Gemini
+ * model (google-genai; plens reaches it on the openai provider through Google's OpenAI-compatible
+ * endpoint): the system prompt as its system_instruction, the conversation, no sampling settings.
+ * The original's run stops with an error for self-critic, the implicit forms and (Gemini) RAG, and
+ * never ends for the classification task, so those are not compared (plens refuses them:
+ * test/benchmarks/prefeval/requests.test.ts).
  */
 describe.skipIf(!checkout && !process.env['CI'])(
-  `PrefEval requests: original against the original's GPT requests${checkout ? '' : ` (skipped: ${prefevalOriginalMissing()})`}`,
+  `PrefEval requests: original against the original's GPT and Gemini requests${checkout ? '' : ` (skipped: ${prefevalOriginalMissing()})`}`,
   () => {
     const original: Sent[] = [];
+    const originalGemini: Sent[] = [];
     const originalJudge: string[] = [];
     const sent: Sent[] = [];
     let bedrock: MockBedrockServer;
     let openai: MockLlmServer;
+    /** The original's model ids for its gpt4o-mini and gemini2.5-flash (get_model_info), plens's model names here. */
+    const GPT = 'gpt-4o-mini';
+    const GEMINI = 'gemini-2.5-flash-preview-04-17';
 
     beforeAll(async () => {
       if (!checkout) throw new Error(`PrefEval differential test: ${prefevalOriginalMissing()}`);
@@ -275,6 +282,12 @@ describe.skipIf(!checkout && !process.env['CI'])(
         original.push(...run.generation_requests.map((q) => ({ model: q.modelId, body: q.body as unknown as Record<string, unknown> })));
         originalJudge.push(...run.judge_requests.map((q) => JSON.stringify(q.body.messages)));
       }
+      // Gemini: zero-shot, remind and cot only (the original has no Gemini RAG request).
+      for (const { task, turns } of cells.filter((c) => c.task !== 'rag')) {
+        const run = await runOriginalPrefEval({ checkout: data, topic: TOPIC, limit: LIMIT, model: 'gemini2.5-flash', inter_turns: turns, task });
+        originalGemini.push(...run.generation_requests.map((q) => ({ model: q.modelId, body: q.body as unknown as Record<string, unknown> })));
+        originalJudge.push(...run.judge_requests.map((q) => JSON.stringify(q.body.messages)));
+      }
       const creds = { accessKeyId: 'AKIAPLENSTEMPLATES03', secretAccessKey: 'plensTemplatesSecret/abcdefghijklmnopqrstuv' };
       bedrock = await startMockBedrock({ credentials: creds, reply: () => '<preference>p</preference><answer>Yes</answer><explanation>x</explanation>' });
       openai = await startMockLlm({
@@ -284,7 +297,7 @@ describe.skipIf(!checkout && !process.env['CI'])(
           sent.push({ model: String(body['model']), body });
         },
       });
-      const pipeline = (name: string, lines: string[]) =>
+      const pipeline = (name: string, models: string[], lines: string[]) =>
         writeDiffPipeline(dir, name, [
           `data: ${data}`,
           `topics: [${TOPIC}]`,
@@ -292,12 +305,12 @@ describe.skipIf(!checkout && !process.env['CI'])(
           ...lines,
           'prompts: original',
           'requests: original',
-          `models: ["openai:gpt-4o-mini?base_url=${openai.url}/v1"]`,
+          `models: [${models.map((m) => `"openai:${m}?base_url=${openai.url}/v1"`).join(', ')}]`,
           `judge: "bedrock:claude-3-sonnet-v1?base_url=${bedrock.url}"`,
         ]);
       for (const file of [
-        pipeline('prefeval-gpt', [`baselines: [${GPT_TASKS.join(', ')}]`, `inter_turns: [${TURNS.join(', ')}]`]),
-        pipeline('prefeval-gpt-rag', ['baselines: [rag]', `inter_turns: [${RAG_TURNS}]`, 'retrieval: original']),
+        pipeline('prefeval-gpt', [GPT, GEMINI], [`baselines: [${GPT_TASKS.join(', ')}]`, `inter_turns: [${TURNS.join(', ')}]`]),
+        pipeline('prefeval-gpt-rag', [GPT], ['baselines: [rag]', `inter_turns: [${RAG_TURNS}]`, 'retrieval: original']),
       ]) {
         const r = await runCliInProcess(['make', 'warehouse', '-p', file, '--no-progress'], {
           env: { ...isolatedAwsEnv(creds, 'us-east-1'), OPENAI_API_KEY: 'sk-plens-gpt-test' },
@@ -310,15 +323,46 @@ describe.skipIf(!checkout && !process.env['CI'])(
       await openai?.close();
     });
 
-    it("sends the original's chat completion bodies, request by request: the model and the messages, nothing else", () => {
+    it("sends GPT the original's chat completion bodies, request by request: the model and the messages, nothing else", () => {
       // Explicit: the preference turn and the question, a record each.
       expect(original).toHaveLength(LIMIT * 2 * (GPT_TASKS.length * TURNS.length + 1));
-      expect(sent.map(key).sort()).toEqual(original.map(key).sort());
+      expect(
+        sent
+          .filter((r) => r.model === GPT)
+          .map(key)
+          .sort(),
+      ).toEqual(original.map(key).sort());
       // The system message only in RAG's question.
-      expect(sent.filter((r) => (r.body['messages'] as Array<{ role: string }>)[0]!.role === 'system')).toHaveLength(LIMIT);
+      expect(sent.filter((r) => r.model === GPT && (r.body['messages'] as Array<{ role: string }>)[0]!.role === 'system')).toHaveLength(LIMIT);
     });
 
-    it("the judge sees the GPT answers as the original's judge does", () => {
+    it('sends Gemini what the original sends it: the system prompt, the conversation, no sampling settings', () => {
+      expect(originalGemini).toHaveLength(LIMIT * 2 * GPT_TASKS.length * TURNS.length);
+      // The original's google-genai call, as the chat completion it corresponds to.
+      const asGenai = (body: Record<string, unknown>): Sent => {
+        const messages = body['messages'] as Array<{ role: string; content: string }>;
+        const { messages: _, model, ...rest } = body;
+        return {
+          model: String(model),
+          body: {
+            model,
+            contents: messages
+              .filter((m) => m.role !== 'system')
+              .map((m) => ({ role: m.role === 'assistant' ? 'model' : m.role, parts: [{ text: m.content }] })),
+            config: { system_instruction: messages.find((m) => m.role === 'system')?.content ?? null },
+            ...rest,
+          },
+        };
+      };
+      expect(
+        sent
+          .filter((r) => r.model === GEMINI)
+          .map((r) => key(asGenai(r.body)))
+          .sort(),
+      ).toEqual(originalGemini.map(key).sort());
+    });
+
+    it("the judge sees the GPT and Gemini answers as the original's judge does", () => {
       const judged = bedrock.requests.map((r) =>
         JSON.stringify(r.body.messages.map((m) => ({ role: m.role, content: m.content.map((c) => c.text).join('') }))),
       );

@@ -1,6 +1,6 @@
 """Runs the ORIGINAL PrefEval generation task (explicit or implicit preferences), its LLM judge and its
-error analysis, unmodified, and prints every model request they make (Bedrock, and OpenAI's for a GPT
-model) as one JSON object on stdout.
+error analysis, unmodified, and prints every model request they make (Bedrock, OpenAI's for a GPT
+model, google-genai's for a Gemini model) as one JSON object on stdout.
 
 Nothing of the original is copied into this repository: its scripts, utils, judge templates and data
 are read from the checkout (../shared/prefeval-original) at run time. The run happens in a scratch
@@ -27,10 +27,11 @@ writes its results into the scratch directory, never into the checkout:
                                              and simcse_question_inter_conversation_similarities/<topic>_300_inter_similarities.json
     scratch/benchmark_results/...            what the original writes
 
-The third-party modules the original imports but this run never reaches (tiktoken, google.genai) are
-empty stand-ins; tqdm is the identity; boto3.client gives a recording fake bedrock-runtime client, and
-openai.OpenAI a recording fake OpenAI client whose chat.completions.create records its arguments as a
-generation call ({"modelId": model, "body": every argument}) (below). bs4 and yaml are the real ones
+tiktoken is an empty stand-in; tqdm is the identity; boto3.client gives a recording fake
+bedrock-runtime client; openai.OpenAI a recording fake OpenAI client whose chat.completions.create
+records its arguments as a generation call ({"modelId": model, "body": every argument}); and
+google.genai.Client a recording fake whose models.generate_content records {"model", "contents",
+"config": the GenerateContentConfig's settings} (below). bs4 and yaml are the real ones
 (python3-bs4, python3-yaml).
 
 Input, as JSON on stdin or as the first argument:
@@ -54,7 +55,8 @@ inter_turns >= 2 (it ranks only the 2 preference messages and the 2*inter_turns 
 implicit choice inter_turns >= 1 (4 conversation messages); otherwise it raises AssertionError.
 
 Replies. Generation calls get reply_for(last message text) = "reply " + sha256(utf-8 text)[:12], where
-the text is the content of the body's last message (Claude, GPT) or the whole prompt (Llama, Mistral).
+the text is the content of the body's last message (Claude, GPT), its last content's first part
+(Gemini), or the whole prompt (Llama, Mistral).
 Judge calls are told apart by phase (every call of the evaluation script is a judge call); which check a
 call is comes from the judge template whose fixed opening (its text before the first placeholder) the
 message starts with, and the task index is how many calls of that check came before. Their reply is
@@ -195,6 +197,14 @@ class Recorder:
         message = types.SimpleNamespace(content=text)
         return types.SimpleNamespace(choices=[types.SimpleNamespace(message=message)])
 
+    def gemini(self, model, contents, config):
+        """A Gemini model's call (genai.Client().models.generate_content): recorded as its model, contents and config."""
+        body = json.loads(json.dumps({"model": model, "contents": contents, "config": config}))
+        self.generation.append({"modelId": model, "body": body})
+        parts = (body["contents"][-1].get("parts") or [{}]) if body["contents"] else [{}]
+        text = self.generation_reply(body, parts[0].get("text", ""))
+        return types.SimpleNamespace(text=text)
+
 
 def install_stubs(recorder):
     class FakeBedrockRuntime:
@@ -226,11 +236,25 @@ def install_stubs(recorder):
             super().__init__(str(error_response))
             self.response = error_response or {"Error": {"Code": "Unknown", "Message": ""}}
 
-    class Unreachable:
-        """Stands in for the names the original imports for models this harness does not run (Gemini)."""
+    class FakeGenerateContentConfig:
+        """google.genai.types.GenerateContentConfig: keeps the settings it is given."""
+
+        def __init__(self, **kwargs):
+            self.settings = kwargs
+
+    class FakeGenai:
+        """The google-genai client the original makes for a Gemini model: each generate_content is recorded as a generation call."""
 
         def __init__(self, *args, **kwargs):
-            die("run_original.py runs Bedrock and OpenAI GPT models only")
+            self.models = types.SimpleNamespace(generate_content=self.generate_content)
+
+        def generate_content(self, model=None, contents=None, config=None):
+            try:
+                return recorder.gemini(model, contents, config.settings if config is not None else None)
+            except SystemExit:
+                raise
+            except BaseException:
+                die("run_original.py: the fake google-genai client failed:\n" + traceback.format_exc())
 
     class FakeOpenAI:
         """The OpenAI client the original makes for a GPT model: each chat completion is recorded as a generation call."""
@@ -254,8 +278,8 @@ def install_stubs(recorder):
     module("openai", OpenAI=FakeOpenAI)
     google = module("google")
     google.__path__ = []
-    gtypes = module("google.genai.types")
-    google.genai = module("google.genai", types=gtypes, Client=Unreachable)
+    gtypes = module("google.genai.types", GenerateContentConfig=FakeGenerateContentConfig)
+    google.genai = module("google.genai", types=gtypes, Client=FakeGenai)
 
 
 def find_checkout(given):
@@ -367,8 +391,8 @@ def main():
     unknown = set(replies) - set(CHECKS)
     if unknown:
         raise SystemExit("run_original.py: replies has unknown checks %s" % sorted(unknown))
-    if not any(family in model for family in ("claude", "llama", "mistral", "gpt")):
-        raise SystemExit("run_original.py: only Bedrock models (claude*, llama*, mistral*) and GPT models (gpt*) can be run, not %r" % model)
+    if not any(family in model for family in ("claude", "llama", "mistral", "gpt", "gemini")):
+        raise SystemExit("run_original.py: only Bedrock (claude*, llama*, mistral*), GPT (gpt*) and Gemini (gemini*) models can be run, not %r" % model)
 
     checkout = find_checkout(spec.get("checkout"))
     if not os.path.isfile(os.path.join(checkout, "benchmark_dataset", dataset_path(pref_form, pref_type, topic))):
