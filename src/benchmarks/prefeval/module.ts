@@ -89,6 +89,7 @@ export const prefEval: Benchmark<PrefEvalPipeline> = {
     judge: p.prefeval.judge,
     retrieval: p.prefeval.retrieval ?? null,
     prompts: p.prefeval.prompts,
+    requests: p.prefeval.requests,
   }),
   models: (p) => [...p.prefeval.models, ...(p.prefeval.judge === null ? [] : [p.prefeval.judge])],
   status: {
