@@ -2,8 +2,11 @@
 -- preference, and the error types the original's accuracy script derives from them.
 -- requires-file: prefeval/checks/*/checks.parquet
 -- requires: prefeval_responses
+-- Only the checks of answers the workspace still holds: a folder of answers moved out takes its
+-- checks out of the tables too (the judge's partition keeps them, for the call cache's sake).
 CREATE OR REPLACE TABLE prefeval_checks AS
-SELECT * FROM read_parquet(getvariable('workspace') || '/prefeval/checks/*/checks.parquet', union_by_name = true);
+SELECT * FROM read_parquet(getvariable('workspace') || '/prefeval/checks/*/checks.parquet', union_by_name = true)
+WHERE response_key IN (SELECT key FROM prefeval_responses);
 
 -- Preference-following accuracy per model, preference form, baseline and inter-turn count, pooled over the topics
 -- run: the share of judged responses with none of the four errors (unhelpful, inconsistent,

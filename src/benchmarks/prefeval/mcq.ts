@@ -134,6 +134,7 @@ export async function runPrefEvalMcq(options: McqOptions): Promise<PrefEvalSumma
       );
     const tag = ['mcq', ...(family ? [`requests:${family}`] : [])];
     const grid = new GridPartitions(mcqRoot(options.workspace.root), MCQ_FORMAT, tag, client.id, p, retrieval, params);
+    grid.refuseOtherSettings(options);
     const items = (): McqItem[] => grid.items(options, tasks);
     const request = (messages: ChatMessage[], purpose: string, simulated: string, callParams = params, prompt?: string): ChatRequest => ({
       ...gridRequest(p, callParams, messages, purpose, simulated),

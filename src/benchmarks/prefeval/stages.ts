@@ -4,6 +4,7 @@
  * checks of each response). Keys, partitions, the call cache, resumption, spend caps and the run
  * record come from the kit.
  */
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { failureOf, hashParts, LlmStageKit, llmStageFormat, partitionName, samplingIdentity, type LlmStageOptions } from '../../engine/llm-stage.js';
 import { Partition, type ColumnsOf, type PartitionFormat } from '../../engine/partition.js';
@@ -298,6 +299,17 @@ export class GridPartitions {
   ) {}
 
   of(form: Form, baseline: Baseline, interTurns: number): Partition {
+    const name = this.nameOf(form, baseline, interTurns);
+    let partition = this.partitions.get(name);
+    if (!partition) {
+      partition = Partition.in(this.root, name, this.format);
+      this.partitions.set(name, partition);
+    }
+    return partition;
+  }
+
+  /** A cell's partition folder name: its labels, then a hash of everything that decides its records. */
+  private nameOf(form: Form, baseline: Baseline, interTurns: number): string {
     const identity = [
       ...this.tag,
       this.clientId,
@@ -308,13 +320,29 @@ export class GridPartitions {
       ...(baseline === 'rag' ? [this.retrieval] : []),
       ...samplingIdentity(this.params),
     ];
-    const name = partitionName([form, baseline, `${interTurns}turns`, this.clientId], identity);
-    let partition = this.partitions.get(name);
-    if (!partition) {
-      partition = Partition.in(this.root, name, this.format);
-      this.partitions.set(name, partition);
-    }
-    return partition;
+    return partitionName([form, baseline, `${interTurns}turns`, this.clientId], identity);
+  }
+
+  /**
+   * Refuses a run whose cells already hold this model's answers made with other settings (another
+   * wording, requests or retrieval: the same labels, another identity). The warehouse
+   * pools every partition of the workspace, so the two would be counted as one cell.
+   */
+  refuseOtherSettings(o: Pick<GridOptions, 'forms' | 'baselines' | 'interTurns'>): void {
+    const present = existsSync(this.root) ? readdirSync(this.root) : [];
+    const prefix = (name: string) => name.slice(0, name.lastIndexOf('__'));
+    const clashes: string[] = [];
+    for (const form of o.forms)
+      for (const baseline of o.baselines)
+        for (const turns of o.interTurns) {
+          const name = this.nameOf(form, baseline, turns);
+          clashes.push(...present.filter((other) => other !== name && prefix(other) === prefix(name)).map((other) => join(this.root, other)));
+        }
+    if (clashes.length > 0)
+      throw usageError(
+        `prefeval: ${clashes.length === 1 ? 'this folder holds' : `${clashes.length} folders hold`} ${this.clientId}'s answers for cells of this run made with other settings (prompts, requests or retrieval): ${clashes.slice(0, 3).join(', ')}${clashes.length > 3 ? ', ...' : ''}; the warehouse pools every folder there, so the two would count as one`,
+        'move those folders out of the workspace to keep them, or run this pipeline in another workspace (-w)',
+      );
   }
 
   /** The grid's items: every task at every baseline and turn count, in that order. */
@@ -384,6 +412,7 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
       retrieval,
       params,
     );
+    grid.refuseOtherSettings(options);
     const items = (): ResponseItem[] => grid.items(options, tasks);
     const request = (messages: ChatMessage[], purpose: string, simulated: string, prompt?: string): ChatRequest => ({
       ...gridRequest(p, params, messages, purpose, simulated),
