@@ -52,7 +52,7 @@ export interface McqRecord extends GridRecord {
   /** Self-critic: the first (zero-shot) answer and the critique; response_to_q is the revision. */
   first_choice: string | null;
   self_critic: string | null;
-  /** The answer as the original keeps it: `<choice>` followed by the reply. */
+  /** The answer as the original keeps it: `<choice>` followed by the reply (a Llama model under requests: original: the reply as it came, its own `<choice>` in it). */
   response_to_q: string | null;
   /** The letter read from it (null: none), and whether it is the correct one. */
   choice: string | null;
