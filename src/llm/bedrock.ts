@@ -162,8 +162,8 @@ function promptAnswer(family: 'llama' | 'mistral', body: Uint8Array | undefined,
   } catch (error) {
     throw new LlmCallError('bad_response', `Bedrock ${modelId}: the InvokeModel answer is not JSON`, { retryable: true, cause: error });
   }
-  const estimate = (text: string) => Math.ceil(text.length / 4);
-  const count = (n: unknown, text: string) => (typeof n === 'number' && Number.isFinite(n) ? n : estimate(text));
+  // Llama's answer counts its tokens; where an answer does not (Mistral's), 4 characters a token.
+  const count = (n: unknown, text: string) => (typeof n === 'number' && Number.isFinite(n) ? n : Math.ceil(text.length / 4));
   const text = family === 'llama' ? parsed.generation : parsed.outputs?.[0]?.text;
   if (typeof text !== 'string')
     throw new LlmCallError('bad_response', `Bedrock ${modelId}: the InvokeModel answer has no ${family === 'llama' ? 'generation' : 'outputs[0].text'}`, {
@@ -173,8 +173,8 @@ function promptAnswer(family: 'llama' | 'mistral', body: Uint8Array | undefined,
   return {
     text,
     usage: {
-      inputTokens: family === 'llama' ? count(parsed.prompt_token_count, prompt) : estimate(prompt),
-      outputTokens: family === 'llama' ? count(parsed.generation_token_count, text) : estimate(text),
+      inputTokens: count(parsed.prompt_token_count, prompt),
+      outputTokens: count(parsed.generation_token_count, text),
     },
     finishReason: typeof stop === 'string' ? stop : null,
   };

@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { runCliInProcess } from './cli.js';
 import type { MockBedrockRequest } from './mock-bedrock.js';
 
 /**
@@ -486,4 +487,10 @@ export function writeDiffPipeline(dir: string, name: string, section: string[]):
   ];
   writeFileSync(file, lines.join('\n') + '\n');
   return file;
+}
+
+/** Runs `plens make warehouse` on a differential test's pipeline in this process; throws with its output unless it exits 0. */
+export async function makeDiffWarehouse(file: string, env: Record<string, string>): Promise<void> {
+  const r = await runCliInProcess(['make', 'warehouse', '-p', file, '--no-progress'], { env });
+  if (r.code !== 0) throw new Error(`plens make exited ${r.code}:\n${r.stderr.slice(-3000)}${r.stdout.slice(-2000)}`);
 }

@@ -71,51 +71,47 @@ export class OriginalTemplates {
   }
 
   private questionText(question: string, rag: boolean): string {
-    const { family, filler } = this;
-    const e = this.explicit;
-    if (e) {
-      // The plain and the RAG strings are alike for an explicit preference.
-      if (family === 'mistral')
-        return lines('', `<s>[INST]`, this.v.system, e.preference, '[/INST]', `${e.responseToPref}</s>`, filler, '[INST]', question, '[/INST]');
-      return lines(
-        '',
-        L.begin,
-        ...turn('system', this.v.system),
-        ...turn('user', e.preference),
-        ...turn('assistant', e.responseToPref),
-        filler,
-        ...turn('user', question),
-        L.header('assistant'),
-      );
-    }
-    const conversation = this.conversation!;
-    // Implicit: RAG's string names the configured system prompt and is not indented; the others are.
-    const system = rag ? this.v.system : IMPLICIT_SYSTEM;
-    if (family === 'mistral') return lines('', '<s>[INST]', system, conversation.slice(6), filler, '[INST]', question, '[/INST]');
-    return lines(rag ? '' : INDENT, L.begin, L.header('system'), system, L.eot, conversation, filler, ...turn('user', question), L.header('assistant'));
+    // The plain and the RAG strings are alike for an explicit preference. Implicit: RAG's string
+    // names the configured system prompt and is not indented; the others are.
+    const implicitSystem = rag ? this.v.system : IMPLICIT_SYSTEM;
+    if (this.family === 'mistral') return lines('', ...this.mistralHead(implicitSystem, []), '[INST]', question, '[/INST]');
+    const indent = this.explicit || rag ? '' : INDENT;
+    return lines(indent, ...this.llamaHead(implicitSystem, []), ...turn('user', question), L.header('assistant'));
   }
 
   /**
-   * The lines of Mistral's self-critic strings before the question: the explicit preference and its
-   * answer, or the implicit conversation followed by `implicitBreak` (the critique's `[/INST]`, the
-   * revision's empty line), then the filler.
+   * The lines of a Mistral string before the question: the explicit preference and its answer, or
+   * the implicit conversation under `implicitSystem` followed by `implicitBreak` (the critique's
+   * `[/INST]`, the revision's empty line, the question's nothing), then the filler.
    */
-  private mistralHead(implicitBreak: string): string[] {
+  private mistralHead(implicitSystem: string, implicitBreak: string[]): string[] {
     const e = this.explicit;
     return e
       ? ['<s>[INST]', this.v.system, e.preference, '[/INST]', `${e.responseToPref}</s>`, this.filler]
-      : ['<s>[INST]', IMPLICIT_SYSTEM, this.conversation!.slice(6), implicitBreak, this.filler];
+      : ['<s>[INST]', implicitSystem, this.conversation!.slice(6), ...implicitBreak, this.filler];
+  }
+
+  /**
+   * The lines of a Llama string before the question, as `mistralHead`: the explicit preference and
+   * its answer a turn each, or the implicit conversation under `implicitSystem` followed by
+   * `implicitBreak` (the self-critic strings' extra end of turn), then the filler.
+   */
+  private llamaHead(implicitSystem: string, implicitBreak: string[]): string[] {
+    const e = this.explicit;
+    return e
+      ? [L.begin, ...turn('system', this.v.system), ...turn('user', e.preference), ...turn('assistant', e.responseToPref), this.filler]
+      : [L.begin, ...turn('system', implicitSystem), this.conversation!, ...implicitBreak, this.filler];
   }
 
   /** Self-critic's critique request after the zero-shot answer (`question` as asked, no word limit). */
   critique(question: string, answer: string, critique: string): string {
-    const { family, filler } = this;
+    if (this.family === 'mistral')
+      return lines('', ...this.mistralHead(IMPLICIT_SYSTEM, ['[/INST]']), '[INST]', question, '[/INST]', `${answer}</s>`, '[INST]', critique, '[/INST]', '');
     const e = this.explicit;
-    if (family === 'mistral')
-      return lines('', ...this.mistralHead('[/INST]'), '[INST]', question, '[/INST]', `${answer}</s>`, '[INST]', critique, '[/INST]', '');
+    // The explicit string alone puts the filler on the line of the answer's end of turn.
     const head = e
-      ? [L.begin, ...turn('system', this.v.system), ...turn('user', e.preference), L.header('assistant'), e.responseToPref, `${L.eot}${filler}`]
-      : [L.begin, ...turn('system', IMPLICIT_SYSTEM), this.conversation!, L.eot, filler];
+      ? [L.begin, ...turn('system', this.v.system), ...turn('user', e.preference), L.header('assistant'), e.responseToPref, `${L.eot}${this.filler}`]
+      : this.llamaHead(IMPLICIT_SYSTEM, [L.eot]);
     return lines(INDENT, ...head, ...turn('user', question), ...turn('assistant', answer), ...turn('user', critique), L.header('assistant'), '');
   }
 
@@ -126,12 +122,10 @@ export class OriginalTemplates {
   }
 
   private revisionText(question: string, answer: string, critique: string, critic: string, revision: string): string {
-    const { family, filler } = this;
-    const e = this.explicit;
-    if (family === 'mistral') {
+    if (this.family === 'mistral') {
       return lines(
         '',
-        ...this.mistralHead(''),
+        ...this.mistralHead(IMPLICIT_SYSTEM, ['']),
         '[INST]',
         question,
         '[/INST]',
@@ -146,12 +140,9 @@ export class OriginalTemplates {
         '',
       );
     }
-    const head = e
-      ? [L.begin, ...turn('system', this.v.system), ...turn('user', e.preference), ...turn('assistant', e.responseToPref), filler]
-      : [L.begin, ...turn('system', IMPLICIT_SYSTEM), this.conversation!, L.eot, filler];
     return lines(
       INDENT,
-      ...head,
+      ...this.llamaHead(IMPLICIT_SYSTEM, [L.eot]),
       ...turn('user', question),
       ...turn('assistant', answer),
       ...turn('user', critique),

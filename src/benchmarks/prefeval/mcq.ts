@@ -7,7 +7,6 @@
  * kit.
  */
 import { join } from 'node:path';
-import { usageError } from '../../core/errors.js';
 import { hashParts, LlmStageKit, llmStageFormat, type LlmStageOptions } from '../../engine/llm-stage.js';
 import { Partition, type ColumnsOf, type PartitionFormat } from '../../engine/partition.js';
 import type { StageOutput, WorkCost } from '../../engine/stage-runner.js';
@@ -31,7 +30,7 @@ import {
   type GridRecord,
   gridRequest,
   type PrefEvalSummary,
-  requestFamily,
+  modelRequests,
 } from './stages.js';
 
 /** The original's self-critic critique may run to 300 tokens (its answers to config's max_mcq_tokens). */
@@ -126,20 +125,13 @@ export async function runPrefEvalMcq(options: McqOptions): Promise<PrefEvalSumma
     const critiqueParams = client.params({ temperature: 0, maxTokens: MCQ_CRITIQUE_TOKENS });
     const retrieval = options.retrieval ?? null;
     // The original's own prompt text for this model (Llama, Mistral; their answers are another partition's), or chat messages.
-    const family = requestFamily(options, spec);
-    if (family === 'gpt' || family === 'gemini')
-      throw usageError(
-        `prefeval.requests: original: the original has no ${family === 'gpt' ? 'GPT' : 'Gemini'} request for the classification task (its run retries forever there)`,
-        'run the classification task for this model with requests: chat (the Claude path, docs/prefeval.md)',
-      );
-    const tag = ['mcq', ...(family ? [`requests:${family}`] : [])];
-    const grid = new GridPartitions(mcqRoot(options.workspace.root), MCQ_FORMAT, tag, client.id, p, retrieval, params);
+    const requests = modelRequests(options, spec, 'classification');
+    const family = requests.templates;
+    const grid = new GridPartitions(mcqRoot(options.workspace.root), MCQ_FORMAT, ['mcq', ...requests.tag], client.id, p, retrieval, params);
     grid.refuseOtherSettings(options);
     const items = (): McqItem[] => grid.items(options, tasks);
-    const request = (messages: ChatMessage[], purpose: string, simulated: string, callParams = params, prompt?: string): ChatRequest => ({
-      ...gridRequest(p, callParams, messages, purpose, simulated),
-      ...(prompt !== undefined ? { prompt } : {}),
-    });
+    const request = (messages: ChatMessage[], purpose: string, simulated: string, callParams = params, prompt?: string): ChatRequest =>
+      gridRequest(p, callParams, messages, purpose, simulated, prompt);
     // The original begins the answer with `<choice>` for Claude and Mistral and keeps it before the reply; Llama answers on its own.
     const prefill = family === 'llama' ? '' : CHOICE_PREFILL;
     const summary = await kit.run<McqItem>({

@@ -26,7 +26,7 @@ export interface PrefEvalSettings {
   retrieval?: string;
   /** `plens` (our wording) or `original` (read from `data`, which must then be a checkout). */
   prompts: 'plens' | 'original';
-  /** `chat` (the Claude path's requests to every model) or `original` (each model its family's requests in the original: stages.ts requestFamily). */
+  /** `chat` (the Claude path's requests to every model) or `original` (each model its family's requests in the original: stages.ts modelRequests). */
   requests: 'chat' | 'original';
   /** Model spec -> its row in the checkout README's leaderboard, shown beside plens's figures. */
   published?: Record<string, string>;

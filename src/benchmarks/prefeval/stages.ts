@@ -192,7 +192,7 @@ export interface GridOptions {
   wording: PrefEvalPrompts;
   /** RAG's similarity source as the pipeline names it (`original` or an embeddings spec): part of a RAG partition's identity. */
   retrieval?: string;
-  /** `original`: each model gets the request the original sends its family (requestFamily); default chat. */
+  /** `original`: each model gets the request the original sends its family (modelRequests); default chat. */
   requests?: 'chat' | 'original';
 }
 
@@ -238,7 +238,7 @@ export function gridFailure(error: unknown): { status: 'failed'; error_kind: str
 export const promptVersionOf = (p: PrefEvalPrompts) => (p.source === 'plens' ? PROMPT_VERSION : 'prefeval-original');
 
 /** The original's request families other than Claude's: Llama and Mistral on Bedrock (hand-built prompts), GPT and Gemini. */
-export type RequestFamily = TemplateFamily | 'gpt' | 'gemini';
+type RequestFamily = TemplateFamily | 'gpt' | 'gemini';
 
 /**
  * Under `requests: original`, the family whose requests the original sends this model: a Bedrock
@@ -247,7 +247,7 @@ export type RequestFamily = TemplateFamily | 'gpt' | 'gemini';
  * token limit), else its GPT requests (no system prompt but RAG's, no temperature, no token
  * limit). Undefined: the chat requests, as every model gets by default (the original's Claude path).
  */
-export function requestFamily(options: Pick<GridOptions, 'requests'>, spec: ModelSpec): RequestFamily | undefined {
+function requestFamily(options: Pick<GridOptions, 'requests'>, spec: ModelSpec): RequestFamily | undefined {
   if (options.requests !== 'original') return undefined;
   if (spec.provider === 'openai') return /gemini/i.test(spec.model) ? 'gemini' : 'gpt';
   return spec.provider === 'bedrock' ? bedrockPromptFamily(spec.model) : undefined;
@@ -259,26 +259,81 @@ const CHAT_FAMILY_BASELINES: Record<'gpt' | 'gemini', readonly Baseline[]> = {
   gemini: ['zero-shot', 'remind', 'cot'],
 };
 
-/** What the original has no request for in this family, as `form X` / `baseline Y`. */
-export function pathsWithoutRequest(family: 'gpt' | 'gemini', o: Pick<GridOptions, 'forms' | 'baselines'>): string[] {
-  return [
-    ...o.forms.filter((f) => f !== 'explicit').map((f) => `form ${f}`),
-    ...o.baselines.filter((b) => !CHAT_FAMILY_BASELINES[family].includes(b)).map((b) => `baseline ${b}`),
-  ];
+/** How a model's requests are made in one task's stage under the grid's `requests` setting. */
+export interface ModelRequests {
+  /** Llama or Mistral on Bedrock: the original's hand-built prompt text (chat-templates.ts). */
+  templates?: TemplateFamily;
+  /** GPT or Gemini: chat requests shaped as the original sends the family (chatFamilyShaped). */
+  chat?: 'gpt' | 'gemini';
+  /** Part of the cells' partition identity: answers made this way are partitions of their own. */
+  tag: string[];
+}
+
+/**
+ * What a stage sends this model, and what it refuses before any call: a GPT or Gemini model under
+ * `requests: original` where the original has no request for it (the implicit forms, the
+ * baselines it lacks, the classification task), as its own run stops or never ends there.
+ */
+export function modelRequests(
+  options: Pick<GridOptions, 'requests' | 'forms' | 'baselines'>,
+  spec: ModelSpec,
+  task: 'generation' | 'classification',
+): ModelRequests {
+  const family = requestFamily(options, spec);
+  const tag = family ? [`requests:${family}`] : [];
+  if (family !== 'gpt' && family !== 'gemini') return { ...(family ? { templates: family } : {}), tag };
+  const missing =
+    task === 'classification'
+      ? ['the classification task']
+      : [
+          ...options.forms.filter((f) => f !== 'explicit').map((f) => `form ${f}`),
+          ...options.baselines.filter((b) => !CHAT_FAMILY_BASELINES[family].includes(b)).map((b) => `baseline ${b}`),
+        ];
+  if (missing.length > 0)
+    throw usageError(
+      `prefeval.requests: original: the original has no ${family === 'gpt' ? 'GPT' : 'Gemini'} request for ${missing.join(', ')} (its run ${task === 'classification' ? 'retries forever' : 'stops with an error'} there)`,
+      `leave those out for this model, or run ${task === 'classification' ? 'the classification task' : 'it'} with requests: chat (the Claude path, docs/prefeval.md)`,
+    );
+  return { chat: family, tag };
 }
 
 /**
  * A chat request as the original sends a GPT or Gemini model: the endpoint's sampling defaults; for
  * GPT the system prompt only where it sends one (RAG), for Gemini always (its system_instruction).
  */
-export function chatFamilyShaped(family: 'gpt' | 'gemini', request: ChatRequest, rag: boolean): ChatRequest {
+function chatFamilyShaped(family: 'gpt' | 'gemini', request: ChatRequest, rag: boolean): ChatRequest {
   const system = family === 'gemini' || rag ? request.system : null;
   return { ...request, system, params: { ...request.params, providerDefaults: true } };
 }
 
-/** A request of the grid's model: the assistant's system prompt, the stage's parameters, the simulator's reply carried along. */
-export function gridRequest(p: PrefEvalPrompts, params: SamplingParams, messages: ChatMessage[], purpose: string, simulated: string): ChatRequest {
-  return { system: p.system, messages, params, purpose, promptVersion: promptVersionOf(p), replicate: 0, simulation: { reply: simulated } };
+/**
+ * A request of the grid's model: the assistant's system prompt, the stage's parameters, the
+ * simulator's reply carried along; with `prompt` (requests: original, Llama and Mistral), the text
+ * sent in place of the messages.
+ */
+export function gridRequest(
+  p: PrefEvalPrompts,
+  params: SamplingParams,
+  messages: ChatMessage[],
+  purpose: string,
+  simulated: string,
+  prompt?: string,
+): ChatRequest {
+  return {
+    system: p.system,
+    messages,
+    ...(prompt !== undefined ? { prompt } : {}),
+    params,
+    purpose,
+    promptVersion: promptVersionOf(p),
+    replicate: 0,
+    simulation: { reply: simulated },
+  };
+}
+
+/** A request shaped as the original sends a GPT or Gemini model (`rag`: RAG's question), or as it is. */
+export function shapedFor(requests: ModelRequests, request: ChatRequest, rag: boolean): ChatRequest {
+  return requests.chat ? chatFamilyShaped(requests.chat, request, rag) : request;
 }
 
 /**
@@ -391,35 +446,14 @@ export async function runPrefEvalResponses(options: ResponsesOptions): Promise<P
     const revisionParams = client.params({ temperature: 0, maxTokens: SELF_CRITIC_REVISION_TOKENS });
     const retrieval = options.retrieval ?? null;
     // The original's requests for this model's family (its answers are another partition's).
-    const requestsOf = requestFamily(options, spec);
-    const chatFamily = requestsOf === 'gpt' || requestsOf === 'gemini' ? requestsOf : undefined;
-    if (chatFamily) {
-      const none = pathsWithoutRequest(chatFamily, options);
-      if (none.length > 0)
-        throw usageError(
-          `prefeval.requests: original: the original has no ${chatFamily === 'gpt' ? 'GPT' : 'Gemini'} request for ${none.join(', ')} (its run stops with an error there)`,
-          'leave those out for this model, or run it with requests: chat (the Claude path, docs/prefeval.md)',
-        );
-    }
-    // The original's own prompt text for this model (Llama, Mistral), or chat messages.
-    const family = requestsOf === 'llama' || requestsOf === 'mistral' ? requestsOf : undefined;
-    const grid = new GridPartitions(
-      responsesRoot(options.workspace.root),
-      RESPONSES_FORMAT,
-      requestsOf ? [`requests:${requestsOf}`] : [],
-      client.id,
-      p,
-      retrieval,
-      params,
-    );
+    const requests = modelRequests(options, spec, 'generation');
+    const family = requests.templates;
+    const grid = new GridPartitions(responsesRoot(options.workspace.root), RESPONSES_FORMAT, requests.tag, client.id, p, retrieval, params);
     grid.refuseOtherSettings(options);
     const items = (): ResponseItem[] => grid.items(options, tasks);
-    const request = (messages: ChatMessage[], purpose: string, simulated: string, prompt?: string): ChatRequest => ({
-      ...gridRequest(p, params, messages, purpose, simulated),
-      ...(family && prompt !== undefined ? { prompt } : {}),
-    });
-    // GPT and Gemini: the system prompt and sampling the original sends the family.
-    const shaped = (r: ChatRequest, rag: boolean): ChatRequest => (chatFamily ? chatFamilyShaped(chatFamily, r, rag) : r);
+    const request = (messages: ChatMessage[], purpose: string, simulated: string, prompt?: string): ChatRequest =>
+      gridRequest(p, params, messages, purpose, simulated, prompt);
+    const shaped = (r: ChatRequest, rag: boolean): ChatRequest => shapedFor(requests, r, rag);
     const summary = await kit.run<ResponseItem>({
       stage: 'prefeval-responses',
       items: async function* () {

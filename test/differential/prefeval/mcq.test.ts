@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../../src/db/database.js';
-import { runCliInProcess, tempDir } from '../../helpers/cli.js';
+import { tempDir } from '../../helpers/cli.js';
 import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
 import {
   IMPLICIT_WORDING,
@@ -19,6 +19,7 @@ import {
   sentKey,
   type OriginalMcqRun,
   type PrefEvalTask,
+  makeDiffWarehouse,
   writeDiffPipeline,
 } from '../../helpers/prefeval-original.js';
 
@@ -115,8 +116,7 @@ describe.skipIf(!checkout && !process.env['CI'])(
         'prompts: original',
         `models: ["bedrock:${HAIKU}?base_url=${server.url}"]`,
       ]);
-      const r = await runCliInProcess(['make', 'warehouse', '-p', file, '--no-progress'], { env: isolatedAwsEnv(creds, 'us-east-1') });
-      if (r.code !== 0) throw new Error(`plens make exited ${r.code}:\n${r.stderr.slice(-3000)}${r.stdout.slice(-2000)}`);
+      await makeDiffWarehouse(file, isolatedAwsEnv(creds, 'us-east-1'));
     }, 240_000);
     afterAll(async () => server?.close());
 

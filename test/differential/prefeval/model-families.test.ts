@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../../src/db/database.js';
 import { startMockLlm, type MockLlmServer } from '../../../src/testkit/mock-server.js';
-import { runCliInProcess, tempDir } from '../../helpers/cli.js';
+import { tempDir } from '../../helpers/cli.js';
 import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
 import {
   prefevalOriginalAvailable,
@@ -15,6 +15,7 @@ import {
   type PrefEvalTask,
   runOriginalPrefEvalMcq,
   scratchCheckout,
+  makeDiffWarehouse,
   writeDiffPipeline,
 } from '../../helpers/prefeval-original.js';
 
@@ -47,17 +48,51 @@ const MODELS = [
   { name: 'mistral7b', id: 'mistral.mistral-7b-instruct-v0:2' },
 ];
 
+type FormSpec = (typeof FORMS)[number];
+
 /**
  * A scratch checkout with synthetic retrieval files (make_rag_fixture.py) for the topic's first
- * records, and the cells to run: each baseline at each turn count, and RAG at RAG_TURNS.
+ * records, and what each side runs on it:
+ * - `cells`: each baseline at each turn count, and RAG at RAG_TURNS;
+ * - `input(model, form, cell)`: the original harness's input for one cell;
+ * - `pipelines(name, models, section)`: plens's two pipelines with `requests: original`, the
+ *   baselines at TURNS and RAG at RAG_TURNS (a pipeline of its own: explicit RAG needs 2 filler turns).
  */
 function scratch(prefix: string, tasks: readonly PrefEvalTask[]) {
   const dir = tempDir(prefix);
   const ragRetrieval = join(makeRagFixture({ out: join(dir, 'fixture'), topic: TOPIC, limit: LIMIT, checkout: checkout! }).rag_dir, 'rag_retrieval');
   const data = scratchCheckout(checkout!, join(dir, 'checkout'), { ragRetrieval });
   const cells = [...tasks.flatMap((task) => TURNS.map((turns) => ({ task, turns }))), { task: 'rag' as const, turns: RAG_TURNS }];
-  return { dir, data, ragRetrieval, cells };
+  const input = (model: string, f: FormSpec, cell: { task: PrefEvalTask; turns: number }) => ({
+    checkout: data,
+    topic: TOPIC,
+    limit: LIMIT,
+    model,
+    rag_dir: ragRetrieval,
+    inter_turns: cell.turns,
+    task: cell.task,
+    ...('pref_type' in f ? { pref_form: 'implicit' as const, pref_type: f.pref_type } : {}),
+  });
+  const pipeline = (name: string, models: string[], section: string[]) =>
+    writeDiffPipeline(dir, name, [
+      `data: ${data}`,
+      `topics: [${TOPIC}]`,
+      `limit: ${LIMIT}`,
+      ...section,
+      'prompts: original',
+      'requests: original',
+      `models: [${models.map((m) => `"${m}"`).join(', ')}]`,
+    ]);
+  const pipelines = (name: string, models: { grid: string[]; rag: string[] }, section: string[]) => [
+    pipeline(name, models.grid, [...section, `baselines: [${tasks.join(', ')}]`, `inter_turns: [${TURNS.join(', ')}]`]),
+    pipeline(`${name}-rag`, models.rag, [...section, 'baselines: [rag]', `inter_turns: [${RAG_TURNS}]`, 'retrieval: original']),
+  ];
+  return { dir, cells, input, pipelines };
 }
+
+/** The bodies of the original's generation requests, as the comparisons read them. */
+const bodies = (requests: Array<{ modelId: string; body: unknown }>): Sent[] =>
+  requests.map((q) => ({ model: q.modelId, body: q.body as Record<string, unknown> }));
 
 /** A request body, as either side sent it. */
 interface Sent {
@@ -75,14 +110,12 @@ describe.skipIf(!checkout && !process.env['CI'])(
 
     beforeAll(async () => {
       if (!checkout) throw new Error(`PrefEval differential test: ${prefevalOriginalMissing()}`);
-      const { dir, data, ragRetrieval, cells } = scratch('plens-prefeval-templates-', TASKS);
+      const { cells, input, pipelines } = scratch('plens-prefeval-templates-', TASKS);
       for (const model of MODELS)
         for (const f of FORMS)
-          for (const { task, turns } of cells) {
-            const form = 'pref_type' in f ? { pref_form: 'implicit' as const, pref_type: f.pref_type } : {};
-            const common = { checkout: data, topic: TOPIC, limit: LIMIT, model: model.name, rag_dir: ragRetrieval, ...form };
-            const run = await runOriginalPrefEval({ ...common, inter_turns: turns, task });
-            originalGeneration.push(...run.generation_requests.map((q) => ({ model: q.modelId, body: q.body as unknown as Record<string, unknown> })));
+          for (const cell of cells) {
+            const run = await runOriginalPrefEval(input(model.name, f, cell));
+            originalGeneration.push(...bodies(run.generation_requests));
             originalJudge.push(...run.judge_requests.map((q) => JSON.stringify(q.body.messages)));
           }
 
@@ -93,26 +126,12 @@ describe.skipIf(!checkout && !process.env['CI'])(
         // call) or of its last message; the judge's replies do not matter here.
         reply: (r) => (r.invoke ? scriptedPromptReply(r.invoke) : '<preference>p</preference><answer>Yes</answer><explanation>x</explanation>'),
       });
-      const pipeline = (name: string, lines: string[]) =>
-        writeDiffPipeline(dir, name, [
-          `data: ${data}`,
-          `topics: [${TOPIC}]`,
-          `limit: ${LIMIT}`,
-          `forms: [${FORMS.map((f) => f.form).join(', ')}]`,
-          ...lines,
-          'prompts: original',
-          'requests: original',
-          `models: [${MODELS.map((m) => `"bedrock:${m.id}?base_url=${server.url}"`).join(', ')}]`,
-          `judge: "bedrock:claude-3-sonnet-v1?base_url=${server.url}"`,
-        ]);
-      // RAG runs at 2 filler turns only: a pipeline of its own.
-      for (const file of [
-        pipeline('prefeval-templates', [`baselines: [${TASKS.join(', ')}]`, `inter_turns: [${TURNS.join(', ')}]`]),
-        pipeline('prefeval-templates-rag', ['baselines: [rag]', `inter_turns: [${RAG_TURNS}]`, 'retrieval: original']),
-      ]) {
-        const r = await runCliInProcess(['make', 'warehouse', '-p', file, '--no-progress'], { env: isolatedAwsEnv(creds, 'us-east-1') });
-        if (r.code !== 0) throw new Error(`plens make exited ${r.code}:\n${r.stderr.slice(-3000)}${r.stdout.slice(-2000)}`);
-      }
+      const specs = MODELS.map((m) => `bedrock:${m.id}?base_url=${server.url}`);
+      for (const file of pipelines('prefeval-templates', { grid: specs, rag: specs }, [
+        `forms: [${FORMS.map((f) => f.form).join(', ')}]`,
+        `judge: "bedrock:claude-3-sonnet-v1?base_url=${server.url}"`,
+      ]))
+        await makeDiffWarehouse(file, isolatedAwsEnv(creds, 'us-east-1'));
     }, 240_000);
     afterAll(async () => server?.close());
 
@@ -158,58 +177,25 @@ describe.skipIf(!checkout && !process.env['CI'])(
 
     beforeAll(async () => {
       if (!checkout) throw new Error(`PrefEval differential test: ${prefevalOriginalMissing()}`);
-      const { dir, data, ragRetrieval, cells } = scratch('plens-prefeval-templates-mcq-', TASKS);
+      const { dir, cells, input, pipelines } = scratch('plens-prefeval-templates-mcq-', TASKS);
       for (const model of MODELS)
         for (const f of FORMS)
-          for (const { task, turns } of cells) {
-            const form = 'pref_type' in f ? { pref_form: 'implicit' as const, pref_type: f.pref_type } : {};
-            const run = await runOriginalPrefEvalMcq({
-              checkout: data,
-              topic: TOPIC,
-              limit: LIMIT,
-              model: model.name,
-              rag_dir: ragRetrieval,
-              inter_turns: turns,
-              task,
-              ...form,
-            });
-            original.push({ model: model.id, form: f.form, task, turns, run });
-          }
+          for (const cell of cells)
+            original.push({ model: model.id, form: f.form, task: cell.task, turns: cell.turns, run: await runOriginalPrefEvalMcq(input(model.name, f, cell)) });
       const creds = { accessKeyId: 'AKIAPLENSTEMPLATES02', secretAccessKey: 'plensTemplatesSecret/abcdefghijklmnopqrstuv' };
       server = await startMockBedrock({ credentials: creds, reply: (r) => scriptedPromptReply(r.invoke!) });
       warehouse = join(dir, 'w.duckdb');
-      const pipeline = (name: string, forms: string[], lines: string[]) =>
-        writeDiffPipeline(dir, name, [
-          'tasks: [classification]',
-          `data: ${data}`,
-          `topics: [${TOPIC}]`,
-          `limit: ${LIMIT}`,
-          `forms: [${forms.join(', ')}]`,
-          ...lines,
-          'prompts: original',
-          'requests: original',
-          `models: [${MODELS.map((m) => `"bedrock:${m.id}?base_url=${server.url}"`).join(', ')}]`,
-        ]);
-      for (const file of [
-        pipeline(
-          'prefeval-templates-mcq',
-          FORMS.map((f) => f.form),
-          [`baselines: [${TASKS.join(', ')}]`, `inter_turns: [${TURNS.join(', ')}]`],
-        ),
-        pipeline(
-          'prefeval-templates-mcq-rag',
-          FORMS.map((f) => f.form),
-          ['baselines: [rag]', `inter_turns: [${RAG_TURNS}]`, 'retrieval: original'],
-        ),
-      ]) {
-        const r = await runCliInProcess(['make', 'warehouse', '-p', file, '--no-progress'], { env: isolatedAwsEnv(creds, 'us-east-1') });
-        if (r.code !== 0) throw new Error(`plens make exited ${r.code}:\n${r.stderr.slice(-3000)}${r.stdout.slice(-2000)}`);
-      }
+      const specs = MODELS.map((m) => `bedrock:${m.id}?base_url=${server.url}`);
+      for (const file of pipelines('prefeval-templates-mcq', { grid: specs, rag: specs }, [
+        'tasks: [classification]',
+        `forms: [${FORMS.map((f) => f.form).join(', ')}]`,
+      ]))
+        await makeDiffWarehouse(file, isolatedAwsEnv(creds, 'us-east-1'));
     }, 240_000);
     afterAll(async () => server?.close());
 
     it("sends each model the original's InvokeModel bodies, request by request", () => {
-      const want = original.flatMap((o) => o.run.requests.map((q) => ({ model: q.modelId, body: q.body as unknown as Record<string, unknown> })));
+      const want = original.flatMap((o) => bodies(o.run.requests));
       const sent = server.requests.map((r) => ({ model: r.modelId, body: r.invoke! }) as Sent);
       expect(server.requests.every((r) => r.operation === 'invoke')).toBe(true);
       expect(sent.length).toBeGreaterThan(0);
@@ -268,24 +254,17 @@ describe.skipIf(!checkout && !process.env['CI'])(
 
     beforeAll(async () => {
       if (!checkout) throw new Error(`PrefEval differential test: ${prefevalOriginalMissing()}`);
-      const { dir, data, ragRetrieval, cells } = scratch('plens-prefeval-gpt-', GPT_TASKS);
-      for (const { task, turns } of cells) {
-        const run = await runOriginalPrefEval({
-          checkout: data,
-          topic: TOPIC,
-          limit: LIMIT,
-          model: 'gpt4o-mini',
-          rag_dir: ragRetrieval,
-          inter_turns: turns,
-          task,
-        });
-        original.push(...run.generation_requests.map((q) => ({ model: q.modelId, body: q.body as unknown as Record<string, unknown> })));
+      const { cells, input, pipelines } = scratch('plens-prefeval-gpt-', GPT_TASKS);
+      const explicit = FORMS[0];
+      for (const cell of cells) {
+        const run = await runOriginalPrefEval(input('gpt4o-mini', explicit, cell));
+        original.push(...bodies(run.generation_requests));
         originalJudge.push(...run.judge_requests.map((q) => JSON.stringify(q.body.messages)));
       }
       // Gemini: zero-shot, remind and cot only (the original has no Gemini RAG request).
-      for (const { task, turns } of cells.filter((c) => c.task !== 'rag')) {
-        const run = await runOriginalPrefEval({ checkout: data, topic: TOPIC, limit: LIMIT, model: 'gemini2.5-flash', inter_turns: turns, task });
-        originalGemini.push(...run.generation_requests.map((q) => ({ model: q.modelId, body: q.body as unknown as Record<string, unknown> })));
+      for (const cell of cells.filter((c) => c.task !== 'rag')) {
+        const run = await runOriginalPrefEval(input('gemini2.5-flash', explicit, cell));
+        originalGemini.push(...bodies(run.generation_requests));
         originalJudge.push(...run.judge_requests.map((q) => JSON.stringify(q.body.messages)));
       }
       const creds = { accessKeyId: 'AKIAPLENSTEMPLATES03', secretAccessKey: 'plensTemplatesSecret/abcdefghijklmnopqrstuv' };
@@ -297,26 +276,11 @@ describe.skipIf(!checkout && !process.env['CI'])(
           sent.push({ model: String(body['model']), body });
         },
       });
-      const pipeline = (name: string, models: string[], lines: string[]) =>
-        writeDiffPipeline(dir, name, [
-          `data: ${data}`,
-          `topics: [${TOPIC}]`,
-          `limit: ${LIMIT}`,
-          ...lines,
-          'prompts: original',
-          'requests: original',
-          `models: [${models.map((m) => `"openai:${m}?base_url=${openai.url}/v1"`).join(', ')}]`,
-          `judge: "bedrock:claude-3-sonnet-v1?base_url=${bedrock.url}"`,
-        ]);
-      for (const file of [
-        pipeline('prefeval-gpt', [GPT, GEMINI], [`baselines: [${GPT_TASKS.join(', ')}]`, `inter_turns: [${TURNS.join(', ')}]`]),
-        pipeline('prefeval-gpt-rag', [GPT], ['baselines: [rag]', `inter_turns: [${RAG_TURNS}]`, 'retrieval: original']),
-      ]) {
-        const r = await runCliInProcess(['make', 'warehouse', '-p', file, '--no-progress'], {
-          env: { ...isolatedAwsEnv(creds, 'us-east-1'), OPENAI_API_KEY: 'sk-plens-gpt-test' },
-        });
-        if (r.code !== 0) throw new Error(`plens make exited ${r.code}:\n${r.stderr.slice(-3000)}${r.stdout.slice(-2000)}`);
-      }
+      const spec = (model: string) => `openai:${model}?base_url=${openai.url}/v1`;
+      for (const file of pipelines('prefeval-gpt', { grid: [spec(GPT), spec(GEMINI)], rag: [spec(GPT)] }, [
+        `judge: "bedrock:claude-3-sonnet-v1?base_url=${bedrock.url}"`,
+      ]))
+        await makeDiffWarehouse(file, { ...isolatedAwsEnv(creds, 'us-east-1'), OPENAI_API_KEY: 'sk-plens-gpt-test' });
     }, 240_000);
     afterAll(async () => {
       await bedrock?.close();

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../../src/db/database.js';
-import { runCliInProcess, tempDir } from '../../helpers/cli.js';
+import { tempDir } from '../../helpers/cli.js';
 import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
 import {
   JUDGE_CHECKS,
@@ -13,6 +13,7 @@ import {
   type JudgeCheck,
   type OriginalPrefEvalRun,
   type PrefEvalTask,
+  makeDiffWarehouse,
   writeDiffPipeline,
 } from '../../helpers/prefeval-original.js';
 
@@ -148,8 +149,7 @@ describe.skipIf(!checkout && !process.env['CI'])(`PrefEval against the original 
       `published: {"bedrock:${HAIKU}?base_url=${server.url}": Claude-3-Haiku}`,
       `judge: "bedrock:claude-3-sonnet-v1?base_url=${server.url}"`,
     ]);
-    const r = await runCliInProcess(['make', 'warehouse', '-p', file, '--no-progress'], { env: isolatedAwsEnv(creds, 'us-east-1') });
-    if (r.code !== 0) throw new Error(`plens make exited ${r.code}:\n${r.stderr.slice(-3000)}${r.stdout.slice(-2000)}`);
+    await makeDiffWarehouse(file, isolatedAwsEnv(creds, 'us-east-1'));
   }, 240_000);
   afterAll(async () => server?.close());
 

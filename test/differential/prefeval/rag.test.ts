@@ -26,6 +26,7 @@ import {
   type OriginalMcqRun,
   type OriginalPrefEvalRun,
   type PrefForm,
+  makeDiffWarehouse,
   writeDiffPipeline,
 } from '../../helpers/prefeval-original.js';
 
@@ -161,8 +162,7 @@ function ragSuite(source: 'fixture' | 'real'): void {
       },
     });
     const env = isolatedAwsEnv(creds, 'us-east-1');
-    const all = await runCliInProcess(['make', 'warehouse', '-p', pipeline('all-forms', ['explicit', 'choice', 'persona'], [2]), '--no-progress'], { env });
-    if (all.code !== 0) throw new Error(`plens make exited ${all.code}:\n${all.stderr.slice(-3000)}${all.stdout.slice(-2000)}`);
+    await makeDiffWarehouse(pipeline('all-forms', ['explicit', 'choice', 'persona'], [2]), env);
     // At 0 filler turns choice-based has too few exchanges: its records fail (retrieval), the others go on (-k).
     const none = await runCliInProcess(['make', 'warehouse', '-k', '-p', pipeline('no-filler', ['choice', 'persona'], [0]), '--no-progress'], { env });
     if (none.code !== 1 || !/retrieval/.test(none.stdout + none.stderr))
