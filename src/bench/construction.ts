@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CpuSteal } from './cpu-steal.js';
-import { cpuBreakdown } from './cpu-profile.js';
+import { profileFigures } from './cpu-profile.js';
 import type { BenchResult } from './report.js';
 import { steadyFigures } from './steady-rate.js';
 import { startMockProcess, takeBodySample, worker, type CeilingResult } from './workers.js';
@@ -69,8 +69,7 @@ export async function benchConstruction(): Promise<BenchResult> {
       '--cpu-prof',
       `--cpu-prof-dir=${profileDir}`,
     ]);
-    for (const { category, ms } of cpuBreakdown(profileDir))
-      if (!category.startsWith('idle')) figures.push({ name: `c=256 profile: ${category}`, value: (1000 * ms) / profiled.http_calls, unit: 'µs per call' });
+    figures.push(...profileFigures(profileDir, profiled.http_calls, 'c=256 profile'));
     return {
       name: 'construction: a build stage (past interactions) against the local mock (50 ms latency, cache on)',
       context:

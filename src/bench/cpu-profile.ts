@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { BenchResult } from './report.js';
 
 /**
  * Where a stage's CPU goes, from a V8 CPU profile (`node --cpu-prof`): each sample's self time is
@@ -35,16 +36,44 @@ interface ProfileNode {
   callFrame: { functionName: string; url: string };
 }
 
-/** Self time per category (ms) over every profile in `dir`: the main thread's and each worker thread's (the HTTP workers'). */
-export function cpuBreakdown(dir: string): Array<{ category: string; ms: number }> {
+/**
+ * Self time per category (ms) over every profile in `dir`: the main thread's and each worker
+ * thread's (the HTTP thread takes the profiling flags of its process), and each side's total
+ * out of idle. V8's helper threads (background garbage collection, compilation) are in no profile.
+ */
+export function cpuBreakdown(dir: string): { categories: Array<{ category: string; ms: number }>; mainMs: number; workersMs: number } {
   const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'));
   if (files.length === 0) throw new Error(`no CPU profile in ${dir}`);
   const sum = new Map<string, number>();
+  let mainMs = 0;
+  let workersMs = 0;
   for (const file of files) {
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
-    for (const { category, ms } of breakdownOf(profile)) sum.set(category, (sum.get(category) ?? 0) + ms);
+    for (const { category, ms } of breakdownOf(profile)) {
+      sum.set(category, (sum.get(category) ?? 0) + ms);
+      if (category.startsWith('idle')) continue;
+      if (threadOf(file) === 0) mainMs += ms;
+      else workersMs += ms;
+    }
   }
-  return CPU_CATEGORIES.map((c) => ({ category: c.name, ms: sum.get(c.name) ?? 0 }));
+  return { categories: CPU_CATEGORIES.map((c) => ({ category: c.name, ms: sum.get(c.name) ?? 0 })), mainMs, workersMs };
+}
+
+/** A profiled run's figures, in µs per call: each category over all threads, then the main thread's and the worker threads' totals. */
+export function profileFigures(dir: string, calls: number, label: string): BenchResult['figures'] {
+  const { categories, mainMs, workersMs } = cpuBreakdown(dir);
+  const perCall = (ms: number) => (1000 * ms) / calls;
+  return [
+    ...categories.filter((c) => !c.category.startsWith('idle')).map((c) => ({ name: `${label}: ${c.category}`, value: perCall(c.ms), unit: 'µs per call' })),
+    { name: `${label}, main thread: all of the above`, value: perCall(mainMs), unit: 'µs per call' },
+    { name: `${label}, worker threads (HTTP): all of the above`, value: perCall(workersMs), unit: 'µs per call' },
+  ];
+}
+
+/** The thread of a profile from its file name, as `node --cpu-prof` names it (CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile; 0 is the main thread). */
+export function threadOf(file: string): number {
+  const parts = file.split('.');
+  return Number(parts[parts.length - 3]);
 }
 
 export function breakdownOf(profile: { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }): Array<{ category: string; ms: number }> {

@@ -9,7 +9,7 @@ import { runScenarios } from '../benchmarks/personalens/scenarios/stage.js';
 import { CpuSteal } from './cpu-steal.js';
 import { stormFigures, type StormResult } from './dialogues-storm.js';
 import type { BenchResult } from './report.js';
-import { cpuBreakdown } from './cpu-profile.js';
+import { profileFigures } from './cpu-profile.js';
 import { steadyFigures } from './steady-rate.js';
 import { startMockProcess, takeBodySample, worker, type CeilingResult } from './workers.js';
 import { datasetDir } from '../benchmarks/personalens/dataset/workspace-files.js';
@@ -102,8 +102,7 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
     // Where the CPU goes, from a CPU profile of a run of its own (profiling slows it: its rate is not a figure).
     const profileDir = join(root, 'profile');
     const profiled = await run(PROFILED_DIALOGUES, 256, false, url, ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]);
-    for (const { category, ms } of cpuBreakdown(profileDir))
-      if (!category.startsWith('idle')) figures.push({ name: `c=256 profile: ${category}`, value: (1000 * ms) / profiled.http_calls, unit: 'µs per call' });
+    figures.push(...profileFigures(profileDir, profiled.http_calls, 'c=256 profile'));
     // Fixed latency answers in bursts (requests sent together come back together), so every
     // burst waits on the client's CPU; real endpoints vary. The same run with latency spread
     // evenly over 25-75 ms (same mean, same bound) shows how much of the gap is that convoy.

@@ -115,9 +115,10 @@ export class HttpWorkerHost {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    // None of the process's own flags: `node --input-type=module -e ...` and the like are refused
-    // by a worker thread, and the thread runs one known module that needs none.
-    const worker = new Worker(workerEntry(), { execArgv: [] });
+    // None of the process's own flags (`node --input-type=module -e ...` and the like are refused
+    // by a worker thread, and the thread runs one known module that needs none) but a CPU
+    // profile's: a profiled run profiles this thread too (the bench's CPU breakdown).
+    const worker = new Worker(workerEntry(), { execArgv: profilingFlags(process.execArgv) });
     this.worker = worker;
     this.referenced = true;
     this.updateRef();
@@ -180,6 +181,18 @@ export class HttpWorkerHost {
     else this.worker.unref();
     this.referenced = want;
   }
+}
+
+/** `--cpu-prof` and its settings, from a process's flags (`--cpu-prof-dir=D` or `--cpu-prof-dir D`). */
+export function profilingFlags(execArgv: readonly string[]): string[] {
+  const flags: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const flag = execArgv[i]!;
+    if (!flag.startsWith('--cpu-prof')) continue;
+    flags.push(flag);
+    if (flag !== '--cpu-prof' && !flag.includes('=') && i + 1 < execArgv.length) flags.push(execArgv[++i]!);
+  }
+  return flags;
 }
 
 function workerEntry(): URL {

@@ -1,11 +1,13 @@
 import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import type { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LlmCallError } from '../../src/llm/errors.js';
-import { HttpWorkerHost } from '../../src/llm/http-worker-host.js';
+import { HttpWorkerHost, profilingFlags } from '../../src/llm/http-worker-host.js';
 import { startMockLlm, type MockLlmServer } from '../../src/testkit/mock-server.js';
 import { WorkerTransport } from '../../src/llm/worker-transport.js';
 import { repoRoot } from '../helpers/cli.js';
@@ -84,6 +86,18 @@ describe('HTTP worker transport', () => {
   });
 });
 
+describe('profilingFlags', () => {
+  it("keeps a CPU profile's flags, with a value given apart, and nothing else", () => {
+    expect(profilingFlags(['--input-type=module', '--cpu-prof', '--cpu-prof-dir=/p', '--cpu-prof-name', 'x.cpuprofile', '--max-old-space-size=128'])).toEqual([
+      '--cpu-prof',
+      '--cpu-prof-dir=/p',
+      '--cpu-prof-name',
+      'x.cpuprofile',
+    ]);
+    expect(profilingFlags(['--expose-gc', '--input-type=module'])).toEqual([]);
+  });
+});
+
 describe('HTTP worker thread and the process', () => {
   const run = promisify(execFile);
   // A child process (the built module, as the CLI runs it): the thread must neither keep it
@@ -120,6 +134,25 @@ describe('HTTP worker thread and the process', () => {
     server = await startMockLlm();
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', started(`${server.url}/v1/chat/completions`)], { timeout: 30_000 });
     expect(stdout).toBe('online 200');
+  });
+
+  it('a CPU-profiled process profiles the thread too (the bench breakdown counts its CPU), with no other flag of its own', async () => {
+    server = await startMockLlm();
+    const dir = await mkdtemp(join(tmpdir(), 'plens-worker-prof-'));
+    try {
+      const { stdout } = await run(
+        process.execPath,
+        ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--input-type=module', '-e', started(`${server.url}/v1/chat/completions`)],
+        {
+          timeout: 30_000,
+        },
+      );
+      expect(stdout).toBe('online 200');
+      // One profile for the main thread, one for the HTTP thread.
+      expect((await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'))).toHaveLength(2);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('exits when a transport was opened and never used', async () => {
