@@ -49,12 +49,13 @@ export function cpuBreakdown(dir: string): { categories: Array<{ category: strin
   let workersMs = 0;
   for (const file of files) {
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+    let busyMs = 0;
     for (const { category, ms } of breakdownOf(profile)) {
       sum.set(category, (sum.get(category) ?? 0) + ms);
-      if (category.startsWith('idle')) continue;
-      if (threadOf(file) === 0) mainMs += ms;
-      else workersMs += ms;
+      if (!category.startsWith('idle')) busyMs += ms;
     }
+    if (threadOf(file) === 0) mainMs += busyMs;
+    else workersMs += busyMs;
   }
   return { categories: CPU_CATEGORIES.map((c) => ({ category: c.name, ms: sum.get(c.name) ?? 0 })), mainMs, workersMs };
 }
