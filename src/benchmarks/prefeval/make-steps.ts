@@ -4,6 +4,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PlensError } from '../../core/errors.js';
 import { zeroCost } from '../../engine/stage-runner.js';
 import { modelId, parseModelSpec, unpriced } from '../../llm/model-spec.js';
 import type { StepContext } from '../../platform/benchmark.js';
@@ -239,8 +240,21 @@ export async function mcqStep(ctx: Ctx): Promise<StepResult> {
   });
 }
 
-/** `plens status`: per model its responses and MCQ answers, and the judge's checks. */
+/**
+ * `plens status`: per model its responses and MCQ answers, and the judge's checks. A pipeline its
+ * workspace keeps from running (answers made there with other settings) is reported as blocked,
+ * with the reason and hint make would give, not as a failed status.
+ */
 export async function prefevalStatus(ctx: Ctx): Promise<Record<string, unknown>> {
+  try {
+    return await planStatus(ctx);
+  } catch (error) {
+    if (!(error instanceof PlensError && error.code === 'E_USAGE')) throw error;
+    return { responses: [], mcq: [], checks: null, blocked: { message: error.message, ...(error.hint ? { hint: error.hint } : {}) } };
+  }
+}
+
+async function planStatus(ctx: Ctx): Promise<Record<string, unknown>> {
   const generation = ctx.p.prefeval.tasks.includes('generation');
   const plans = await planResponses(ctx);
   const checks = generation ? await planChecks(ctx) : null;

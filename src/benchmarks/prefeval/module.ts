@@ -111,6 +111,8 @@ export const prefEval: Benchmark<PrefEvalPipeline> = {
               `${label.padEnd(11)}${n(rows.reduce((k, r) => k + r.done, 0))} done, ${n(rows.reduce((k, r) => k + r.pending, 0))} pending, ${n(rows.reduce((k, r) => k + r.failed, 0))} failed`,
               ...rows.map((r) => `  ${r.model}: ${n(r.done)} done, ${n(r.pending)} pending, ${n(r.failed)} failed`),
             ];
+      const blocked = s['blocked'] as { message: string; hint?: string } | undefined;
+      if (blocked) return { body: [`blocked    ${blocked.message}`, ...(blocked.hint ? [`  hint: ${blocked.hint}`] : [])] };
       return {
         body: [
           ...block('responses', responses),

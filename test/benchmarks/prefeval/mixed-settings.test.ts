@@ -8,8 +8,8 @@ import { repoRoot, runCli, tempDir } from '../../helpers/cli.js';
 /**
  * The warehouse pools every answer folder of a workspace. A model's cell answered once with one
  * setting (here requests: chat) and again with another (requests: original) would be counted as one
- * cell: the second run is refused, in its plan, naming the folder; moved out, its answers and their
- * checks leave the tables.
+ * cell: the second run is refused, in its plan, naming the folder (status shows it as blocked);
+ * moved out, its answers and their checks leave the tables.
  */
 describe('prefeval: answers made with other settings in the same workspace', () => {
   let mock: MockLlmServer;
@@ -67,6 +67,19 @@ describe('prefeval: answers made with other settings in the same workspace', () 
     const [old] = readdirSync(root);
     expect(plan.stderr).toContain(join(root, old!));
     expect(plan.stderr).toMatch(/other settings \(prompts, requests or retrieval\).*count as one/);
+    // status reports the clash as the state the pipeline is in, with make's reason and hint.
+    const status = await runCli(['status', '-p', pipeline('original')], { env });
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^blocked {4}prefeval: this folder holds .*other settings/m);
+    expect(status.stdout).toContain(join(root, old!));
+    expect(status.stdout).toMatch(/^ {2}hint: move those folders out of the workspace/m);
+    const json = await runCli(['status', '-p', pipeline('original'), '--json'], { env });
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      ok: true,
+      responses: [],
+      blocked: { message: expect.stringContaining(join(root, old!)), hint: expect.any(String) },
+    });
     const run = await runCli(['make', 'warehouse', '-p', pipeline('original'), '--no-progress'], { env });
     expect(run.code).toBe(2);
     expect(mock.requests).toHaveLength(sent);
