@@ -185,6 +185,12 @@ export function prefevalOriginalMissing(): string | null {
   return null;
 }
 
+/**
+ * The topic the differential tests run on: `travel_restaurant`, or PLENS_PREFEVAL_TOPIC (another of
+ * the release's twenty topics, for a run on records the default one does not reach).
+ */
+export const DIFF_TOPIC = process.env['PLENS_PREFEVAL_TOPIC'] ?? 'travel_restaurant';
+
 /** The checkout's path when the original can be run here (checkout, /usr/bin/python3 with bs4 and yaml), else null. */
 export function prefevalOriginalAvailable(): string | null {
   return prefevalOriginalMissing() === null ? prefevalOriginalCheckout() : null;

@@ -5,6 +5,7 @@ import { Database } from '../../../src/db/database.js';
 import { tempDir } from '../../helpers/cli.js';
 import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
 import {
+  DIFF_TOPIC,
   IMPLICIT_WORDING,
   multisetDiff,
   originalSentOf,
@@ -37,7 +38,7 @@ import {
  * release's MCQ and implicit files ask the same): the MCQ file's question is the one asked.
  */
 const checkout = prefevalOriginalAvailable();
-const TOPIC = 'travel_restaurant';
+const TOPIC = DIFF_TOPIC;
 const LIMIT = 4;
 const FORMS = [
   { form: 'explicit', pref_form: 'explicit' },

@@ -5,6 +5,7 @@ import { startMockLlm, type MockLlmServer } from '../../../src/testkit/mock-serv
 import { tempDir } from '../../helpers/cli.js';
 import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
 import {
+  DIFF_TOPIC,
   prefevalOriginalAvailable,
   prefevalOriginalMissing,
   runOriginalPrefEval,
@@ -30,7 +31,7 @@ import {
  * reply.
  */
 const checkout = prefevalOriginalAvailable();
-const TOPIC = 'travel_restaurant';
+const TOPIC = DIFF_TOPIC;
 const LIMIT = 2;
 const TASKS: PrefEvalTask[] = ['zero-shot', 'remind', 'cot', 'selfcritic'];
 /** The original's forms: explicit, and its implicit --pref_type values (plens's forms choice and persona). */

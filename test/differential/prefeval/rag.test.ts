@@ -5,6 +5,7 @@ import { Database } from '../../../src/db/database.js';
 import { runCliInProcess, tempDir } from '../../helpers/cli.js';
 import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
 import {
+  DIFF_TOPIC,
   IMPLICIT_WORDING,
   JUDGE_CHECKS,
   makeRagFixture,
@@ -47,7 +48,7 @@ import {
  * ones ($PLENS_PREFEVAL_RAG_DIR, or /tmp/rag/benchmark_dataset; never copied into this repository).
  */
 const checkout = prefevalOriginalAvailable();
-const TOPIC = 'travel_restaurant';
+const TOPIC = DIFF_TOPIC;
 const LIMIT = 4;
 const HAIKU = 'anthropic.claude-3-haiku-20240307-v1:0';
 type FormName = 'explicit' | 'choice' | 'persona';
