@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { Database } from '../../../src/db/database.js';
 import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
 import { repoRoot, runCliInProcess } from '../../helpers/cli.js';
 import { dialogueTag, scriptedReply, type Plan } from './replies.js';
@@ -115,7 +116,8 @@ export function buildInputs(dir: string, users: number[], sdPositions: number[],
   return { dir, users, plans, tasks };
 }
 
-function python(cwd: string, args: string[], log: string): Promise<void> {
+/** Runs the original's module with the stubs; resolves with what it printed. */
+function python(cwd: string, args: string[], log: string): Promise<string> {
   return new Promise((done, fail) => {
     const child = spawn(PYTHON, args, {
       cwd,
@@ -128,12 +130,14 @@ function python(cwd: string, args: string[], log: string): Promise<void> {
         PLENS_DIFF_LOG: log,
         DATA_DIR: join(cwd, 'caches-unused'),
       },
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let stdout = '';
     let stderr = '';
+    child.stdout.on('data', (c: Buffer) => void (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => void (stderr += c.toString()));
     child.on('error', fail);
-    child.on('close', (code) => (code === 0 ? done() : fail(new Error(`${PYTHON} ${args.join(' ')} exited ${code}:\n${stderr.slice(-3000)}`))));
+    child.on('close', (code) => (code === 0 ? done(stdout) : fail(new Error(`${PYTHON} ${args.join(' ')} exited ${code}:\n${stderr.slice(-3000)}`))));
   });
 }
 
@@ -165,7 +169,34 @@ export interface OriginalRun {
   dialogues: Map<string, SentRequest[]>;
   /** Judge dimension -> every request of its evaluate_dialogue.py runs (all cells, SD and MD). */
   judge: Map<string, SentRequest[]>;
+  /** `<assistant>/<setting>/<SD|MD>/<dimension>` -> what gather_evaluation.py printed of the judge's files. */
+  gather: Map<string, Gathered>;
 }
+
+/** What gather_evaluation.py prints of one cell and dimension: the files it read, and its figure. */
+export interface Gathered {
+  files: number;
+  /** Task completion: the rate in percent; a score: the mean of the scores it read (0 when none). */
+  average: number;
+  /** A score's range (0 - 0 when none); absent for task completion. */
+  min?: number;
+  max?: number;
+}
+
+/**
+ * gather_evaluation.py's runs: dimension (as plens names it) -> its flags. It reads a task
+ * completion judge's files from a folder named claude-3-sonnet-v1 whatever judge wrote them
+ * (the script fixes the name); runOriginalGather links that folder to the judge's.
+ */
+export const GATHER_RUNS: Record<string, string[]> = {
+  task_completion: ['-d', 'task_completion'],
+  personalization: ['-d', 'personalization'],
+  'naturalness.user': ['-d', 'naturalness', '-f', '_user'],
+  'naturalness.assistant': ['-d', 'naturalness', '-f', '_asst'],
+  'coherence.user': ['-d', 'coherence', '-f', '_user'],
+  'coherence.assistant': ['-d', 'coherence', '-f', '_asst'],
+};
+const GATHER_TC_JUDGE = 'claude-3-sonnet-v1';
 
 /** Runs the original's dialogue scripts for every assistant and setting, then its judge on every dialogue they wrote. */
 export async function runOriginal(inputs: Inputs): Promise<OriginalRun> {
@@ -185,7 +216,9 @@ export async function runOriginal(inputs: Inputs): Promise<OriginalRun> {
       for (const script of ['src.generate_dialogue', 'src.generate_dialogue_md']) {
         const log = join(logs, `dialogues-${assistant}-${setting}.jsonl`);
         // One script at a time per log: SD then MD append in order.
-        jobs.push(() => python(cwd, ['-m', script, '--sample_idxs', ...users, '-u', USER_MODEL, '-m', assistant, ...flags], log));
+        jobs.push(async () => {
+          await python(cwd, ['-m', script, '--sample_idxs', ...users, '-u', USER_MODEL, '-m', assistant, ...flags], log);
+        });
       }
     }
   }
@@ -198,7 +231,53 @@ export async function runOriginal(inputs: Inputs): Promise<OriginalRun> {
   const dialogues = new Map<string, SentRequest[]>();
   for (const assistant of ASSISTANTS)
     for (const setting of Object.keys(SETTINGS)) dialogues.set(`${assistant}/${setting}`, readLog(join(logs, `dialogues-${assistant}-${setting}.jsonl`)));
-  return { dialogues, judge: await runOriginalJudge(inputs) };
+  const judge = await runOriginalJudge(inputs);
+  return { dialogues, judge, gather: await runOriginalGather(inputs) };
+}
+
+/** gather_evaluation.py, unmodified, over the judge's files of every cell, dimension and kind. */
+async function runOriginalGather(inputs: Inputs): Promise<Map<string, Gathered>> {
+  const cwd = inputs.dir;
+  const logs = join(cwd, 'logs');
+  const cells = ASSISTANTS.flatMap((assistant) => Object.entries(SETTINGS).map(([setting, { tag }]) => ({ assistant, setting, folder: `${assistant}${tag}` })));
+  for (const user of inputs.users)
+    for (const { folder } of cells) {
+      const tc = join(cwd, 'output', 'evaluation', `user${user}`, folder, 'task_completion');
+      if (existsSync(join(tc, JUDGE_MODEL)) && !existsSync(join(tc, GATHER_TC_JUDGE))) symlinkSync(JUDGE_MODEL, join(tc, GATHER_TC_JUDGE));
+    }
+  const range = ['-s', String(Math.min(...inputs.users)), '-e', String(Math.max(...inputs.users))];
+  const out = new Map<string, Gathered>();
+  const jobs = cells.flatMap(({ assistant, setting, folder }) =>
+    Object.entries(GATHER_RUNS).flatMap(([dimension, flags]) =>
+      ['SD', 'MD'].map((kind) => async () => {
+        const printed = await python(
+          cwd,
+          ['-m', 'util.gather_evaluation', ...range, '-m', folder, ...flags, ...(kind === 'MD' ? ['-md'] : [])],
+          join(logs, 'gather.jsonl'),
+        );
+        out.set(`${assistant}/${setting}/${kind}/${dimension}`, readGathered(printed, dimension));
+      }),
+    ),
+  );
+  await limited(4, jobs);
+  return out;
+}
+
+/** The figures of gather_evaluation.py's printout (its overall lines; the per-domain ones follow them). */
+function readGathered(printed: string, dimension: string): Gathered {
+  const number = (re: RegExp) => {
+    const m = re.exec(printed);
+    if (!m) throw new Error(`gather_evaluation.py printed no ${re.source}:\n${printed.slice(0, 2000)}`);
+    return Number(m[1]);
+  };
+  const files = number(/Analyzed (\d+) files/);
+  if (dimension === 'task_completion') return { files, average: number(/Average Task Completion Rate: ([\d.]+)%/) };
+  return {
+    files,
+    average: number(new RegExp(`Average ${dimension.split('.')[0]} rating: ([\\d.]+)`)),
+    min: number(/Range: (-?\d+) - /),
+    max: number(/Range: -?\d+ - (-?\d+)/),
+  };
 }
 
 async function runOriginalJudge(inputs: Inputs): Promise<Map<string, SentRequest[]>> {
@@ -247,7 +326,18 @@ export interface PlensRun {
   dialogues: Map<string, SentRequest[]>;
   /** Every judge request, with the dimension plens sent it for. */
   judge: Map<string, SentRequest[]>;
+  /** The warehouse's `original_scoring` (the gather script's reading), keyed as OriginalRun's gather. */
+  scoring: Map<string, OriginalScoring>;
   server: MockBedrockServer;
+}
+
+/** One row of the warehouse's original_scoring view, with the range of the scores it read. */
+export interface OriginalScoring {
+  replies: number;
+  read: number;
+  mean: number | null;
+  min: number | null;
+  max: number | null;
 }
 
 const CREDS = { accessKeyId: 'AKIAPLENSDIFFTEST001', secretAccessKey: 'plensDiffSecret/abcdefghijklmnopqrstuvwxyz0123' };
@@ -322,7 +412,31 @@ export async function runPlens(inputs: Inputs, workDir: string): Promise<PlensRu
       judge.set(`${dimension}${who}`, [...(judge.get(`${dimension}${who}`) ?? []), r]);
     }
   }
-  return { dialogues, judge, server };
+  return { dialogues, judge, scoring: await readScoring(ws, join(workDir, 'w.duckdb')), server };
+}
+
+/** Builds the warehouse of plens's run and reads `original_scoring`, each row keyed as the gather runs are. */
+async function readScoring(ws: string, db: string): Promise<Map<string, OriginalScoring>> {
+  await cli(['warehouse', '-w', ws, '--db', db, '-q']);
+  const d = await Database.open(db, { readOnly: true });
+  try {
+    const rows = await d.all<{ assistant_model: string; setting: string; kind: string; dimension: string; target: string | null } & OriginalScoring>(
+      `SELECT s.assistant_model, s.setting, s.kind, s.dimension, s.target, s.n_replies::INT AS replies, s.n_original::INT AS read, s.original_mean AS mean,
+         r.min, r.max
+       FROM original_scoring s
+       JOIN (SELECT assistant_model, setting, kind, dimension, target, min(original_score) AS min, max(original_score) AS max
+             FROM judgment_configs WHERE turn IS NULL GROUP BY ALL) r USING (assistant_model, setting, kind, dimension, target)`,
+    );
+    const out = new Map<string, OriginalScoring>();
+    for (const r of rows) {
+      const assistant = ASSISTANTS.find((a) => r.assistant_model.includes(a)) ?? r.assistant_model;
+      const dimension = r.dimension === 'naturalness' || r.dimension === 'coherence' ? `${r.dimension}.${r.target}` : r.dimension;
+      out.set(`${assistant}/${r.setting}/${r.kind}/${dimension}`, { replies: r.replies, read: r.read, mean: r.mean, min: r.min, max: r.max });
+    }
+    return out;
+  } finally {
+    await d.close();
+  }
 }
 
 /** Which speaker a naturalness or coherence request judges: the imported template whose fixed text it starts with. */

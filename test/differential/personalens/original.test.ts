@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +8,7 @@ import {
   buildInputs,
   canonical,
   firstDifference,
+  GATHER_RUNS,
   groupByDialogue,
   ORIGINAL,
   PYTHON,
@@ -19,6 +21,7 @@ import {
   type PlensRun,
   type SentRequest,
 } from './harness.js';
+import { JUDGE_REPLIES } from './replies.js';
 
 /*
  * PersonaLens request by request against the original code (issue 28): the original dialogue and
@@ -32,7 +35,9 @@ import {
  * prompts) and a Llama one (markdown prompts, replies left-stripped); a dialogue that reaches the
  * round limit, a reply that is only TERMINATE, the marker inside a word, the marker after text
  * with whitespace Python strips and JavaScript does not (and the other way round); all six judge
- * templates on every dialogue.
+ * templates on every dialogue; and the gather script (util.gather_evaluation, unmodified) over the
+ * judge's files against the warehouse's original_scoring, the judge's replies chosen to reach its
+ * reading's edges.
  *
  * It needs ../shared (the original code and the released data) and /usr/bin/python3; CI has both.
  * Without ../shared (a clone outside the workplace) it is skipped, and says so; in CI a missing
@@ -95,6 +100,39 @@ describe.skipIf(!available)('PersonaLens: plens sends what the original code sen
     // The reply that was only the marker is an empty user message in the history the assistant then sees.
     const all = [...plens.dialogues.values()].flat();
     expect(all.some((r) => /\nUser: \n/.test(r.messages[0]!.content) || r.messages[0]!.content.endsWith('\nUser: '))).toBe(true);
+  });
+
+  it("the judge's scripted replies are the same list on both sides", () => {
+    const r = spawnSync(PYTHON, ['-c', 'import json, plens_replies; print(json.dumps(plens_replies.JUDGE_REPLIES))'], {
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PYTHONPATH: join(import.meta.dirname, 'stubs'), PYTHONDONTWRITEBYTECODE: '1' },
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(JUDGE_REPLIES);
+  });
+
+  it("original_scoring: every cell's figures are what gather_evaluation.py prints of the same replies", () => {
+    // Two assistants x five settings x SD and MD x six dimensions and speakers.
+    expect(original.gather.size).toBe(ASSISTANTS.length * Object.keys(SETTINGS).length * 2 * Object.keys(GATHER_RUNS).length);
+    const wrong: string[] = [];
+    for (const [key, g] of original.gather) {
+      const p = plens.scoring.get(key);
+      if (!p) {
+        wrong.push(`${key}: no row in original_scoring`);
+        continue;
+      }
+      const tc = key.endsWith('/task_completion');
+      // The script prints two decimals (a rate in percent); a figure it has no score for is 0.
+      const ours = p.mean === null ? 0 : tc ? p.mean * 100 : p.mean;
+      const same = g.files === p.replies && Math.abs(g.average - ours) <= 0.005 + 1e-9 && (tc || (g.min === (p.min ?? 0) && g.max === (p.max ?? 0)));
+      if (!same) wrong.push(`${key}: the script read ${JSON.stringify(g)}, plens ${JSON.stringify(p)}`);
+    }
+    expect(wrong).toEqual([]);
+    // The replies reach the reading's edges: scores it cannot read, and a completion rate strictly between 0 and 1.
+    const rows = [...plens.scoring.entries()];
+    expect(rows.some(([k, p]) => !k.endsWith('/task_completion') && p.read < p.replies)).toBe(true);
+    expect(rows.some(([k, p]) => k.endsWith('/task_completion') && p.mean !== null && p.mean > 0 && p.mean < 1)).toBe(true);
+    expect(rows.some(([, p]) => (p.max ?? 0) > 5)).toBe(true);
   });
 
   for (const dimension of ['task_completion', 'personalization', 'naturalness.user', 'naturalness.assistant', 'coherence.user', 'coherence.assistant']) {

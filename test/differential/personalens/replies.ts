@@ -15,8 +15,22 @@ export function dialogueTag(system: string, prompt: string): string | undefined 
   return /\[d-([0-9a-f]{10})\]/.exec(prompt)?.[1];
 }
 
+/**
+ * The judge's replies, one chosen per request by its prompt's hash: the gather script's readings at
+ * their edges (a verdict in another case, in bold, twice or missing; a score in bold, in lower case,
+ * out of range, given twice, with two spaces after the colon). Each names every dimension's score.
+ */
+export const JUDGE_REPLIES = [
+  'EXPLANATION: scripted.\nVERDICT: True\nNaturalness Score: 4\nCoherence Score: 3\nPersonalization Score: 2',
+  'EXPLANATION: fine.\nverdict: false\nNaturalness Score: 5\nCoherence Score: 5\nPersonalization Score: 4',
+  '**VERDICT:** True\n**Naturalness Score:** 2\n**Coherence Score:** 1\n**Personalization Score:** 3',
+  'No verdict here.\nNaturalness Score: 7\nCoherence Score: 0\nPersonalization Score: 9',
+  'VERDICT: False, then VERDICT: True.\nnaturalness score: 3\nCoherence Score: 2, later Coherence Score: 4\nPersonalization Score:  3',
+  'EXPLANATION: ok\nVERDICT: TRUE\nNaturalness Score: 3\nCoherence Score: 4\nPersonalization Score: 1',
+];
+
 export function scriptedReply(plans: Plan[], system: string, prompt: string): string {
-  if (system === '') return 'EXPLANATION: scripted.\nVERDICT: True\nScore: 3';
+  if (system === '') return JUDGE_REPLIES[Number.parseInt(sha(prompt).slice(0, 8), 16) % JUDGE_REPLIES.length]!;
   if (system.includes('TERMINATE')) {
     const turn = prompt.split('[ASSISTANT]:').length - 1;
     if (turn === 0) return `  Hi {there}, I need a hand. [d-${sha(prompt).slice(0, 10)}]\n`;

@@ -5,7 +5,9 @@ function of the request alone (its system prompt and its one user message), so b
 the same reply to the same request, and a request that differs makes every later request of
 that dialogue differ too. Nothing here is taken from the original code.
 
-- judge (empty system prompt): a fixed short verdict; the judge's reply feeds no later request.
+- judge (empty system prompt): one of JUDGE_REPLIES, chosen by the first 8 hex digits of the
+  SHA-256 of the prompt, modulo their number; the judge's reply feeds no later request, and the
+  gather script's reading of it is compared with plens's.
 - user agent (the system prompt holds TERMINATE):
   - the opening (no "[ASSISTANT]:" line in the prompt): a greeting carrying the dialogue's tag,
     "[d-" + the first 10 hex digits of the SHA-256 of the prompt + "]", with spaces around it;
@@ -34,9 +36,19 @@ def plans():
     return _plans
 
 
+JUDGE_REPLIES = [
+    "EXPLANATION: scripted.\nVERDICT: True\nNaturalness Score: 4\nCoherence Score: 3\nPersonalization Score: 2",
+    "EXPLANATION: fine.\nverdict: false\nNaturalness Score: 5\nCoherence Score: 5\nPersonalization Score: 4",
+    "**VERDICT:** True\n**Naturalness Score:** 2\n**Coherence Score:** 1\n**Personalization Score:** 3",
+    "No verdict here.\nNaturalness Score: 7\nCoherence Score: 0\nPersonalization Score: 9",
+    "VERDICT: False, then VERDICT: True.\nnaturalness score: 3\nCoherence Score: 2, later Coherence Score: 4\nPersonalization Score:  3",
+    "EXPLANATION: ok\nVERDICT: TRUE\nNaturalness Score: 3\nCoherence Score: 4\nPersonalization Score: 1",
+]
+
+
 def reply(system, prompt):
     if system == "":
-        return "EXPLANATION: scripted.\nVERDICT: True\nScore: 3"
+        return JUDGE_REPLIES[int(_sha(prompt)[:8], 16) % len(JUDGE_REPLIES)]
     if "TERMINATE" in system:
         turn = prompt.count("[ASSISTANT]:")
         if turn == 0:
