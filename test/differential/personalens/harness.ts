@@ -338,6 +338,9 @@ export interface OriginalScoring {
   mean: number | null;
   min: number | null;
   max: number | null;
+  /** Task completion: the script's rate as Table 4 reports it beside plens's (and Table 3, for the base setting). */
+  table4?: number | null;
+  table3?: number | null;
 }
 
 const CREDS = { accessKeyId: 'AKIAPLENSDIFFTEST001', secretAccessKey: 'plensDiffSecret/abcdefghijklmnopqrstuvwxyz0123' };
@@ -432,6 +435,21 @@ async function readScoring(ws: string, db: string): Promise<Map<string, Original
       const assistant = ASSISTANTS.find((a) => r.assistant_model.includes(a)) ?? r.assistant_model;
       const dimension = r.dimension === 'naturalness' || r.dimension === 'coherence' ? `${r.dimension}.${r.target}` : r.dimension;
       out.set(`${assistant}/${r.setting}/${r.kind}/${dimension}`, { replies: r.replies, read: r.read, mean: r.mean, min: r.min, max: r.max });
+    }
+    const assistantOf = (model: string) => ASSISTANTS.find((a) => model.includes(a)) ?? model;
+    const table4 = await d.all<{ assistant_model: string; setting: string; sd: number | null; md: number | null }>(
+      'SELECT assistant_model, setting, sd_tcr_original AS sd, md_tcr_original AS md FROM table4',
+    );
+    for (const r of table4)
+      for (const kind of ['SD', 'MD'] as const) {
+        const row = out.get(`${assistantOf(r.assistant_model)}/${r.setting}/${kind}/task_completion`);
+        if (row) row.table4 = kind === 'SD' ? r.sd : r.md;
+      }
+    for (const r of await d.all<{ assistant_model: string; kind: string; tcr: number | null }>(
+      'SELECT assistant_model, kind, tcr_original AS tcr FROM table3',
+    )) {
+      const row = out.get(`${assistantOf(r.assistant_model)}/base/${r.kind}/task_completion`);
+      if (row) row.table3 = r.tcr;
     }
     return out;
   } finally {

@@ -111,7 +111,7 @@ describe.skipIf(!available)('PersonaLens: plens sends what the original code sen
     expect(JSON.parse(r.stdout)).toEqual(JUDGE_REPLIES);
   });
 
-  it("original_scoring: every cell's figures are what gather_evaluation.py prints of the same replies", () => {
+  it("original_scoring, table3 and table4: every cell's figures are what gather_evaluation.py prints of the same replies", () => {
     // Two assistants x five settings x SD and MD x six dimensions and speakers.
     expect(original.gather.size).toBe(ASSISTANTS.length * Object.keys(SETTINGS).length * 2 * Object.keys(GATHER_RUNS).length);
     const wrong: string[] = [];
@@ -124,7 +124,10 @@ describe.skipIf(!available)('PersonaLens: plens sends what the original code sen
       const tc = key.endsWith('/task_completion');
       // The script prints two decimals (a rate in percent); a figure it has no score for is 0.
       const ours = p.mean === null ? 0 : tc ? p.mean * 100 : p.mean;
-      const same = g.files === p.replies && Math.abs(g.average - ours) <= 0.005 + 1e-9 && (tc || (g.min === (p.min ?? 0) && g.max === (p.max ?? 0)));
+      const close = (x: number | null | undefined) => x !== null && x !== undefined && Math.abs(g.average - x) <= 0.005 + 1e-9;
+      // Task completion: the script's rate is also the one Table 4 (and Table 3, base setting) reports.
+      const tables = !tc || (close(p.table4) && (key.split('/')[1] !== 'base' || close(p.table3)));
+      const same = g.files === p.replies && close(ours) && tables && (tc || (g.min === (p.min ?? 0) && g.max === (p.max ?? 0)));
       if (!same) wrong.push(`${key}: the script read ${JSON.stringify(g)}, plens ${JSON.stringify(p)}`);
     }
     expect(wrong).toEqual([]);
