@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Database } from '../../../src/db/database.js';
 import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../helpers/mock-bedrock.js';
@@ -240,10 +240,14 @@ async function runOriginalGather(inputs: Inputs): Promise<Map<string, Gathered>>
   const cwd = inputs.dir;
   const logs = join(cwd, 'logs');
   const cells = ASSISTANTS.flatMap((assistant) => Object.entries(SETTINGS).map(([setting, { tag }]) => ({ assistant, setting, folder: `${assistant}${tag}` })));
+  const links: string[] = [];
   for (const user of inputs.users)
     for (const { folder } of cells) {
       const tc = join(cwd, 'output', 'evaluation', `user${user}`, folder, 'task_completion');
-      if (existsSync(join(tc, JUDGE_MODEL)) && !existsSync(join(tc, GATHER_TC_JUDGE))) symlinkSync(JUDGE_MODEL, join(tc, GATHER_TC_JUDGE));
+      if (existsSync(join(tc, JUDGE_MODEL)) && !existsSync(join(tc, GATHER_TC_JUDGE))) {
+        symlinkSync(JUDGE_MODEL, join(tc, GATHER_TC_JUDGE));
+        links.push(join(tc, GATHER_TC_JUDGE));
+      }
     }
   const range = ['-s', String(Math.min(...inputs.users)), '-e', String(Math.max(...inputs.users))];
   const out = new Map<string, Gathered>();
@@ -260,6 +264,8 @@ async function runOriginalGather(inputs: Inputs): Promise<Map<string, Gathered>>
     ),
   );
   await limited(4, jobs);
+  // The output folder is left as the scripts wrote it (import-legacy reads it next).
+  for (const link of links) unlinkSync(link);
   return out;
 }
 
@@ -328,6 +334,8 @@ export interface PlensRun {
   judge: Map<string, SentRequest[]>;
   /** The warehouse's `original_scoring` (the gather script's reading), keyed as OriginalRun's gather. */
   scoring: Map<string, OriginalScoring>;
+  /** The warehouse built from the run. */
+  db: string;
   server: MockBedrockServer;
 }
 
@@ -415,7 +423,8 @@ export async function runPlens(inputs: Inputs, workDir: string): Promise<PlensRu
       judge.set(`${dimension}${who}`, [...(judge.get(`${dimension}${who}`) ?? []), r]);
     }
   }
-  return { dialogues, judge, scoring: await readScoring(ws, join(workDir, 'w.duckdb')), server };
+  const db = join(workDir, 'w.duckdb');
+  return { dialogues, judge, scoring: await readScoring(ws, db), db, server };
 }
 
 /** Builds the warehouse of plens's run and reads `original_scoring`, each row keyed as the gather runs are. */
@@ -455,6 +464,72 @@ async function readScoring(ws: string, db: string): Promise<Map<string, Original
   } finally {
     await d.close();
   }
+}
+
+/** A dialogue and its dialogue-level judgments as a warehouse holds them, keyed by assistant, setting and scenario. */
+export interface StoredDialogue {
+  status: string;
+  endReason: string | null;
+  messages: Array<{ role: string; content: string }>;
+  /** `<dimension>[.<target>]` -> [status, score, original_score]. */
+  judgments: Record<string, [string, number | null, number | null]>;
+}
+
+/** Every dialogue of a warehouse with its judgments (`<assistant>/<setting>/<scenario id>` keys). */
+export async function storedDialogues(dbFile: string): Promise<Map<string, StoredDialogue>> {
+  const d = await Database.open(dbFile, { readOnly: true });
+  try {
+    const dialogues = await d.all<{
+      dialogue_id: string;
+      assistant_model: string;
+      setting: string;
+      scenario_id: string;
+      status: string;
+      end_reason: string | null;
+      messages: string;
+    }>(
+      'SELECT dialogue_id, assistant_model, setting, scenario_id, status, end_reason, to_json([{role: m.role, content: m.content} FOR m IN messages])::VARCHAR AS messages FROM dialogues',
+    );
+    const judgments = await d.all<{
+      dialogue_id: string;
+      dimension: string;
+      target: string | null;
+      status: string;
+      score: number | null;
+      original_score: number | null;
+    }>('SELECT dialogue_id, dimension, target, status, score, original_score FROM judgments WHERE turn IS NULL');
+    const byId = new Map<string, StoredDialogue>();
+    const out = new Map<string, StoredDialogue>();
+    for (const r of dialogues) {
+      const assistant = ASSISTANTS.find((a) => r.assistant_model.includes(a)) ?? r.assistant_model;
+      const entry: StoredDialogue = { status: r.status, endReason: r.end_reason, messages: JSON.parse(r.messages), judgments: {} };
+      byId.set(r.dialogue_id, entry);
+      out.set(`${assistant}/${r.setting}/${r.scenario_id}`, entry);
+    }
+    for (const j of judgments) {
+      const entry = byId.get(j.dialogue_id);
+      const name = j.dimension === 'naturalness' || j.dimension === 'coherence' ? `${j.dimension}.${j.target}` : j.dimension;
+      if (entry) entry.judgments[name] = [j.status, j.score, j.original_score];
+    }
+    return out;
+  } finally {
+    await d.close();
+  }
+}
+
+/**
+ * The original's own output folder (dialogue/ and evaluation/, as its scripts wrote them) imported
+ * with `plens import-legacy` into a workspace of its own, on the same data and scenarios; returns
+ * the warehouse built from it.
+ */
+export async function importOriginalOutput(inputs: Inputs, workDir: string): Promise<string> {
+  const ws = join(workDir, 'ws');
+  const db = join(workDir, 'w.duckdb');
+  await cli(['import', '--from', join(inputs.dir, 'data'), '-w', ws, '--no-progress', '-q']);
+  await cli(['scenarios', '-w', ws, '--users', inputs.users.join(','), '--kind', 'all', '-q']);
+  await cli(['import-legacy', join(inputs.dir, 'output'), '-w', ws, '--user-model', `bedrock:${USER_MODEL}`, '-q']);
+  await cli(['warehouse', '-w', ws, '--db', db, '-q']);
+  return db;
 }
 
 /** Which speaker a naturalness or coherence request judges: the imported template whose fixed text it starts with. */

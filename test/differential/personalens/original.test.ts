@@ -9,6 +9,7 @@ import {
   canonical,
   firstDifference,
   GATHER_RUNS,
+  importOriginalOutput,
   groupByDialogue,
   ORIGINAL,
   PYTHON,
@@ -16,6 +17,7 @@ import {
   runOriginal,
   runPlens,
   SETTINGS,
+  storedDialogues,
   type Inputs,
   type OriginalRun,
   type PlensRun,
@@ -37,7 +39,8 @@ import { JUDGE_REPLIES } from './replies.js';
  * with whitespace Python strips and JavaScript does not (and the other way round); all six judge
  * templates on every dialogue; and the gather script (util.gather_evaluation, unmodified) over the
  * judge's files against the warehouse's original_scoring, the judge's replies chosen to reach its
- * reading's edges.
+ * reading's edges; and the original's output folder imported with plens import-legacy against the
+ * dialogues and judgments plens made.
  *
  * It needs ../shared (the original code and the released data) and /usr/bin/python3; CI has both.
  * Without ../shared (a clone outside the workplace) it is skipped, and says so; in CI a missing
@@ -52,6 +55,8 @@ let inputs: Inputs;
 const dialoguesPerCell = () => Object.values(inputs.tasks).reduce((n, t) => n + t.length, 0);
 let original: OriginalRun;
 let plens: PlensRun;
+/** The warehouse of the original's output folder imported with plens import-legacy. */
+let legacyDb: string;
 
 describe.skipIf(!available)('PersonaLens: plens sends what the original code sends', () => {
   beforeAll(async () => {
@@ -62,6 +67,7 @@ describe.skipIf(!available)('PersonaLens: plens sends what the original code sen
     inputs = buildInputs(join(dir, 'original'), list('PLENS_DIFF_USERS', [7, 53]), list('PLENS_DIFF_SD', [0, 11, 23]), list('PLENS_DIFF_MD', [0, 5]));
     original = await runOriginal(inputs);
     plens = await runPlens(inputs, join(dir, 'plens'));
+    legacyDb = await importOriginalOutput(inputs, join(dir, 'legacy'));
   }, 600_000);
   afterAll(async () => {
     await plens?.server.close();
@@ -100,6 +106,26 @@ describe.skipIf(!available)('PersonaLens: plens sends what the original code sen
     // The reply that was only the marker is an empty user message in the history the assistant then sees.
     const all = [...plens.dialogues.values()].flat();
     expect(all.some((r) => /\nUser: \n/.test(r.messages[0]!.content) || r.messages[0]!.content.endsWith('\nUser: '))).toBe(true);
+  });
+
+  it("import-legacy of the original's own output folder: every dialogue and judgment plens made itself", async () => {
+    const ours = await storedDialogues(plens.db);
+    const theirs = await storedDialogues(legacyDb);
+    expect(theirs.size).toBe(ASSISTANTS.length * Object.keys(SETTINGS).length * dialoguesPerCell());
+    expect([...theirs.keys()].sort()).toEqual([...ours.keys()].sort());
+    const wrong: string[] = [];
+    for (const [key, t] of theirs) {
+      const o = ours.get(key)!;
+      const a = JSON.stringify(t.messages);
+      const b = JSON.stringify(o.messages);
+      if (a !== b) wrong.push(`${key}: messages differ ${firstDifference(a, b)}`);
+      if (t.status !== o.status || t.endReason !== o.endReason)
+        wrong.push(`${key}: ended ${t.status}/${t.endReason} imported, ${o.status}/${o.endReason} made`);
+      const ja = JSON.stringify(Object.entries(t.judgments).sort());
+      const jb = JSON.stringify(Object.entries(o.judgments).sort());
+      if (ja !== jb) wrong.push(`${key}: judgments ${ja} imported, ${jb} made`);
+    }
+    expect(wrong.slice(0, 10)).toEqual([]);
   });
 
   it("the judge's scripted replies are the same list on both sides", () => {
