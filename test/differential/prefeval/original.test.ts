@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +8,7 @@ import { isolatedAwsEnv, startMockBedrock, type MockBedrockServer } from '../../
 import {
   DIFF_TOPIC,
   JUDGE_CHECKS,
+  PREFEVAL_PYTHON,
   prefevalOriginalAvailable,
   prefevalOriginalMissing,
   runOriginalPrefEval,
@@ -29,7 +31,8 @@ import {
  */
 const checkout = prefevalOriginalAvailable();
 const TOPIC = DIFF_TOPIC;
-const LIMIT = 4;
+/** Records per topic: 4, or PLENS_PREFEVAL_LIMIT (records past the fourth get the default judge replies). */
+const LIMIT = Number(process.env['PLENS_PREFEVAL_LIMIT'] ?? 4);
 const TASKS: PrefEvalTask[] = ['zero-shot', 'remind', 'cot', 'selfcritic'];
 const TURNS = [0, 2, 10];
 /** The implicit forms, on part of the grid (their requests differ from explicit's in the opening only). */
@@ -43,6 +46,14 @@ const HAIKU = 'anthropic.claude-3-haiku-20240307-v1:0';
 /** The model's calls a record takes: the explicit preference turn, the answer, and self-critic's critique and revision. */
 const callsPer = (explicit: boolean, task: PrefEvalTask) => (explicit ? 1 : 0) + (task === 'selfcritic' ? 3 : 1);
 const sum = (xs: number[]) => xs.reduce((n, x) => n + x, 0);
+
+/** What run_original.py answers a check of a record REPLIES does not name (its DEFAULT_JUDGE_REPLIES). */
+const DEFAULT_REPLIES: Record<JudgeCheck, string> = {
+  acknow: '<preference>p</preference><answer>Yes</answer>',
+  violate: '<explanation>x</explanation><answer>No</answer>',
+  hallucinate: '<explanation>x</explanation><answer>No</answer>',
+  helpful: '<explanation>x</explanation><answer>Yes</answer>',
+};
 
 /** Judge replies per check and record index. */
 const REPLIES: Record<JudgeCheck, Record<string, string>> = {
@@ -133,7 +144,7 @@ describe.skipIf(!checkout && !process.env['CI'])(`PrefEval against the original 
         // The record: its question (acknow, violate, helpful) or its preference (hallucinate) is in the text.
         const found = (texts: string[]) => texts.findIndex((t) => text.includes(t));
         const index = Math.max(...lists.map((l) => found(check === 'hallucinate' ? l.preferences : l.questions)));
-        return REPLIES[check][String(index)]!;
+        return REPLIES[check][String(index)] ?? DEFAULT_REPLIES[check];
       },
     });
     dir = tempDir('plens-prefeval-diff-');
@@ -172,6 +183,16 @@ describe.skipIf(!checkout && !process.env['CI'])(`PrefEval against the original 
         max_tokens: q.body.max_tokens,
       })),
     );
+
+  it('answers a record REPLIES does not name as run_original.py does', () => {
+    const r = spawnSync(PREFEVAL_PYTHON, ['-c', 'import json, run_original; print(json.dumps(run_original.DEFAULT_JUDGE_REPLIES))'], {
+      cwd: import.meta.dirname,
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PYTHONDONTWRITEBYTECODE: '1' },
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual(DEFAULT_REPLIES);
+  });
 
   it("sends the model the original's requests, request by request (preference turn or implicit conversation, filler, question with its baseline's text)", () => {
     const want = originalSent('generation_requests');
