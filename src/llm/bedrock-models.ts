@@ -81,6 +81,15 @@ export function bedrockPromptFamily(model: string): 'llama' | 'mistral' | undefi
   return undefined;
 }
 
+/**
+ * Whether Bedrock's Converse API takes a system prompt for this model. Mistral AI's 7B and 8x7B
+ * Instruct models take none (AWS's table of Converse model features; Bedrock answers a
+ * ValidationException): a system prompt reaches them only inside a completion prompt.
+ */
+export function bedrockConverseTakesSystem(model: string): boolean {
+  return !/^mistral\.(?:mistral-7b-instruct|mixtral-8x7b-instruct)/.test(bedrockBaseModel(model));
+}
+
 /** The region an inference-profile or model ARN names, if the model is one. */
 export function bedrockArnRegion(model: string): string | undefined {
   return /^arn:aws[\w-]*:bedrock:([a-z0-9-]+):/.exec(bedrockModelId(model))?.[1];

@@ -8,7 +8,7 @@
  */
 import type { BedrockRuntimeClient, ConverseCommandOutput, InvokeModelCommandOutput } from '@aws-sdk/client-bedrock-runtime';
 import { registerSecret } from '../core/redact.js';
-import { bedrockArnRegion, bedrockModelId, bedrockPromptFamily } from './bedrock-models.js';
+import { bedrockArnRegion, bedrockConverseTakesSystem, bedrockModelId, bedrockPromptFamily } from './bedrock-models.js';
 import { isRetryableStatus, LlmCallError, parseRetryAfter } from './errors.js';
 import { DEFAULT_TIMEOUTS, type HttpTimeouts } from './http-transport.js';
 import type { ChatRequest, ChatResponse, Provider } from './types.js';
@@ -68,6 +68,13 @@ export class BedrockProvider implements Provider {
 
   async complete(request: ChatRequest, signal: AbortSignal): Promise<ChatResponse> {
     if (request.prompt !== undefined) return this.completePrompt(request.prompt, request, signal);
+    // Refused here, not sent: Bedrock would answer every such call with a ValidationException.
+    if (request.system && !bedrockConverseTakesSystem(this.modelId))
+      throw new LlmCallError(
+        'config',
+        `Bedrock ${this.modelId}: the Converse API takes no system prompt for this model; a benchmark that lays out Mistral's prompt itself sends it as a completion prompt (InvokeModel)`,
+        { retryable: false },
+      );
     const client = await (this.client ??= this.connect());
     const command = new this.ConverseCommand!({
       modelId: this.modelId,

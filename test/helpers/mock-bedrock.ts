@@ -184,6 +184,13 @@ export async function startMockBedrock(options: MockBedrockOptions): Promise<Moc
           },
         );
       }
+      // As Bedrock answers it: Mistral 7B and Mixtral 8x7B Instruct take no system prompt through Converse.
+      if (!invoke && (parsed.system ?? []).length > 0 && /^mistral\.(?:mistral-7b-instruct|mixtral-8x7b-instruct)/.test(record.modelId))
+        return send(
+          400,
+          { message: "This model doesn't support system messages. Try again without a system message or use a model that supports system messages." },
+          { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' },
+        );
       const text = options.reply ? options.reply(record) : `Mock Bedrock answer from ${record.modelId}.`;
       if (invoke) {
         // The native answers: Llama's counts its tokens (here a token per 3 prompt characters, so a

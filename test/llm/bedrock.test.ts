@@ -194,18 +194,35 @@ describe('bedrock provider against a mock Converse endpoint (real HTTP, SigV4 ch
     writeFileSync(join(dir, 'credentials'), `[plens-test]\naws_access_key_id = ${CREDS.accessKeyId}\naws_secret_access_key = ${CREDS.secretAccessKey}\n`);
     writeFileSync(join(dir, 'config'), '[profile plens-test]\nregion = ap-southeast-2\n');
     vi.stubEnv('AWS_PROFILE', 'plens-test');
-    let client = await setup('mistral-7b-instruct-v2', { withToken: false });
+    let client = await setup('llama-3-1-70b-instruct-v1', { withToken: false });
     await client.call(request(), signal());
     expect(server!.requests[0]).toMatchObject({
-      modelId: 'mistral.mistral-7b-instruct-v0:2',
+      modelId: 'us.meta.llama3-1-70b-instruct-v1:0',
       signatureValid: true,
       authorization: { region: 'ap-southeast-2' },
     });
     await server!.close();
     // region= in the spec beats the profile's.
-    client = await setup('mistral-7b-instruct-v2', { withToken: false, params: '&region=eu-west-3' });
+    client = await setup('llama-3-1-70b-instruct-v1', { withToken: false, params: '&region=eu-west-3' });
     await client.call(request(), signal());
     expect(server!.requests[0]).toMatchObject({ signatureValid: true, authorization: { region: 'eu-west-3' } });
+  });
+
+  it('refuses a system prompt to a model whose Converse takes none (Mistral 7B, Mixtral) before sending it', async () => {
+    envKeys(false);
+    for (const model of ['mistral-7b-instruct-v2', 'mixtral-8x7b-instruct-v1']) {
+      const client = await setup(model, { withToken: false });
+      await expect(client.call(request(), signal())).rejects.toMatchObject({
+        kind: 'config',
+        retryable: false,
+        message: expect.stringMatching(/takes no system prompt/),
+      });
+      expect(server!.requests).toHaveLength(0);
+      // Without one, Converse carries the call.
+      await client.call({ ...request(), system: null }, signal());
+      expect(server!.requests).toMatchObject([{ operation: 'converse' }]);
+      await server!.close();
+    }
   });
 
   it('a request signed with the wrong secret is refused by the mock (the check can fail)', async () => {

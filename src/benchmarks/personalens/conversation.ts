@@ -1,5 +1,6 @@
 import { failureOf, type CallRecorder } from '../../engine/llm-stage.js';
 import type { LlmClient } from '../../llm/client.js';
+import { bedrockConverseTakesSystem, bedrockPromptFamily } from '../../llm/bedrock-models.js';
 import { LlmCallError } from '../../llm/errors.js';
 import type { SimulationFacts } from '../../llm/sim.js';
 import type { ChatRequest } from '../../llm/types.js';
@@ -178,9 +179,11 @@ function conversationSetup(scenario: ScenarioRow, context: ScenarioContext, sett
     timeOfDay: scenario.time_of_day,
     assistantContext: { demographics: conf.demographics, interactions: conf.interactions, situation: conf.situation },
   };
+  const completion = mistralCompletion(agents.assistant);
   const requestOf = (role: 'user' | 'assistant', system: string, prompt: string): ChatRequest => ({
     system,
     messages: [{ role: 'user', content: prompt }],
+    ...(role === 'assistant' && completion ? { prompt: completion(system, prompt) } : {}),
     params: (role === 'user' ? agents.user : agents.assistant).params(PAPER_SAMPLING[role]),
     purpose: role,
     promptVersion: prompts.dialogueVersion,
@@ -188,6 +191,18 @@ function conversationSetup(scenario: ScenarioRow, context: ScenarioContext, sett
     simulation: facts,
   });
   return { userView, userSystem, requestOf };
+}
+
+/**
+ * The completion prompt an assistant is sent instead of a chat request, when it has one: a Bedrock
+ * Mistral model whose Converse API takes no system prompt (Mistral 7B and Mixtral 8x7B Instruct,
+ * two of the paper's assistants) gets the original's own layout, its system prompt and turn prompt
+ * inside one instruction, through InvokeModel, as the original sends it.
+ */
+function mistralCompletion(assistant: LlmClient): ((system: string, prompt: string) => string) | undefined {
+  const { provider, model } = assistant.spec;
+  if (provider !== 'bedrock' || bedrockPromptFamily(model) !== 'mistral' || bedrockConverseTakesSystem(model)) return undefined;
+  return (system, prompt) => `<s>[INST]${system}${prompt}[/INST]`;
 }
 
 /** The dialogue's first request (the user agent's opening), exactly as converse() sends it: what a spend cap prices before the dialogue starts. */

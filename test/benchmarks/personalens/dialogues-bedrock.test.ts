@@ -50,7 +50,7 @@ describe('plens dialogues with bedrock models', () => {
   it('runs dialogues against a signed mock Converse endpoint, and keeps the secret out of every output', async () => {
     server = await startMockBedrock({
       credentials: CREDS,
-      reply: (r) => (r.body.system?.[0]?.text.includes('TERMINATE') ? 'Thanks, that is all. TERMINATE' : 'Here is a suggestion for you.'),
+      reply: (r) => (r.body.system?.[0]?.text.includes('TERMINATE') ? 'Thanks, that is all. TERMINATE' : ' Here is a suggestion for you.'),
     });
     const ws = await sampleWorkspace();
     const spec = (m: string) => `bedrock:${m}?base_url=${server!.url}`;
@@ -77,6 +77,15 @@ describe('plens dialogues with bedrock models', () => {
     expect(server.requests.length).toBeGreaterThanOrEqual(4);
     expect(server.requests.every((q) => q.signatureValid && q.authorization?.region === 'us-west-2')).toBe(true);
     expect(new Set(server.requests.map((q) => q.modelId))).toEqual(new Set(['mistral.mistral-7b-instruct-v0:2', 'anthropic.claude-3-sonnet-20240229-v1:0']));
+    // Mistral 7B takes no system prompt through Converse (Bedrock refuses it; the mock too): its
+    // requests are the original's completion prompt through InvokeModel, the user agent's Converse.
+    const mistral = server.requests.filter((q) => q.modelId.startsWith('mistral.'));
+    expect(mistral.length).toBeGreaterThanOrEqual(2);
+    for (const q of mistral) {
+      expect(q.operation).toBe('invoke');
+      expect(q.invoke).toMatchObject({ prompt: expect.stringMatching(/^<s>\[INST\][\s\S]*\[\/INST\]$/), max_tokens: 800, temperature: 0 });
+    }
+    expect(server.requests.filter((q) => q.modelId.startsWith('anthropic.')).every((q) => q.operation === 'converse')).toBe(true);
     const summary = JSON.parse(r.stdout) as Record<string, unknown>;
     expect(JSON.stringify(summary)).not.toContain(CREDS.secretAccessKey);
     expect(r.stderr).not.toContain(CREDS.secretAccessKey);
@@ -89,6 +98,7 @@ describe('plens dialogues with bedrock models', () => {
       if (f.name.endsWith('.jsonl') && f.parentPath.includes('dialogues')) records += bytes.toString('utf8');
     }
     expect(records).toContain('bedrock:mistral-7b-instruct-v2');
-    expect(records).toContain('Here is a suggestion for you.');
+    // Stored as the original stores a Mistral reply: without its leading whitespace.
+    expect(records).toContain('"content":"Here is a suggestion for you."');
   });
 });

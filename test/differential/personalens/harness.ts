@@ -33,9 +33,9 @@ export interface SentRequest {
 }
 
 /** The assistants a run covers, by the original's short names; plens names them `bedrock:<name>`. */
-export const ASSISTANTS = ['claude-3-sonnet-v1', 'llama-3-1-70b-instruct-v1'] as const;
-/** What plens's spec adds to send what the original sends: its Llama class's top_p. */
-const SPEC_EXTRA: Record<string, string> = { 'llama-3-1-70b-instruct-v1': '&top_p=0.9' };
+export const ASSISTANTS = ['claude-3-sonnet-v1', 'llama-3-1-70b-instruct-v1', 'mistral-7b-instruct-v2'] as const;
+/** What plens's spec adds to send what the original sends: its Llama and Mistral classes' top_p. */
+const SPEC_EXTRA: Record<string, string> = { 'llama-3-1-70b-instruct-v1': '&top_p=0.9', 'mistral-7b-instruct-v2': '&top_p=1' };
 export const USER_MODEL = 'claude-3-sonnet-v1';
 export const JUDGE_MODEL = 'claude-3-5-sonnet-v2';
 
@@ -355,6 +355,16 @@ const CREDS = { accessKeyId: 'AKIAPLENSDIFFTEST001', secretAccessKey: 'plensDiff
 const AWS_ENV = isolatedAwsEnv(CREDS, 'us-east-1');
 
 function fromConverse(r: MockBedrockServer['requests'][number]): SentRequest {
+  // A completion prompt (Mistral's) is compared as sent: the whole prompt as the one message.
+  if (r.invoke)
+    return {
+      model: r.modelId,
+      system: '',
+      messages: [{ role: 'user', content: r.invoke.prompt }],
+      temperature: r.invoke.temperature,
+      max_tokens: r.invoke.max_tokens ?? r.invoke.max_gen_len,
+      ...(r.invoke.top_p !== undefined ? { top_p: r.invoke.top_p } : {}),
+    };
   return {
     model: r.modelId,
     system: (r.body.system ?? []).map((b) => b.text).join(''),

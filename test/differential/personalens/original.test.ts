@@ -34,7 +34,8 @@ import { JUDGE_REPLIES } from './replies.js';
  * order of the requests of each dialogue.
  *
  * Covered: SD and MD tasks; the five settings the original can run; a Claude assistant (XML
- * prompts) and a Llama one (markdown prompts, replies left-stripped); a dialogue that reaches the
+ * prompts) and a Llama one (markdown prompts, replies left-stripped), and a Mistral one (its
+ * completion prompt through InvokeModel, compared as sent); a dialogue that reaches the
  * round limit, a reply that is only TERMINATE, the marker inside a word, the marker after text
  * with whitespace Python strips and JavaScript does not (and the other way round); all six judge
  * templates on every dialogue; and the gather script (util.gather_evaluation, unmodified) over the
