@@ -1,6 +1,6 @@
 import { failureOf, type CallRecorder } from '../../engine/llm-stage.js';
 import type { LlmClient } from '../../llm/client.js';
-import { bedrockConverseTakesSystem, bedrockPromptFamily } from '../../llm/bedrock-models.js';
+import { bedrockConverseTakesSystem } from '../../llm/bedrock-models.js';
 import { LlmCallError } from '../../llm/errors.js';
 import type { SimulationFacts } from '../../llm/sim.js';
 import type { ChatRequest } from '../../llm/types.js';
@@ -201,7 +201,8 @@ function conversationSetup(scenario: ScenarioRow, context: ScenarioContext, sett
  */
 function mistralCompletion(assistant: LlmClient): ((system: string, prompt: string) => string) | undefined {
   const { provider, model } = assistant.spec;
-  if (provider !== 'bedrock' || bedrockPromptFamily(model) !== 'mistral' || bedrockConverseTakesSystem(model)) return undefined;
+  // Only Mistral models lack a system prompt through Converse (bedrock-models.ts).
+  if (provider !== 'bedrock' || bedrockConverseTakesSystem(model)) return undefined;
   return (system, prompt) => `<s>[INST]${system}${prompt}[/INST]`;
 }
 

@@ -437,6 +437,13 @@ export async function runPlens(inputs: Inputs, workDir: string): Promise<PlensRu
   return { dialogues, judge, scoring: await readScoring(ws, db), db, server };
 }
 
+/** An assistant as ASSISTANTS names it, from the model a warehouse records (its spec). */
+const assistantOf = (model: string): string => ASSISTANTS.find((a) => model.includes(a)) ?? model;
+
+/** A judgment's dimension as the gather runs and judge requests name it: naturalness and coherence with their speaker. */
+const judgedAs = (dimension: string, target: string | null): string =>
+  dimension === 'naturalness' || dimension === 'coherence' ? `${dimension}.${target}` : dimension;
+
 /** Builds the warehouse of plens's run and reads `original_scoring`, each row keyed as the gather runs are. */
 async function readScoring(ws: string, db: string): Promise<Map<string, OriginalScoring>> {
   await cli(['warehouse', '-w', ws, '--db', db, '-q']);
@@ -451,11 +458,14 @@ async function readScoring(ws: string, db: string): Promise<Map<string, Original
     );
     const out = new Map<string, OriginalScoring>();
     for (const r of rows) {
-      const assistant = ASSISTANTS.find((a) => r.assistant_model.includes(a)) ?? r.assistant_model;
-      const dimension = r.dimension === 'naturalness' || r.dimension === 'coherence' ? `${r.dimension}.${r.target}` : r.dimension;
-      out.set(`${assistant}/${r.setting}/${r.kind}/${dimension}`, { replies: r.replies, read: r.read, mean: r.mean, min: r.min, max: r.max });
+      out.set(`${assistantOf(r.assistant_model)}/${r.setting}/${r.kind}/${judgedAs(r.dimension, r.target)}`, {
+        replies: r.replies,
+        read: r.read,
+        mean: r.mean,
+        min: r.min,
+        max: r.max,
+      });
     }
-    const assistantOf = (model: string) => ASSISTANTS.find((a) => model.includes(a)) ?? model;
     const table4 = await d.all<{ assistant_model: string; setting: string; sd: number | null; md: number | null }>(
       'SELECT assistant_model, setting, sd_tcr_original AS sd, md_tcr_original AS md FROM table4',
     );
@@ -511,15 +521,13 @@ export async function storedDialogues(dbFile: string): Promise<Map<string, Store
     const byId = new Map<string, StoredDialogue>();
     const out = new Map<string, StoredDialogue>();
     for (const r of dialogues) {
-      const assistant = ASSISTANTS.find((a) => r.assistant_model.includes(a)) ?? r.assistant_model;
       const entry: StoredDialogue = { status: r.status, endReason: r.end_reason, messages: JSON.parse(r.messages), judgments: {} };
       byId.set(r.dialogue_id, entry);
-      out.set(`${assistant}/${r.setting}/${r.scenario_id}`, entry);
+      out.set(`${assistantOf(r.assistant_model)}/${r.setting}/${r.scenario_id}`, entry);
     }
     for (const j of judgments) {
       const entry = byId.get(j.dialogue_id);
-      const name = j.dimension === 'naturalness' || j.dimension === 'coherence' ? `${j.dimension}.${j.target}` : j.dimension;
-      if (entry) entry.judgments[name] = [j.status, j.score, j.original_score];
+      if (entry) entry.judgments[judgedAs(j.dimension, j.target)] = [j.status, j.score, j.original_score];
     }
     return out;
   } finally {
