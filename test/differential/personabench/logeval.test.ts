@@ -19,11 +19,13 @@ import { ORIGINAL, originalAvailable, seededRandom } from './original.js';
  * pair (the components are checked elsewhere; what is compared here is which lines count, which
  * candidate is scored, the sums and the CSVs) and compute SBERT from the same made-up vectors
  * plens's embeddings endpoint serves, so both CSVs must again be byte-identical.
- * Needs PERSONABENCH_ORIGINAL; skipped without it or without pandas/sklearn.
+ * Needs PERSONABENCH_ORIGINAL; skipped without it or without pandas/sklearn (3.1, 3.2) or numpy (3.3).
  */
 const LOGEVAL = join(ORIGINAL, 'LLMEvaluators', 'LogEvaluator');
 const python = '/usr/bin/python3';
 const hasPandas = existsSync(python) && spawnSync(python, ['-c', 'import pandas, sklearn'], { encoding: 'utf8' }).status === 0;
+// LogEval3.3 exits at once without numpy (its metric libraries are stubbed, numpy is not).
+const hasNumpy = existsSync(python) && spawnSync(python, ['-c', 'import numpy'], { encoding: 'utf8' }).status === 0;
 const available = originalAvailable(join('LLMEvaluators', 'LogEvaluator', 'LogEval3.1.py'));
 
 // scikit-learn before 1.3 (Debian 12 has 1.2) computes F1 from precision and recall; 1.3 and
@@ -284,7 +286,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-describe.skipIf(!available)('LogEval3.3 on drawn outputs files: which lines count, which candidate, the sums and both CSVs', () => {
+describe.skipIf(!available || !hasNumpy)('LogEval3.3 on drawn outputs files: which lines count, which candidate, the sums and both CSVs', () => {
   it('with SBERT, ROUGE, BLEU and METEOR', async () => {
     const stubs = tempDir('plens-pb-stubs-');
     for (const [path, text] of Object.entries(STUBS)) {
