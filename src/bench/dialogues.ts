@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Workspace } from '../core/workspace.js';
 import { runImport } from '../benchmarks/personalens/dataset/import.js';
@@ -11,6 +11,7 @@ import { stormFigures, type StormResult } from './dialogues-storm.js';
 import type { BenchResult } from './report.js';
 import { profileFigures } from './cpu-profile.js';
 import { steadyFigures } from './steady-rate.js';
+import { ThreadCpu } from './thread-cpu.js';
 import { startMockProcess, takeBodySample, worker, type CeilingResult } from './workers.js';
 import { datasetDir } from '../benchmarks/personalens/dataset/workspace-files.js';
 
@@ -62,17 +63,23 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
 
     for (const concurrency of [64, 256]) {
       const steal = CpuSteal.start();
+      // The endpoint's CPU: the mock shares the cores with the stage, as no real endpoint would.
+      const mockDuringStage = ThreadCpu.open(sampler.pid!);
       const r = await run(5000, concurrency, false);
+      const mockStage = mockDuringStage?.stop();
       const bound = concurrency / (LATENCY_MS / 1000);
       // Only calls that went over HTTP count towards the rate (the mock's replies are unique, so all
       // do), over the time the dialogues ran; the whole command adds start-up and compaction.
       const rate = r.http_calls / (r.work_ms / 1000);
       const wholeRate = r.http_calls / (r.wall_ms / 1000);
+      const bodySample = await takeBodySample(sampler, bodies);
+      const mockDuringCeiling = ThreadCpu.open(sampler.pid!);
       const ceiling = await worker<CeilingResult>(
         './http-ceiling-worker.js',
-        [url, String(concurrency), String(CEILING_CALLS[concurrency]!), await takeBodySample(sampler, bodies)],
+        [url, String(concurrency), String(CEILING_CALLS[concurrency]!), bodySample],
         false,
       );
+      const mockCeiling = mockDuringCeiling?.stop();
       const ceilingRate = ceiling.calls / (ceiling.wall_ms / 1000);
       figures.push({ name: `c=${concurrency}: calls/s (5k dialogues)`, value: rate, unit: 'calls/s' });
       figures.push({ name: `c=${concurrency}: share of bound ${bound}/s`, value: (100 * rate) / bound, unit: '%', min: 90 });
@@ -97,6 +104,7 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
       });
       figures.push(...steadyFigures(concurrency, r.steady_rate, ceiling.steady_rate));
       figures.push({ name: `c=${concurrency}: bare client CPU per call`, value: ceiling.cpu_ms / ceiling.calls, unit: 'ms' });
+      if (mockStage && mockCeiling) figures.push(...machineFigures(concurrency, r, mockStage.runMs, ceiling, mockCeiling.runMs));
       if (steal) figures.push({ name: `c=${concurrency}: CPU stolen by other guests`, value: steal.percent(), unit: '%' });
     }
     // Where the CPU goes, from a CPU profile of a run of its own (profiling slows it: its rate is not a figure).
@@ -146,6 +154,24 @@ export async function benchDialogues(dataDir: string): Promise<BenchResult> {
   }
 }
 
+/**
+ * How full the machine was: the mock's CPU per call, the share of all cores the stage and the mock
+ * used together (and the bare client and the mock), and how long the stage's threads waited for a
+ * core per call. A stage near 100% with a long wait is limited by the cores, not by its own code
+ * path's latency: a rate it loses there comes back only with less CPU per call.
+ */
+function machineFigures(concurrency: number, r: WorkerResult, mockMs: number, ceiling: CeilingResult, mockCeilingMs: number): BenchResult['figures'] {
+  const cores = availableParallelism();
+  const figures: BenchResult['figures'] = [
+    { name: `c=${concurrency}: mock (endpoint) CPU per call`, value: mockMs / r.http_calls, unit: 'ms' },
+    { name: `c=${concurrency}: all cores in use, stage + mock`, value: (100 * (r.cpu_ms + mockMs)) / r.wall_ms / cores, unit: '%' },
+    { name: `c=${concurrency}: all cores in use, bare client + mock`, value: (100 * (ceiling.cpu_ms + mockCeilingMs)) / ceiling.wall_ms / cores, unit: '%' },
+  ];
+  if (r.run_queue_ms !== null)
+    figures.push({ name: `c=${concurrency}: stage's threads waiting for a core, per call`, value: r.run_queue_ms / r.http_calls, unit: 'ms' });
+  return figures;
+}
+
 interface WorkerResult {
   dialogues: number;
   failed: number;
@@ -157,6 +183,8 @@ interface WorkerResult {
   /** Calls/s over the middle of the run (steady-rate.ts). */
   steady_rate: number | null;
   cpu_ms: number;
+  /** Time the stage's threads were ready to run but waited for a core (null off Linux). */
+  run_queue_ms: number | null;
   peak_rss_mib: number;
   peak_anon_mib: number | null;
   peak_file_mib: number | null;
