@@ -22,11 +22,14 @@ interface Pending {
 export class CdpBrowser {
   private next = 0;
   private readonly pending = new Map<number, Pending>();
-  private readonly waiters: Array<{ match: (e: CdpEvent) => boolean; resolve: (e: CdpEvent) => void }> = [];
+  private readonly waiters: Array<{ match: (e: CdpEvent) => boolean; resolve: (e: CdpEvent) => void; reject: (error: Error) => void }> = [];
   /** Every event received, in order (the page's log entries among them). */
   readonly events: CdpEvent[] = [];
   private stderr = '';
   private exited: Error | null = null;
+  /** Settles once Chromium has gone: exited, or never started. */
+  private readonly ended: Promise<void>;
+  private markEnded: () => void = () => {};
 
   private constructor(
     private readonly child: ChildProcess,
@@ -46,11 +49,25 @@ export class CdpBrowser {
       // The last few KB are enough to say why Chromium stopped.
       this.stderr = (this.stderr + chunk.toString('utf8')).slice(-8192);
     });
-    child.on('exit', (code, signal) => {
-      this.exited = new Error(`Chromium exited (${signal ?? `code ${code}`})${this.stderr ? `: ${this.stderr.trim().split('\n').slice(-3).join(' | ')}` : ''}`);
-      for (const p of this.pending.values()) p.reject(this.exited);
-      this.pending.clear();
-    });
+    this.ended = new Promise((resolve) => (this.markEnded = resolve));
+    // A binary that cannot be run (missing, not executable) emits 'error' and maybe no 'exit':
+    // every command and wait fails at once with why, instead of waiting for a reply that never comes.
+    child.on('error', (error) =>
+      this.gone(new Error(`Chromium could not be started (${error.message}); install it (apt-get install -y chromium) or set PLENS_CHROMIUM`)),
+    );
+    child.on('exit', (code, signal) =>
+      this.gone(new Error(`Chromium exited (${signal ?? `code ${code}`})${this.stderr ? `: ${this.stderr.trim().split('\n').slice(-3).join(' | ')}` : ''}`)),
+    );
+  }
+
+  /** Chromium has gone (the first reason stands): whatever waits on it fails with `error`. */
+  private gone(error: Error): void {
+    if (this.exited) return;
+    this.exited = error;
+    for (const p of this.pending.values()) p.reject(error);
+    this.pending.clear();
+    for (const w of this.waiters.splice(0)) w.reject(error);
+    this.markEnded();
   }
 
   /** Starts Chromium with the pipe open; `args` are its other flags. */
@@ -99,7 +116,8 @@ export class CdpBrowser {
   waitFor(match: (e: CdpEvent) => boolean): Promise<CdpEvent> {
     const seen = this.events.find(match);
     if (seen) return Promise.resolve(seen);
-    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+    if (this.exited) return Promise.reject(this.exited);
+    return new Promise((resolve, reject) => this.waiters.push({ match, resolve, reject }));
   }
 
   /** Opens a page and returns its session (commands for the page carry it). */
@@ -120,10 +138,9 @@ export class CdpBrowser {
   /** Closes Chromium (politely, then by signal) and waits for it to exit. */
   async close(): Promise<void> {
     if (this.exited) return;
-    const gone = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
     this.send('Browser.close').catch(() => {});
     const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
-    await gone;
+    await this.ended;
     clearTimeout(timer);
   }
 

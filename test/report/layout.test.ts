@@ -46,7 +46,7 @@ describe(`a 5-assistant x 6-setting report in headless Chromium${skipNote}`, () 
     expect(t4).toMatch(/aria-label="openai:gpt-4o-mini; Setting: base\+i; Tasks: MD; P: [\d.]+ \[[\d.]+, [\d.]+\]; n: \d+"/);
   });
 
-  it('passes the browser check: no chart scaled down or wider than the page, no text below 9 px', async () => {
+  it.skipIf(!hasChromium)('passes the browser check: no chart scaled down or wider than the page, no text below 9 px', async () => {
     const shot = join(tempDir('plens-grid-shot-'), 'shot.png');
     const check = await checkReportInBrowser(file, { chromium: CHROMIUM, screenshot: shot, fullPage: true });
     expect(check.problems).toEqual([]);
@@ -66,7 +66,7 @@ describe(`a 5-assistant x 6-setting report in headless Chromium${skipNote}`, () 
     expect(check.screenshot.height).toBeGreaterThan(3000);
   });
 
-  it('fails the same grid drawn the old way: one wide row of grouped bars, scaled into the page', async () => {
+  it.skipIf(!hasChromium)('fails the same grid drawn the old way: one wide row of grouped bars, scaled into the page', async () => {
     // Figure 4 as plens drew it before: TCR and P side by side, a group of five bars per domain,
     // 56 px a bar. The browser check must refuse it, scaled (the old stylesheet) or not.
     const domains = [...new Set([...chartSvg(html, 'figure4').matchAll(/Domain: ([^;]+); Tasks: SD/g)].map((m) => m[1]!))];
@@ -117,7 +117,7 @@ describe(`a 5-assistant x 6-setting report in headless Chromium${skipNote}`, () 
     expect(check.problems.join('\n')).toMatch(/chart figure4: text shows at [\d.]+ px \(below 9 px\)/);
   });
 
-  it('fails a table wider than the page, and text set below 9 px', async () => {
+  it.skipIf(!hasChromium)('fails a table wider than the page, and text set below 9 px', async () => {
     const dir = tempDir('plens-narrow-');
     const columns = Array.from({ length: 30 }, (_, i) => ({ key: `c${i}`, label: `column_number_${i}` }));
     const page = barePage({
