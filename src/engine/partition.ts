@@ -1,13 +1,13 @@
-import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
+import { join } from 'node:path';
 import { tempSibling } from '../core/atomic.js';
 import { storageError } from '../core/errors.js';
 import { Database, sqlString } from '../db/database.js';
 import { completeLength, JsonlLog, readJsonl, readJsonlLines } from './jsonl-log.js';
 import { WriterLock } from './lock.js';
 import { checkLogRecord } from './record-check.js';
+import { JsonlChunks } from './jsonl-chunks.js';
 import { writeRecordWinners } from './record-winners.js';
 import { shardSuffix, type Shard } from './shard.js';
 
@@ -216,13 +216,6 @@ export class Partition {
     const present = (kind: LogKind) => this.logs(kind).filter((f) => (lengths[f] ?? 0) > 0);
     const records = present('records').map((f) => ({ path: f, length: lengths[f]! }));
     const eventLogs = present('events');
-    const events = await Promise.all(
-      eventLogs.map(async (f, i) => {
-        const to = join(snapshots, `${i}-${basename(f)}`);
-        await pipeline(createReadStream(f, { start: 0, end: lengths[f]! - 1 }), createWriteStream(to));
-        return to;
-      }),
-    );
     // One thread keeps rows in the order read (files in list order, lines in file order), with no ORDER BY to hold them all.
     const db = await Database.open(':memory:', { threads: 1, memoryLimit: COMPACT_MEMORY_LIMIT });
     try {
@@ -230,15 +223,24 @@ export class Partition {
       await db.run(`SET temp_directory = ${sqlString(join(snapshots, 'duckdb.tmp'))}`);
       let rows = 0;
       if (records.length) {
-        const winners = join(snapshots, 'winners.jsonl');
+        const winners = new JsonlChunks(join(snapshots, 'winners'));
         rows = await writeRecordWinners(records, winners, this.recordCheck());
         const tmp = tempSibling(this.outputFile);
-        await writeThenRename(db, `COPY (${jsonlQuery([winners], recordColumns)}) TO ${sqlString(tmp)} (${PARQUET_OPTIONS})`, tmp, this.outputFile);
+        await writeThenRename(db, `COPY (${jsonlQuery(winners.files, recordColumns)}) TO ${sqlString(tmp)} (${PARQUET_OPTIONS})`, tmp, this.outputFile);
       }
-      // Events go to DuckDB as they are: check them first, naming the log (not its snapshot) and line.
-      for (const [i, f] of eventLogs.entries()) {
-        for await (const { value, line } of readJsonlLines(events[i]!)) checkLogRecord(value, eventColumns, 'event', f, line);
+      // Events go to DuckDB as they are: check them first, naming the log and line.
+      for (const f of eventLogs) {
+        for await (const { value, line } of readJsonlLines(f, lengths[f]!)) checkLogRecord(value, eventColumns, 'event', f, line);
       }
+      // Copied, up to each log's snapshot length, as files of a few MiB of whole lines: DuckDB's
+      // JSON reader buffers up to 32 MiB of each file it reads, whatever the file's size.
+      const eventChunks = new JsonlChunks(join(snapshots, 'events'));
+      try {
+        for (const f of eventLogs) eventChunks.copyLines(f, lengths[f]!);
+      } finally {
+        eventChunks.close();
+      }
+      const events = eventChunks.files;
       if (events.length) {
         // Each log is appended in time order by its one writer; nothing reads calls.parquet by row order.
         const tmp = tempSibling(this.callsFile);
