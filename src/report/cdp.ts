@@ -116,8 +116,12 @@ export class CdpBrowser {
   waitFor(match: (e: CdpEvent) => boolean): Promise<CdpEvent> {
     const seen = this.events.find(match);
     if (seen) return Promise.resolve(seen);
-    if (this.exited) return Promise.reject(this.exited);
-    return new Promise((resolve, reject) => this.waiters.push({ match, resolve, reject }));
+    const waiting = this.exited ? Promise.reject(this.exited) : new Promise<CdpEvent>((resolve, reject) => this.waiters.push({ match, resolve, reject }));
+    // A wait made ahead of the command that brings its event (the load event before navigating)
+    // may fail while that command fails first: the caller sees the command's error, and this one
+    // must not surface as an unhandled rejection. Awaiting it still throws.
+    waiting.catch(() => {});
+    return waiting;
   }
 
   /** Opens a page and returns its session (commands for the page carry it). */

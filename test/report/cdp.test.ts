@@ -27,6 +27,23 @@ describe('a Chromium that cannot run', () => {
     await expect(checkReportInBrowser(page, { chromium: notAProgram, timeoutMs: 600_000 })).rejects.toThrow(/Chromium could not be started \(spawn .*EACCES\)/);
   });
 
+  it('leaves no unhandled rejection from a wait made ahead of a command that fails first', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const browser = CdpBrowser.launch(join(tempDir('plens-no-chromium-'), 'chromium'), []);
+      // As the browser check does: the load event is waited for before navigating.
+      const loaded = browser.waitFor((e) => e.method === 'Page.loadEventFired');
+      await expect(browser.send('Page.navigate', { url: 'about:blank' })).rejects.toThrow(/could not be started/);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(unhandled).toEqual([]);
+      await expect(loaded).rejects.toThrow(/could not be started/);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('fails a wait already pending when Chromium exits (a program that exits at once)', async () => {
     const browser = CdpBrowser.launch('/bin/false', []);
     const waiting = browser.waitFor((e) => e.method === 'never');
