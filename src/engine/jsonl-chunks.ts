@@ -11,7 +11,8 @@ export const COMPACT_CHUNK_BYTES = 4 << 20;
 /**
  * Writes whole JSONL lines into numbered files `<prefix>-<n>.jsonl`, starting the next file once
  * the current one holds `chunkBytes` or more; `files` lists them in order. Each write is of whole
- * lines, so no line is ever split between two files.
+ * lines, so no line is ever split between two files. The first file is made at once, so there is
+ * always one to read, if an empty one (DuckDB reads an empty file as no rows, an empty list not at all).
  */
 export class JsonlChunks {
   readonly files: string[] = [];
@@ -21,12 +22,14 @@ export class JsonlChunks {
   constructor(
     private readonly prefix: string,
     private readonly chunkBytes = COMPACT_CHUNK_BYTES,
-  ) {}
+  ) {
+    this.next();
+  }
 
   /** Appends the first `length` bytes of `buffer`, which end with a newline. */
   writeLines(buffer: Uint8Array, length: number): void {
     if (length === 0) return;
-    if (this.fd === undefined || this.size >= this.chunkBytes) this.next();
+    if (this.size >= this.chunkBytes) this.next();
     for (let at = 0; at < length; ) at += writeSync(this.fd!, buffer, at, length - at);
     this.size += length;
   }

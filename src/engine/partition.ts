@@ -232,19 +232,18 @@ export class Partition {
       for (const f of eventLogs) {
         for await (const { value, line } of readJsonlLines(f, lengths[f]!)) checkLogRecord(value, eventColumns, 'event', f, line);
       }
-      // Copied, up to each log's snapshot length, as files of a few MiB of whole lines: DuckDB's
-      // JSON reader buffers up to 32 MiB of each file it reads, whatever the file's size.
-      const eventChunks = new JsonlChunks(join(snapshots, 'events'));
-      try {
-        for (const f of eventLogs) eventChunks.copyLines(f, lengths[f]!);
-      } finally {
-        eventChunks.close();
-      }
-      const events = eventChunks.files;
-      if (events.length) {
+      if (eventLogs.length) {
+        // Copied, up to each log's snapshot length, as files of a few MiB of whole lines: DuckDB's
+        // JSON reader buffers up to 32 MiB of each file it reads, whatever the file's size.
+        const events = new JsonlChunks(join(snapshots, 'events'));
+        try {
+          for (const f of eventLogs) events.copyLines(f, lengths[f]!);
+        } finally {
+          events.close();
+        }
         // Each log is appended in time order by its one writer; nothing reads calls.parquet by row order.
         const tmp = tempSibling(this.callsFile);
-        await writeThenRename(db, `COPY (${jsonlQuery(events, eventColumns)}) TO ${sqlString(tmp)} (${PARQUET_OPTIONS})`, tmp, this.callsFile);
+        await writeThenRename(db, `COPY (${jsonlQuery(events.files, eventColumns)}) TO ${sqlString(tmp)} (${PARQUET_OPTIONS})`, tmp, this.callsFile);
       } else if (existsSync(this.callsFile)) {
         await rm(this.callsFile);
       }

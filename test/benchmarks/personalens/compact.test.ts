@@ -98,6 +98,15 @@ describe('compactPartition', () => {
     expect((await rows(join(dir, 'calls.parquet'), '"key"')).map((r) => r['key'])).toEqual(ids.toReversed());
   });
 
+  it('logs of blank lines only compact to empty files, as an empty log would', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'records.jsonl'), '\n');
+    writeFileSync(join(dir, 'events.jsonl'), '\n\n');
+    expect(await compactPartition(dir, 'dialogues', DIALOGUE_COLUMNS)).toEqual({ rows: 0 });
+    expect(await rows(join(dir, 'dialogues.parquet'), '"key"')).toEqual([]);
+    expect(await rows(join(dir, 'calls.parquet'), '"key"')).toEqual([]);
+  });
+
   it('a complete line that is not JSON is an error naming file and line, and leaves no output or snapshot behind', async () => {
     const dir = tempDir();
     const file = join(dir, 'records.jsonl');
