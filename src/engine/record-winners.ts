@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { PlensError } from '../core/errors.js';
 import type { JsonlChunks } from './jsonl-chunks.js';
 import { readJsonlLines } from './jsonl-log.js';
@@ -19,16 +19,12 @@ interface Winner {
 }
 
 /**
- * Writes one record per key of a stage's records logs to `to` (a file, or files of whole lines) as JSONL, sorted by key: a result
+ * Writes one record per key of a stage's records logs to `to` as JSONL, sorted by key: a result
  * beats a failure, then the higher try, then the one read later (logs in the given order, lines in
  * file order). Only a small index entry per key is held, never the records themselves, so memory
  * grows with the number of keys, not with the size of the records. Returns how many lines it wrote.
  */
-export async function writeRecordWinners(
-  logs: LogPrefix[],
-  to: string | JsonlChunks,
-  check?: (value: unknown, file: string, line: number) => void,
-): Promise<number> {
+export async function writeRecordWinners(logs: LogPrefix[], to: JsonlChunks, check?: (value: unknown, file: string, line: number) => void): Promise<number> {
   const winners = new Map<string, Winner>();
   for (const [file, log] of logs.entries()) {
     for await (const { value, line, offset, length } of readJsonlLines<{ key?: unknown; status?: unknown; try?: unknown } | null>(log.path, log.length)) {
@@ -45,8 +41,6 @@ export async function writeRecordWinners(
   // Positional reads, synchronous: one per key in random order, and through the thread pool they
   // cost ten times as much (4.8 s for 100k keys against 0.5 s).
   const fds: number[] = [];
-  const out = typeof to === 'string' ? openSync(to, 'w') : undefined;
-  const write = (buffer: Buffer, length: number) => (out === undefined ? (to as JsonlChunks).writeLines(buffer, length) : writeAll(out, buffer, length));
   try {
     for (const log of logs) fds.push(openSync(log.path, 'r'));
     // Each winning line is read straight into a 1 MiB output buffer, written when full.
@@ -55,7 +49,7 @@ export async function writeRecordWinners(
     for (const key of keys) {
       const w = winners.get(key)!;
       if (used + w.length + 1 > buffer.length) {
-        write(buffer, used);
+        to.writeLines(buffer, used);
         used = 0;
         if (w.length + 1 > buffer.length) buffer = Buffer.allocUnsafe(w.length + 1);
       }
@@ -67,15 +61,10 @@ export async function writeRecordWinners(
       buffer[used + w.length] = 10;
       used += w.length + 1;
     }
-    write(buffer, used);
+    to.writeLines(buffer, used);
   } finally {
-    if (out === undefined) (to as JsonlChunks).close();
-    else closeSync(out);
+    to.close();
     for (const fd of fds) closeSync(fd);
   }
   return keys.length;
-}
-
-function writeAll(fd: number, buffer: Buffer, length: number): void {
-  for (let at = 0; at < length; ) at += writeSync(fd, buffer, at, length - at);
 }

@@ -1,6 +1,7 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { JsonlChunks } from '../../src/engine/jsonl-chunks.js';
 import { writeRecordWinners } from '../../src/engine/record-winners.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -15,11 +16,15 @@ function logs(files: Record<string, string>): { dir: string; logs: { path: strin
   return { dir, logs: out };
 }
 
+/** Where the winners go: one file (no size makes a second), and its text once written. */
+const sink = (dir: string, name = 'out') => new JsonlChunks(join(dir, name), Number.POSITIVE_INFINITY);
+const textOf = (to: JsonlChunks) => to.files.map((f) => readFileSync(f, 'utf8')).join('');
+
 async function winners(files: Record<string, string>): Promise<{ rows: number; text: string }> {
   const { dir, logs: l } = logs(files);
-  const to = join(dir, 'out.jsonl');
+  const to = sink(dir);
   const rows = await writeRecordWinners(l, to);
-  return { rows, text: readFileSync(to, 'utf8') };
+  return { rows, text: textOf(to) };
 }
 
 describe('writeRecordWinners', () => {
@@ -68,13 +73,14 @@ describe('writeRecordWinners', () => {
 
   it('reads only up to the given length: a torn tail or a later append is not read', async () => {
     const { dir, logs: l } = logs({ 'records.jsonl': '{"key":"a","try":1,"status":"ok"}\n{"key":"b","try":1,"status":"ok"}\n{"key":"c","try":1,"sta' });
-    const to = join(dir, 'out.jsonl');
     // The whole file: the torn last line is no record yet.
-    expect(await writeRecordWinners(l, to)).toBe(2);
-    expect(readFileSync(to, 'utf8')).toBe('{"key":"a","try":1,"status":"ok"}\n{"key":"b","try":1,"status":"ok"}\n');
+    const whole = sink(dir);
+    expect(await writeRecordWinners(l, whole)).toBe(2);
+    expect(textOf(whole)).toBe('{"key":"a","try":1,"status":"ok"}\n{"key":"b","try":1,"status":"ok"}\n');
     // A captured length of the first line only (34 bytes with its newline).
-    expect(await writeRecordWinners([{ path: l[0]!.path, length: 34 }], to)).toBe(1);
-    expect(readFileSync(to, 'utf8')).toBe('{"key":"a","try":1,"status":"ok"}\n');
+    const first = sink(dir, 'first');
+    expect(await writeRecordWinners([{ path: l[0]!.path, length: 34 }], first)).toBe(1);
+    expect(textOf(first)).toBe('{"key":"a","try":1,"status":"ok"}\n');
   });
 
   it('reads multi-byte text back whole (offsets are in bytes) and skips blank lines', async () => {
@@ -89,12 +95,12 @@ describe('writeRecordWinners', () => {
 
   it('a complete line that is not JSON is an error naming file and line; a record with no key too', async () => {
     const bad = logs({ 'records.jsonl': '{"key":"a","try":1,"status":"ok"}\n{"key":"b",\n' });
-    await expect(writeRecordWinners(bad.logs, join(bad.dir, 'out.jsonl'))).rejects.toMatchObject({
+    await expect(writeRecordWinners(bad.logs, sink(bad.dir))).rejects.toMatchObject({
       code: 'E_INPUT_JSON',
       location: { file: bad.logs[0]!.path, line: 2 },
     });
     const keyless = logs({ 'records.jsonl': '\n{"try":1,"status":"ok"}\n' });
-    await expect(writeRecordWinners(keyless.logs, join(keyless.dir, 'out.jsonl'))).rejects.toMatchObject({
+    await expect(writeRecordWinners(keyless.logs, sink(keyless.dir))).rejects.toMatchObject({
       code: 'E_INPUT_SCHEMA',
       location: { file: keyless.logs[0]!.path, line: 2 },
     });
